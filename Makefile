@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+# memphase: `make` builds build/memphase; `sudo make test` runs every test;
+# `sudo make demo` runs memphase on the bundled workload.
+OUTPUT ?= build
+CLANG ?= clang-14
+BPFTOOL ?= bpftool
+CC ?= gcc
+PREFIX ?= /usr/local
+DESTDIR ?=
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/mips.*/mips/')
+VERSION := 0.1.0
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Host include dirs for BPF (asm/ headers live in the multiarch dir).
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES)
+CFLAGS ?= -g -O2
+CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
+	-DMEMPHASE_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
+LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm
+
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%.o,$(UNIT_SRCS))
+
+.PHONY: all clean test unit-test demo install deps workload bench fmt-check
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(OUTPUT)/memphase workload
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests/unit $(OUTPUT)/workload:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUTPUT)/%.tmp.bpf.o: bpf/%.bpf.c bpf/memphase.h $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.bpf.o: $(OUTPUT)/%.tmp.bpf.o
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $<
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# Every user object may include the skeleton.
+$(USER_OBJS): $(OUTPUT)/memphase.skel.h
+$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/memphase: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
+
+$(OUTPUT)/tests/unit/%.o: tests/unit/%.c $(OUTPUT)/memphase.skel.h | $(OUTPUT)/tests/unit
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+
+$(OUTPUT)/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
+
+-include tests/workload/workload.mk
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+unit-test: $(OUTPUT)/unit-tests
+	$(Q)$(OUTPUT)/unit-tests
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/unit-tests
+	$(Q)tests/run-all.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo.sh
+
+bench: all
+	$(Q)scripts/bench.sh
+
+install: $(OUTPUT)/memphase
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(OUTPUT)/memphase $(DESTDIR)$(PREFIX)/bin/memphase
+
+fmt-check:
+	$(Q)clang-format --dry-run -Werror bpf/*.c bpf/*.h user/*.c user/*.h
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/user/*.d $(OUTPUT)/tests/unit/*.d)

@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: GPL-2.0
+# Integration-test workloads: a fake libllama.so with the real llama.cpp API names, its driver,
+# and a program without llama symbols. Included by the top-level Makefile; also works alone:
+#   make -f tests/workload/workload.mk OUTPUT=/tmp/wl workload
+#
+# $(OUTPUT)/workload/{libllama.so,llama-driver,nollama}  -fno-omit-frame-pointer
+# $(OUTPUT)/workload/nofp/{libllama.so,llama-driver}     -fomit-frame-pointer (DWARF unwinding)
+
+OUTPUT ?= build
+# CC has a built-in default ("cc"), so CC ?= gcc would never apply.
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+ifeq ($(origin Q),undefined)
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+endif
+ifeq ($(origin msg),undefined)
+ifeq ($(V),1)
+msg =
+else
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+endif
+
+WL_SRC := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
+WL_OUT := $(OUTPUT)/workload
+WL_NOFP := $(WL_OUT)/nofp
+
+# Sibling calls off so every llama_* frame stays on the stack under touch_pages.
+WL_CFLAGS := -g -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
+	-fno-optimize-sibling-calls -I$(WL_SRC)
+WL_FP := -fno-omit-frame-pointer
+WL_NOFP_FLAGS := -fomit-frame-pointer
+WL_LIB_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-soname,libllama.so
+# $ORIGIN: the driver finds the libllama.so next to it.
+WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
+
+WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama \
+	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver
+
+.PHONY: workload
+.DELETE_ON_ERROR:
+
+workload: $(WL_TARGETS)
+
+# mkdir -p of nofp/ creates workload/ too; the top-level Makefile owns the workload/ rule.
+$(WL_NOFP):
+	$(Q)mkdir -p $@
+
+$(WL_OUT)/libllama.so: $(WL_SRC)/fake_llama.c $(WL_SRC)/llama.h | $(WL_NOFP)
+	$(call msg,CC-SO,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $(WL_LIB_FLAGS) $< -o $@
+
+$(WL_NOFP)/libllama.so: $(WL_SRC)/fake_llama.c $(WL_SRC)/llama.h | $(WL_NOFP)
+	$(call msg,CC-SO,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_NOFP_FLAGS) $(WL_LIB_FLAGS) $< -o $@
+
+$(WL_OUT)/llama-driver: $(WL_SRC)/driver.c $(WL_SRC)/llama.h $(WL_OUT)/libllama.so | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@ -L$(WL_OUT) $(WL_DRV_LDFLAGS)
+
+$(WL_NOFP)/llama-driver: $(WL_SRC)/driver.c $(WL_SRC)/llama.h $(WL_NOFP)/libllama.so | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_NOFP_FLAGS) $< -o $@ -L$(WL_NOFP) $(WL_DRV_LDFLAGS)
+
+$(WL_OUT)/nollama: $(WL_SRC)/nollama.c | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Command line parsing (argp) for `memphase run` and `memphase attach`. */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "env.h"
+#include "util.h"
+
+struct env env = {
+	.interval = 1.0,
+	.grace = 3.0,
+	.ringbuf_kib = 1024,
+};
+
+const char *argp_program_version = "memphase " MEMPHASE_VERSION;
+const char *argp_program_bug_address = "<https://github.com/memphase/memphase/issues>";
+
+static const char usage_doc[] =
+"Where does host RAM go during LLM inference? memphase counts RSS growth per memory\n"
+"class (anon, file, shmem, swap) and per inference phase (load, context, prompt,\n"
+"generate, state, teardown), from kernel tracepoints and uprobes on libllama.\n"
+"\n"
+"USAGE: memphase run [OPTIONS] -- COMMAND [ARGS...]\n"
+"       memphase attach -p PID [OPTIONS]\n"
+"\n"
+"EXAMPLES:\n"
+"  sudo memphase run -- ./llama-cli -m model.gguf -c 32768 -p 'hello'\n"
+"  sudo memphase run --json run.json -- ./llama-server -m model.gguf\n"
+"  sudo memphase attach -p $(pidof llama-server) --duration 60\n"
+"  sudo memphase run --phase warmup=myapp:warm_up --phase eval=libfoo.so:run -- ./myapp\n"
+"  sudo memphase run --no-preset --phase step=train_step -- python3 train.py\n"
+"\n"
+"The command runs as the invoking user (SUDO_UID/SUDO_GID under sudo), never as root.\n"
+"Ctrl-C, SIGTERM or the target's end (OOM kill included) print the summary and write\n"
+"every requested file.\n"
+"\n"
+"OPTIONS:";
+
+enum {
+	OPT_JSON = 1000,
+	OPT_PHASE,
+	OPT_NO_PRESET,
+	OPT_DURATION,
+	OPT_INTERVAL,
+	OPT_RINGBUF,
+	OPT_GRACE,
+};
+
+static const struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Process to observe (attach)", 0 },
+	{ "json", OPT_JSON, "FILE", 0, "Write the summary as JSON (schema 1) to FILE", 0 },
+	{ "phase", OPT_PHASE, "NAME=[BINARY:]SYMBOL", 0,
+	  "Enter phase NAME when SYMBOL is called (repeatable; BINARY limits the files)", 0 },
+	{ "no-preset", OPT_NO_PRESET, NULL, 0, "Do not use the llama.cpp phase markers", 0 },
+	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop observing after SECONDS", 0 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Status line period (default 1)", 0 },
+	{ "grace", OPT_GRACE, "SECONDS", 0,
+	  "run: on Ctrl-C/SIGTERM, wait this long for the command to end before SIGKILL (3)", 0 },
+	{ "ringbuf-kib", OPT_RINGBUF, "KIB", 0, "Event ring buffer size (default 1024)", 0 },
+	{ "verbose", 'v', NULL, 0, "Print probes and libbpf debug output", 0 },
+	{},
+};
+
+static int parse_pid(const char *s, pid_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char err[256];
+	__u64 v;
+
+	switch (key) {
+	case 'p':
+		if (env.mode != MODE_ATTACH)
+			argp_failure(state, 2, 0, "-p/--pid belongs to 'memphase attach'");
+		if (parse_pid(arg, &env.pid))
+			argp_failure(state, 2, 0, "invalid pid '%s'", arg);
+		break;
+	case OPT_JSON:
+		env.json_path = arg;
+		break;
+	case OPT_PHASE:
+		if (env.nspecs == ENV_MAX_SPECS)
+			argp_failure(state, 2, 0, "too many --phase options (max %d)", ENV_MAX_SPECS);
+		if (phasespec__parse(arg, &env.specs[env.nspecs], err, sizeof(err)))
+			argp_failure(state, 2, 0, "%s", err);
+		env.nspecs++;
+		break;
+	case OPT_NO_PRESET:
+		env.no_preset = true;
+		break;
+	case OPT_DURATION:
+		if (util__parse_seconds(arg, &env.duration) || env.duration <= 0)
+			argp_failure(state, 2, 0, "invalid --duration '%s'", arg);
+		break;
+	case OPT_INTERVAL:
+		if (util__parse_seconds(arg, &env.interval) || env.interval < 0.05)
+			argp_failure(state, 2, 0, "invalid --interval '%s' (at least 0.05 s)", arg);
+		break;
+	case OPT_GRACE:
+		if (util__parse_seconds(arg, &env.grace))
+			argp_failure(state, 2, 0, "invalid --grace '%s'", arg);
+		break;
+	case OPT_RINGBUF:
+		if (util__parse_size(arg, &v) || v < 16 || v > 1024 * 1024 || (v & (v - 1)))
+			argp_failure(state, 2, 0,
+				     "invalid --ringbuf-kib '%s' (a power of 2, 16..1048576)", arg);
+		env.ringbuf_kib = v;
+		break;
+	case 'v':
+		env.verbose++;
+		break;
+	case ARGP_KEY_ARG:
+		if (env.mode != MODE_RUN)
+			argp_failure(state, 2, 0, "unexpected argument '%s'", arg);
+		/* the command and its arguments: stop parsing here */
+		env.argv = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (env.mode == MODE_RUN && !env.argv)
+			argp_failure(state, 2, 0, "no command given (memphase run -- COMMAND ...)");
+		if (env.mode == MODE_ATTACH && !env.pid)
+			argp_failure(state, 2, 0, "attach needs -p PID");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static void print_top_help(void)
+{
+	printf("%s\n", usage_doc);
+	printf("  run [OPTIONS] -- COMMAND [ARGS...]   spawn COMMAND and observe it\n"
+	       "  attach -p PID [OPTIONS]              observe a running process\n"
+	       "\n'memphase run --help' lists the options.\n");
+}
+
+int env__parse(int argc, char **argv)
+{
+	static const struct argp argp = { options, parse_arg, NULL, usage_doc, NULL, NULL, NULL };
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd || !strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
+	    !strcmp(cmd, "-?")) {
+		print_top_help();
+		return cmd ? 1 : -EINVAL;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		printf("%s\n", argp_program_version);
+		return 1;
+	}
+	if (!strcmp(cmd, "run"))
+		env.mode = MODE_RUN;
+	else if (!strcmp(cmd, "attach"))
+		env.mode = MODE_ATTACH;
+	else {
+		fprintf(stderr, "memphase: unknown command '%s' (try 'memphase --help')\n", cmd);
+		return -EINVAL;
+	}
+	/* argv[1] plays the program name for argp: make its messages say "memphase" */
+	argv[1] = (char *)"memphase";
+	if (argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, NULL))
+		return -EINVAL;
+	return 0;
+}

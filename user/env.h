@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command line -> configuration. */
+#ifndef __MP_ENV_H
+#define __MP_ENV_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "phasespec.h"
+
+#define ENV_MAX_SPECS	32
+
+enum env_mode {
+	MODE_NONE = 0,
+	MODE_RUN,
+	MODE_ATTACH,
+};
+
+struct env {
+	enum env_mode mode;
+	pid_t pid;			/* attach */
+	char **argv;			/* run: the command, NULL-terminated (points into argv) */
+	const char *json_path;
+	bool no_preset;
+	unsigned int nspecs;
+	struct phase_spec specs[ENV_MAX_SPECS];
+	double duration;		/* stop observing after this many seconds (0: until exit) */
+	double interval;		/* status line period, seconds */
+	double grace;			/* run: seconds between SIGTERM and SIGKILL at shutdown */
+	unsigned int ringbuf_kib;
+	int verbose;
+};
+
+extern struct env env;
+
+/*
+ * Parses argv (argv[0] is the program, argv[1] the subcommand). Returns 0, 1 when
+ * help or version was printed (exit 0), or -EINVAL after printing one error line.
+ */
+int env__parse(int argc, char **argv);
+
+#endif

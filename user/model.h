@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The model: what memphase knows about a run, fed by the collector and read by the
+ * views. Pure code: no BPF, no output formats.
+ */
+#ifndef __MP_MODEL_H
+#define __MP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "memphase.h"
+#include "phasespec.h"
+
+#define MODEL_MAX_PROCS	256
+#define MODEL_MAX_OOMS	32
+
+struct model_proc {
+	__u32 pid;
+	__u32 parent;		/* 0 for the root */
+	char comm[MP_COMM_LEN];
+	bool exited;
+	bool oom_killed;
+	int exit_code;		/* -1 unknown */
+	int exit_signal;	/* 0 none */
+	__u64 exit_ns;
+	__s64 rss[MP_NR_CLASSES];	/* latest, bytes */
+	__s64 peak[MP_NR_CLASSES];
+	__s64 peak_total;		/* file + anon + shmem */
+};
+
+struct model_oom {
+	__u32 pid;
+	__u32 phase;
+	char comm[MP_COMM_LEN];
+	__u64 ts_ns;
+	__u64 rss[MP_NR_CLASSES];	/* at the kill (anon, file, shmem) */
+};
+
+struct model {
+	/* phases: ids index names[] and stats[] */
+	unsigned int nphases;
+	char names[MP_MAX_PHASES][PHASE_NAME_MAX];
+	struct mp_phase_stats stats[MP_MAX_PHASES];	/* summed over CPUs */
+	__u64 time_ns[MP_MAX_PHASES];		/* root process time in each phase */
+	unsigned int order[MP_MAX_PHASES];	/* ids in the order first entered */
+	unsigned int norder;
+
+	/* the root process's phase timeline */
+	__u32 root_pid;
+	__u32 cur_phase;
+	__u64 phase_since_ns;
+	__u64 start_ns, end_ns;		/* CLOCK_MONOTONIC */
+	bool finished;
+
+	/* what was run */
+	char **argv;			/* NULL-terminated, owned */
+	unsigned int nprocs;
+	struct model_proc procs[MODEL_MAX_PROCS];
+	unsigned int nooms;
+	struct model_oom ooms[MODEL_MAX_OOMS];
+
+	/* health */
+	__u64 lost_kernel;		/* ring buffer drops, full BPF maps */
+	__u64 lost_model;		/* records the model had no room for */
+	__u64 lost_stacks;
+	unsigned int markers_attached;
+};
+
+/* startup_ns: when observation began (CLOCK_MONOTONIC ns). */
+void model__init(struct model *m, __u32 root_pid, __u64 start_ns);
+void model__free(struct model *m);
+/* Phase ids and names must match the BPF cookies; id 0 is "startup". */
+int model__set_phase_name(struct model *m, unsigned int id, const char *name);
+/* Copies argv. */
+int model__set_argv(struct model *m, char *const argv[]);
+
+struct model_proc *model__proc(struct model *m, __u32 pid, bool create);
+/* Applies one ring-buffer event (phase change, fork, exec, exit, OOM). */
+void model__on_event(struct model *m, const struct mp_event *e);
+/* Replaces a phase's counters with a new snapshot (summed over CPUs). */
+void model__set_stats(struct model *m, unsigned int id, const struct mp_phase_stats *s);
+/* Replaces a process's RSS and peaks (from one of its address spaces). */
+void model__set_rss(struct model *m, __u32 pid, const __s64 rss[MP_NR_CLASSES],
+		    const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
+/* Closes the open phase interval at now_ns; later calls do nothing. */
+void model__finish(struct model *m, __u64 now_ns);
+/* Time in phase id up to now_ns (includes the open interval). */
+__u64 model__phase_time(const struct model *m, unsigned int id, __u64 now_ns);
+/* The root process record (may be NULL before the first event). */
+struct model_proc *model__root(struct model *m);
+/* True when the phase has anything to show (entered, or counted something). */
+bool model__phase_used(const struct model *m, unsigned int id);
+/* Everything observed but not kept. */
+static inline __u64 model__lost_events(const struct model *m)
+{
+	return m->lost_kernel + m->lost_model;
+}
+/* Sum of growth (or shrink) over classes, swap excluded when !with_swap. */
+__u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap);
+
+static inline const char *mp_class_name(int c)
+{
+	static const char *const n[MP_NR_CLASSES] = { "file", "anon", "swap", "shmem" };
+
+	return c >= 0 && c < MP_NR_CLASSES ? n[c] : "?";
+}
+
+/* Classes in the order the views print them. */
+extern const int mp_class_order[MP_NR_CLASSES];
+
+#endif

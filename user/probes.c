@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Phase markers -> uprobes, file by file as the target maps them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <bpf/libbpf.h>
+#include "elfsym.h"
+#include "probes.h"
+
+#define PROBES_MAX_FILES	512
+#define PROBES_MAX_LINKS	1024
+
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct probes {
+	struct bpf_program *prog;
+	const struct phases *ph;
+	int verbose;
+	unsigned int nfiles;
+	struct file_id files[PROBES_MAX_FILES];
+	unsigned int nlinks;
+	struct bpf_link *links[PROBES_MAX_LINKS];
+	unsigned int nuser;
+	bool user_found[PHASES_MAX_MARKERS];
+};
+
+struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose)
+{
+	struct probes *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->prog = prog;
+	p->ph = ph;
+	p->verbose = verbose;
+	return p;
+}
+
+void probes__free(struct probes *p)
+{
+	unsigned int i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nlinks; i++)
+		bpf_link__destroy(p->links[i]);
+	free(p);
+}
+
+static bool file_seen(struct probes *p, const struct stat *st)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nfiles; i++)
+		if (p->files[i].dev == st->st_dev && p->files[i].ino == st->st_ino)
+			return true;
+	if (p->nfiles < PROBES_MAX_FILES) {
+		p->files[p->nfiles].dev = st->st_dev;
+		p->files[p->nfiles].ino = st->st_ino;
+		p->nfiles++;
+	}
+	return false;
+}
+
+int probes__scan_file(struct probes *p, const char *name, const char *open_path)
+{
+	const char *path = open_path ? open_path : name;
+	struct elfsym *es = NULL;
+	struct stat st;
+	unsigned int i;
+	int n = 0, err;
+
+	if (stat(path, &st))
+		return -errno;
+	if (file_seen(p, &st))
+		return 0;
+	if (!elfsym__is_elf(path))
+		return 0;
+	es = elfsym__open(path);
+	if (!es)
+		return -errno;
+	for (i = 0; i < p->ph->nmarkers; i++) {
+		const struct marker *mk = &p->ph->markers[i];
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		struct bpf_link *link;
+		__u64 off;
+
+		if (!phases__marker_matches(mk, name))
+			continue;
+		if (elfsym__lookup(es, mk->symbol, &off))
+			continue;
+		if (p->nlinks == PROBES_MAX_LINKS) {
+			err = -E2BIG;
+			goto cleanup;
+		}
+		opts.bpf_cookie = phases__cookie(mk);
+		link = bpf_program__attach_uprobe_opts(p->prog, -1, path, off, &opts);
+		if (!link) {
+			err = -errno;
+			fprintf(stderr, "memphase: failed to attach uprobe %s:%s: %s\n", name,
+				mk->symbol, strerror(-err));
+			continue;
+		}
+		p->links[p->nlinks++] = link;
+		if (mk->user) {
+			if (!p->user_found[i])
+				p->nuser++;
+			p->user_found[i] = true;
+		}
+		if (p->verbose)
+			fprintf(stderr, "memphase: marker %s:%s (+%#" PRIx64 ") -> phase %s\n",
+				name, mk->symbol, (uint64_t)off,
+				mk->kind == MP_MARK_DECODE ? "prompt/generate" :
+							     p->ph->names[mk->phase]);
+		n++;
+	}
+	err = n;
+cleanup:
+	elfsym__close(es);
+	return err;
+}
+
+/* One line of /proc/PID/maps: start-end perms offset dev inode path */
+static int maps_parse(const char *line, __u64 *start, __u64 *end, char *perms, const char **path)
+{
+	int pos = 0;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %*x %*x:%*x %*u %n", (uint64_t *)start,
+		   (uint64_t *)end, perms, &pos) < 3 || !pos)
+		return -EINVAL;
+	*path = line + pos;
+	return 0;
+}
+
+static int scan_line(struct probes *p, pid_t pid, __u64 start, __u64 end, const char *path)
+{
+	char name[PATH_MAX], link[96];
+	const char *del;
+	size_t n = strlen(path);
+	struct stat st;
+
+	if (path[0] != '/')
+		return 0;	/* [heap], [vdso], anonymous */
+	snprintf(name, sizeof(name), "%.*s", (int)(n && path[n - 1] == '\n' ? n - 1 : n), path);
+	/* deleted files and files of other mount namespaces: open through map_files */
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 (uint64_t)start, (uint64_t)end);
+	del = strstr(name, " (deleted)");
+	if (del || stat(name, &st))
+		return probes__scan_file(p, name, link);
+	return probes__scan_file(p, name, NULL);
+}
+
+int probes__scan_mapping(struct probes *p, pid_t pid, __u64 addr)
+{
+	__u64 start, end;
+	char fn[64], perms[8], *line = NULL;
+	const char *path;
+	size_t cap = 0;
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		if (maps_parse(line, &start, &end, perms, &path))
+			continue;
+		if (addr < start || addr >= end)
+			continue;
+		err = scan_line(p, pid, start, end, path);
+		break;
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+int probes__scan_pid(struct probes *p, pid_t pid)
+{
+	__u64 start, end;
+	char fn[64], perms[8], *line = NULL;
+	const char *path;
+	size_t cap = 0;
+	FILE *f;
+	int n = 0, r;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		if (maps_parse(line, &start, &end, perms, &path) || perms[2] != 'x')
+			continue;
+		r = scan_line(p, pid, start, end, path);
+		if (r > 0)
+			n += r;
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+unsigned int probes__count(const struct probes *p)
+{
+	return p->nlinks;
+}
+
+unsigned int probes__user_count(const struct probes *p)
+{
+	return p->nuser;
+}
+
+void probes__missing_user(const struct probes *p, char *buf, size_t len)
+{
+	size_t used = 0;
+	unsigned int i;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < p->ph->nmarkers; i++) {
+		const struct marker *mk = &p->ph->markers[i];
+
+		if (!mk->user || p->user_found[i] || used >= len)
+			continue;
+		used += snprintf(buf + used, len - used, "%s%s%s%s", used ? ", " : "",
+				 mk->binary, mk->binary[0] ? ":" : "", mk->symbol);
+	}
+}

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The JSON summary, schema 1. Keys keep their meaning; new keys may be added. */
+#include <errno.h>
+#include "hist.h"
+#include "json.h"
+#include "report_json.h"
+
+static void classes(struct jsonw *w, const char *name, const __u64 v[MP_NR_CLASSES])
+{
+	int c;
+
+	jsonw__name(w, name);
+	jsonw__start_object(w);
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		jsonw__u64_field(w, mp_class_name(mp_class_order[c]), v[mp_class_order[c]]);
+	jsonw__end_object(w);
+}
+
+static void histogram(struct jsonw *w, const char *name, const __u64 *slots)
+{
+	__u64 low, high;
+	unsigned int s;
+
+	jsonw__name(w, name);
+	jsonw__start_object(w);
+	jsonw__string_field(w, "unit", "bytes");
+	jsonw__name(w, "buckets");
+	jsonw__start_array(w);
+	for (s = 0; s < MP_MAX_SLOTS; s++) {
+		if (!slots[s])
+			continue;
+		hist__range(s, &low, &high);
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "low", low);
+		jsonw__u64_field(w, "high", high);
+		jsonw__u64_field(w, "count", slots[s]);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+}
+
+static void target(struct jsonw *w, const struct model *m)
+{
+	const struct model_proc *root = model__root((struct model *)m);
+	char **a;
+
+	jsonw__name(w, "target");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "pid", m->root_pid);
+	jsonw__string_field(w, "comm", root ? root->comm : "");
+	jsonw__name(w, "argv");
+	jsonw__start_array(w);
+	for (a = m->argv; a && *a; a++)
+		jsonw__string(w, *a);
+	jsonw__end_array(w);
+	jsonw__name(w, "exit");
+	if (!root || !root->exited) {
+		jsonw__null(w);	/* still running: memphase detached */
+	} else {
+		jsonw__start_object(w);
+		if (root->exit_code >= 0)
+			jsonw__s64_field(w, "code", root->exit_code);
+		else
+			jsonw__null_field(w, "code");
+		if (root->exit_signal)
+			jsonw__s64_field(w, "signal", root->exit_signal);
+		else
+			jsonw__null_field(w, "signal");
+		jsonw__bool_field(w, "oom_killed", root->oom_killed);
+		jsonw__end_object(w);
+	}
+	jsonw__end_object(w);
+}
+
+static void peak(struct jsonw *w, const struct model *m)
+{
+	const struct model_proc *root = model__root((struct model *)m);
+	__u64 v[MP_NR_CLASSES] = {};
+	int c;
+
+	jsonw__name(w, "rss_peak_bytes");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "total", root && root->peak_total > 0 ? root->peak_total : 0);
+	for (c = 0; root && c < MP_NR_CLASSES; c++)
+		v[c] = root->peak[c] > 0 ? root->peak[c] : 0;
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		jsonw__u64_field(w, mp_class_name(mp_class_order[c]), v[mp_class_order[c]]);
+	jsonw__end_object(w);
+}
+
+static void phases(struct jsonw *w, const struct model *m)
+{
+	unsigned int i;
+
+	jsonw__name(w, "phases");
+	jsonw__start_array(w);
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		const struct mp_phase_stats *s = &m->stats[id];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", m->names[id]);
+		jsonw__u64_field(w, "entries", s->entries + (id == 0));
+		jsonw__u64_field(w, "calls", s->calls);
+		jsonw__double_field(w, "time_s", model__phase_time(m, id, m->end_ns) / 1e9);
+		jsonw__u64_field(w, "faults", s->faults);
+		classes(w, "rss_growth_bytes", s->growth);
+		classes(w, "rss_shrink_bytes", s->shrink);
+		jsonw__u64_field(w, "mmap_bytes", s->mmap_bytes);
+		jsonw__u64_field(w, "munmap_bytes", s->munmap_bytes);
+		jsonw__u64_field(w, "brk_bytes", s->brk_bytes);
+		jsonw__u64_field(w, "brk_shrink_bytes", s->brk_shrink_bytes);
+		jsonw__name(w, "histograms");
+		jsonw__start_object(w);
+		histogram(w, "rss_growth_per_call", s->hist[MP_HIST_CALL_GROWTH]);
+		histogram(w, "mmap_size", s->hist[MP_HIST_MMAP_SIZE]);
+		jsonw__end_object(w);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+static void processes(struct jsonw *w, const struct model *m)
+{
+	unsigned int i;
+
+	jsonw__name(w, "processes");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nprocs; i++) {
+		const struct model_proc *p = &m->procs[i];
+
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "pid", p->pid);
+		jsonw__u64_field(w, "parent", p->parent);
+		jsonw__string_field(w, "comm", p->comm);
+		jsonw__bool_field(w, "exited", p->exited);
+		jsonw__bool_field(w, "oom_killed", p->oom_killed);
+		jsonw__u64_field(w, "rss_peak_total_bytes", p->peak_total > 0 ? p->peak_total : 0);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+static void ooms(struct jsonw *w, const struct model *m)
+{
+	unsigned int i;
+
+	jsonw__name(w, "oom");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nooms; i++) {
+		const struct model_oom *o = &m->ooms[i];
+
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "pid", o->pid);
+		jsonw__string_field(w, "comm", o->comm);
+		jsonw__string_field(w, "phase", o->phase < m->nphases ? m->names[o->phase] : "");
+		jsonw__double_field(w, "time_s",
+				    (o->ts_ns > m->start_ns ? o->ts_ns - m->start_ns : 0) / 1e9);
+		jsonw__u64_field(w, "anon_rss_bytes", o->rss[MP_ANON]);
+		jsonw__u64_field(w, "file_rss_bytes", o->rss[MP_FILE]);
+		jsonw__u64_field(w, "shmem_rss_bytes", o->rss[MP_SHMEM]);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+int report_json__write(FILE *f, const struct model *m)
+{
+	struct jsonw *w = jsonw__new(f, true);
+
+	if (!w)
+		return -ENOMEM;
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "schema", REPORT_JSON_SCHEMA);
+	jsonw__string_field(w, "memphase_version", MEMPHASE_VERSION);
+	target(w, m);
+	jsonw__double_field(w, "duration_s",
+			    (m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0) / 1e9);
+	peak(w, m);
+	phases(w, m);
+	processes(w, m);
+	ooms(w, m);
+	jsonw__name(w, "lost");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "events", model__lost_events(m));
+	jsonw__u64_field(w, "stacks", m->lost_stacks);
+	jsonw__end_object(w);
+	jsonw__u64_field(w, "markers_attached", m->markers_attached);
+	jsonw__end_object(w);
+	jsonw__free(w);
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}

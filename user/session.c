@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One observation: checks -> outputs opened -> target spawned stopped (run) or found
+ * (attach) -> skeleton open/configure/load/attach -> marker probes -> poll loop ->
+ * final collection -> summary and files -> teardown. Every exit path goes through
+ * cleanup, so no BPF program or link outlives memphase.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collect.h"
+#include "model.h"
+#include "phases.h"
+#include "probes.h"
+#include "report_json.h"
+#include "session.h"
+#include "summary.h"
+#include "target.h"
+#include "util.h"
+#include "memphase.skel.h"
+
+#define POLL_MS		100
+#define NOTICE_AFTER_NS	1000000000ULL
+
+struct session {
+	const struct env *env;
+	struct memphase_bpf *skel;
+	struct ring_buffer *rb;
+	struct probes *probes;
+	struct phases phases;
+	struct target target;
+	struct model model;
+	FILE *json;
+	bool stop_on_map;
+	bool root_exited;
+	bool notice_done;
+};
+
+static volatile sig_atomic_t exiting_sig;
+static volatile sig_atomic_t nsignals;
+
+static void on_signal(int sig)
+{
+	exiting_sig = sig;
+	nsignals++;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && env.verbose < 2)
+		return 0;
+	if (!env.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+/* ---- preflight ---- */
+
+static int check_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	static const int need[] = { CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE };
+	unsigned int i;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		int c = need[i];
+
+		if (!(data[c / 32].effective & (1U << (c % 32)))) {
+			fprintf(stderr, "memphase: needs root (or CAP_BPF, CAP_PERFMON and "
+					"CAP_SYS_PTRACE): run it with sudo\n");
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+static const char *btf_path(void)
+{
+	const char *p = getenv("MEMPHASE_VMLINUX_BTF");
+
+	return p && *p ? p : "/sys/kernel/btf/vmlinux";
+}
+
+static int check_btf(void)
+{
+	const char *p = btf_path();
+
+	if (access(p, R_OK)) {
+		fprintf(stderr, "memphase: kernel BTF not found at %s: the kernel needs "
+				"CONFIG_DEBUG_INFO_BTF=y\n", p);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* libbpf resolves tracepoint ids through tracefs; mount it if nobody did. */
+static int ensure_tracefs(void)
+{
+	if (!access("/sys/kernel/tracing/events", F_OK) ||
+	    !access("/sys/kernel/debug/tracing/events", F_OK))
+		return 0;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL)) {
+		fprintf(stderr, "memphase: tracefs is not mounted at /sys/kernel/tracing and "
+				"mounting it failed: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int open_output(const char *path, FILE **out)
+{
+	if (!path)
+		return 0;
+	*out = util__fopen_user(path, "w");
+	if (!*out) {
+		fprintf(stderr, "memphase: cannot write '%s': %s\n", path, strerror(errno));
+		return -errno ? -errno : -EIO;
+	}
+	return 0;
+}
+
+/* ---- BPF ---- */
+
+static int bpf_setup(struct session *s)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
+	struct mp_config *cfg;
+	int err;
+
+	if (getenv("MEMPHASE_VMLINUX_BTF"))
+		oo.btf_custom_path = btf_path();
+	s->skel = memphase_bpf__open_opts(&oo);
+	if (!s->skel) {
+		err = -errno;
+		fprintf(stderr, "memphase: failed to open BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	cfg = (struct mp_config *)&s->skel->rodata->cfg;
+	cfg->phase_prompt = s->phases.prompt;
+	cfg->phase_generate = s->phases.generate;
+	cfg->stop_on_exec_map = s->stop_on_map;
+	err = bpf_map__set_max_entries(s->skel->maps.events, s->env->ringbuf_kib * 1024);
+	if (err)
+		goto fail;
+	err = memphase_bpf__load(s->skel);
+	if (err) {
+		fprintf(stderr, "memphase: failed to load BPF programs: %s%s\n", strerror(-err),
+			err == -EPERM ? " (needs root or CAP_BPF and CAP_PERFMON)" : "");
+		return err;
+	}
+	err = memphase_bpf__attach(s->skel);
+	if (err) {
+		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
+		return err;
+	}
+	s->probes = probes__new(s->skel->progs.handle_marker, &s->phases, s->env->verbose);
+	if (!s->probes)
+		return -ENOMEM;
+	return 0;
+fail:
+	fprintf(stderr, "memphase: failed to configure BPF object: %s\n", strerror(-err));
+	return err;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct session *s = ctx;
+	const struct mp_event *e = data;
+
+	if (len < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case MP_EV_EXEC_MAP:
+		probes__scan_mapping(s->probes, e->pid, e->addr);
+		s->model.markers_attached = probes__count(s->probes);
+		/* the BPF side stopped the target until its markers are probed */
+		if (s->stop_on_map)
+			kill(e->pid, SIGCONT);
+		break;
+	case MP_EV_EXIT:
+		if (e->pid == s->model.root_pid)
+			s->root_exited = true;
+		break;
+	case MP_EV_OOM:
+		fprintf(stderr, "memphase: OOM kill of %.16s (pid %u)\n", e->comm, e->pid);
+		break;
+	default:
+		break;
+	}
+	model__on_event(&s->model, e);
+	return 0;
+}
+
+/* ---- targets ---- */
+
+static int setup_run(struct session *s)
+{
+	const struct env *e = s->env;
+	uid_t uid;
+	gid_t gid;
+	bool drop;
+	int err;
+
+	drop = util__invoking_user(&uid, &gid);
+	err = target__spawn(&s->target, e->argv, drop, uid, gid);
+	if (err)
+		return err;
+	model__init(&s->model, s->target.pid, util__now_ns());
+	err = model__set_argv(&s->model, e->argv);
+	if (err)
+		return err;
+	s->stop_on_map = true;
+	err = bpf_setup(s);
+	if (err)
+		return err;
+	/* ignore the forked copy of memphase until it execs the command */
+	err = collect__add_target(s->skel, s->target.pid, MP_T_WAIT_EXEC | MP_T_ROOT);
+	if (err)
+		return err;
+	err = probes__scan_file(s->probes, s->target.exe, NULL);
+	if (err < 0 && err != -ENOENT)
+		fprintf(stderr, "memphase: cannot read symbols of %s: %s\n", s->target.exe,
+			strerror(-err));
+	s->model.markers_attached = probes__count(s->probes);
+	s->model.start_ns = s->model.phase_since_ns = util__now_ns();
+	return target__resume(&s->target);
+}
+
+static int setup_attach(struct session *s)
+{
+	const struct env *e = s->env;
+	struct model_proc *root;
+	char **argv;
+	int err;
+
+	err = target__attach(&s->target, e->pid);
+	if (err) {
+		fprintf(stderr, "memphase: no such process: %d\n", e->pid);
+		return err;
+	}
+	model__init(&s->model, e->pid, util__now_ns());
+	argv = target__cmdline(e->pid);
+	if (argv) {
+		err = model__set_argv(&s->model, argv);
+		for (char **a = argv; *a; a++)
+			free(*a);
+		free(argv);
+		if (err)
+			return err;
+	}
+	root = model__root(&s->model);
+	if (root)
+		target__comm(e->pid, root->comm, sizeof(root->comm));
+	s->stop_on_map = false;
+	err = bpf_setup(s);
+	if (err)
+		return err;
+	err = collect__add_target(s->skel, e->pid, MP_T_ROOT);
+	if (err)
+		return err;
+	probes__scan_pid(s->probes, e->pid);
+	s->model.markers_attached = probes__count(s->probes);
+	if (!target__alive(&s->target)) {
+		fprintf(stderr, "memphase: process %d exited while attaching\n", e->pid);
+		return -ESRCH;
+	}
+	s->model.start_ns = s->model.phase_since_ns = util__now_ns();
+	return 0;
+}
+
+static void marker_notice(struct session *s)
+{
+	char missing[512];
+
+	if (s->notice_done)
+		return;
+	s->notice_done = true;
+	if (!probes__count(s->probes))
+		fprintf(stderr, "memphase: no phase markers found in %s or its libraries: "
+				"counting everything under 'startup' (add markers with --phase)\n",
+			s->target.exe[0] ? s->target.exe : "the target");
+	probes__missing_user(s->probes, missing, sizeof(missing));
+	if (missing[0])
+		fprintf(stderr, "memphase: --phase symbols not found so far: %s\n", missing);
+}
+
+/* ---- loop ---- */
+
+static void handle_signal(struct session *s, __u64 *kill_at)
+{
+	int sig = exiting_sig;
+
+	exiting_sig = 0;
+	if (!s->target.spawned || nsignals > 1) {
+		*kill_at = 1;	/* now */
+		return;
+	}
+	/* run: pass it on, give the command a grace period to end on its own */
+	fprintf(stderr, "memphase: %s: stopping %s (pid %d)\n", strsignal(sig), s->target.exe,
+		s->target.pid);
+	target__signal(&s->target, sig == SIGINT ? SIGINT : SIGTERM);
+	*kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
+}
+
+static int poll_loop(struct session *s)
+{
+	__u64 now, deadline = 0, kill_at = 0, last_collect = 0;
+	int err;
+
+	if (s->env->duration > 0)
+		deadline = s->model.start_ns + (__u64)(s->env->duration * 1e9);
+	for (;;) {
+		err = ring_buffer__poll(s->rb, POLL_MS);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "memphase: reading events failed: %s\n", strerror(-err));
+			return err;
+		}
+		now = util__now_ns();
+		if (exiting_sig)
+			handle_signal(s, &kill_at);
+		if (now - last_collect >= POLL_MS * 1000000ULL) {
+			collect__maps(s->skel, &s->model);
+			last_collect = now;
+		}
+		if (!s->notice_done && now - s->model.start_ns >= NOTICE_AFTER_NS)
+			marker_notice(s);
+		if (s->target.spawned) {
+			if (target__poll_exit(&s->target))
+				return 0;
+		} else if (s->root_exited || !target__alive(&s->target)) {
+			return 0;
+		}
+		if (deadline && now >= deadline)
+			return 0;
+		if (kill_at && now >= kill_at) {
+			if (!s->target.spawned)
+				return 0;
+			target__abort(&s->target);
+			return 0;
+		}
+	}
+}
+
+/* The final word on the root's exit in run mode is wait(2)'s. */
+static void record_wait_status(struct session *s)
+{
+	struct model_proc *root = model__root(&s->model);
+	int st = s->target.status;
+
+	if (!root || !s->target.spawned || !s->target.reaped)
+		return;
+	root->exited = true;
+	if (WIFEXITED(st)) {
+		root->exit_code = WEXITSTATUS(st);
+		root->exit_signal = 0;
+	} else if (WIFSIGNALED(st)) {
+		root->exit_code = -1;
+		root->exit_signal = WTERMSIG(st);
+	}
+}
+
+static int finish(struct session *s)
+{
+	struct model_proc *root;
+	__u64 end = util__now_ns();
+	int err = 0;
+
+	/* everything still in the ring buffer and the maps belongs to the run */
+	ring_buffer__consume(s->rb);
+	collect__maps(s->skel, &s->model);
+	record_wait_status(s);
+	root = model__root(&s->model);
+	if (root && root->exited && root->exit_ns && root->exit_ns < end)
+		end = root->exit_ns;
+	model__finish(&s->model, end);
+	marker_notice(s);
+	summary__print(stdout, &s->model);
+	if (s->json) {
+		err = report_json__write(s->json, &s->model);
+		if (fclose(s->json) && !err)
+			err = -errno;
+		s->json = NULL;
+		if (err)
+			fprintf(stderr, "memphase: writing %s failed: %s\n", s->env->json_path,
+				strerror(-err));
+	}
+	return err;
+}
+
+int session__run(const struct env *e)
+{
+	struct session *s;
+	struct sigaction sa = { .sa_handler = on_signal };
+	int err, i;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->env = e;
+	s->target.exec_fd = -1;
+	libbpf_set_print(libbpf_print);
+
+	err = check_caps();
+	if (!err)
+		err = check_btf();
+	if (!err)
+		err = ensure_tracefs();
+	if (err)
+		goto cleanup;
+	err = phases__init(&s->phases, !e->no_preset);
+	for (i = 0; !err && i < (int)e->nspecs; i++)
+		err = phases__add_spec(&s->phases, &e->specs[i]);
+	if (err) {
+		fprintf(stderr, "memphase: too many phases (max %d)\n", MP_MAX_PHASES);
+		goto cleanup;
+	}
+	err = open_output(e->json_path, &s->json);
+	if (err)
+		goto cleanup;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = e->mode == MODE_RUN ? setup_run(s) : setup_attach(s);
+	if (err)
+		goto cleanup;
+	for (i = 0; i < (int)s->phases.nphases; i++)
+		model__set_phase_name(&s->model, i, s->phases.names[i]);
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_event, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		fprintf(stderr, "memphase: failed to create ring buffer: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = poll_loop(s);
+	if (!err)
+		err = finish(s);
+cleanup:
+	target__abort(&s->target);
+	if (s->json) {
+		fclose(s->json);
+		/* nothing was observed: do not leave an empty file behind */
+		if (e->json_path)
+			unlink(e->json_path);
+	}
+	ring_buffer__free(s->rb);
+	probes__free(s->probes);
+	memphase_bpf__destroy(s->skel);
+	model__free(&s->model);
+	free(s);
+	return err;
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The text summary: fixed-width tables (<= 80 columns) and bcc-style histograms. */
+#include <string.h>
+#include "hist.h"
+#include "summary.h"
+#include "util.h"
+
+static const char *const hist_title[MP_NR_HISTS] = {
+	[MP_HIST_CALL_GROWTH] = "RSS growth per marker call",
+	[MP_HIST_MMAP_SIZE] = "mmap request sizes",
+};
+
+static void print_cmd(FILE *f, const struct model *m)
+{
+	size_t used = 0;
+	char **a;
+
+	if (!m->argv || !m->argv[0]) {
+		fprintf(f, "?");
+		return;
+	}
+	for (a = m->argv; *a && used < 60; a++)
+		used += fprintf(f, "%s%s", a == m->argv ? "" : " ", *a);
+	if (*a)
+		fprintf(f, " ...");
+}
+
+static void print_run_line(FILE *f, const struct model *m)
+{
+	const struct model_proc *root = model__root((struct model *)m);
+	double secs = (m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0) / 1e9;
+
+	fprintf(f, "memphase: ");
+	print_cmd(f, m);
+	fprintf(f, " (pid %u) observed for %.2f s", m->root_pid, secs);
+	if (root && root->oom_killed)
+		fprintf(f, ", OOM-killed");
+	else if (root && root->exited && root->exit_signal)
+		fprintf(f, ", killed by signal %d (%s)", root->exit_signal,
+			strsignal(root->exit_signal));
+	else if (root && root->exited && root->exit_code >= 0)
+		fprintf(f, ", exited with code %d", root->exit_code);
+	else
+		fprintf(f, ", still running (detached)");
+	fprintf(f, "\n");
+}
+
+static void print_peak(FILE *f, const struct model *m)
+{
+	const struct model_proc *root = model__root((struct model *)m);
+	char b[5][24];
+
+	if (!root)
+		return;
+	fprintf(f, "RSS peak %s (anon %s, file %s, shmem %s; swap peak %s)\n",
+		util__fmt_bytes(b[0], 24, root->peak_total),
+		util__fmt_bytes(b[1], 24, root->peak[MP_ANON]),
+		util__fmt_bytes(b[2], 24, root->peak[MP_FILE]),
+		util__fmt_bytes(b[3], 24, root->peak[MP_SHMEM]),
+		util__fmt_bytes(b[4], 24, root->peak[MP_SWAP]));
+	if (m->nprocs > 1)
+		fprintf(f, "%u processes observed (the root and %u children)\n", m->nprocs,
+			m->nprocs - 1);
+}
+
+static void print_ooms(FILE *f, const struct model *m)
+{
+	unsigned int i;
+	char b[3][24];
+
+	for (i = 0; i < m->nooms; i++) {
+		const struct model_oom *o = &m->ooms[i];
+		double t = (o->ts_ns > m->start_ns ? o->ts_ns - m->start_ns : 0) / 1e9;
+
+		fprintf(f, "OOM kill: %s (pid %u) during %s after %.1f s: anon %s, file %s, "
+			   "shmem %s\n",
+			o->comm, o->pid, o->phase < m->nphases ? m->names[o->phase] : "?", t,
+			util__fmt_bytes(b[0], 24, o->rss[MP_ANON]),
+			util__fmt_bytes(b[1], 24, o->rss[MP_FILE]),
+			util__fmt_bytes(b[2], 24, o->rss[MP_SHMEM]));
+	}
+}
+
+void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns)
+{
+	char b[8][24];
+	unsigned int i;
+	int c;
+
+	fprintf(f, "%-10s %7s %9s %6s %9s %9s %9s %9s\n", "PHASE", "TIME", "FAULTS", "CALLS",
+		"+ANON", "+FILE", "+SHMEM", "+SWAP");
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		const struct mp_phase_stats *s = &m->stats[id];
+
+		fprintf(f, "%-10.10s %6.2fs %9llu %6llu", m->names[id],
+			model__phase_time(m, id, now_ns) / 1e9, (unsigned long long)s->faults,
+			(unsigned long long)s->calls);
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			fprintf(f, " %9s",
+				util__fmt_bytes(b[c], 24, s->growth[mp_class_order[c]]));
+		fprintf(f, "\n");
+	}
+	fprintf(f, "\n%-10s %9s %9s %9s %9s %9s %9s %9s\n", "PHASE", "-ANON", "-FILE", "-SHMEM",
+		"-SWAP", "MMAP", "MUNMAP", "BRK");
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		const struct mp_phase_stats *s = &m->stats[id];
+
+		fprintf(f, "%-10.10s", m->names[id]);
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			fprintf(f, " %9s",
+				util__fmt_bytes(b[c], 24, s->shrink[mp_class_order[c]]));
+		fprintf(f, " %9s %9s %9s\n", util__fmt_bytes(b[4], 24, s->mmap_bytes),
+			util__fmt_bytes(b[5], 24, s->munmap_bytes),
+			util__fmt_bytes(b[6], 24, (__s64)s->brk_bytes - (__s64)s->brk_shrink_bytes));
+	}
+}
+
+static void print_hists(FILE *f, const struct model *m)
+{
+	unsigned int i;
+	int h;
+
+	for (h = 0; h < MP_NR_HISTS; h++) {
+		for (i = 0; i < m->norder; i++) {
+			unsigned int id = m->order[i];
+			const __u64 *slots = m->stats[id].hist[h];
+
+			if (!hist__count(slots, MP_MAX_SLOTS))
+				continue;
+			fprintf(f, "\n%s: %s\n", m->names[id], hist_title[h]);
+			hist__print(f, slots, MP_MAX_SLOTS, "bytes");
+		}
+	}
+}
+
+void summary__print(FILE *f, const struct model *m)
+{
+	__u64 lost = model__lost_events(m);
+
+	fprintf(f, "\n");
+	print_run_line(f, m);
+	print_ooms(f, m);
+	print_peak(f, m);
+	if (!m->markers_attached)
+		fprintf(f, "no phase markers were found: everything is under 'startup'\n");
+	if (lost || m->lost_stacks)
+		fprintf(f, "LOST: %llu events, %llu stacks (counts above may be short)\n",
+			(unsigned long long)lost, (unsigned long long)m->lost_stacks);
+	fprintf(f, "\n");
+	summary__phase_table(f, m, m->end_ns);
+	print_hists(f, m);
+	fflush(f);
+}

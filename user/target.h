@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The observed process: spawn it stopped (run) or check a running one (attach). */
+#ifndef __MP_TARGET_H
+#define __MP_TARGET_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct target {
+	pid_t pid;
+	bool spawned;
+	bool reaped;		/* spawned child waited for */
+	int status;		/* wait(2) status once reaped */
+	int exec_fd;		/* read end of the exec-error pipe (spawned), -1 */
+	char exe[PATH_MAX];	/* resolved executable */
+	unsigned long long start_time;	/* /proc/PID/stat starttime, attach identity */
+};
+
+/*
+ * Resolves argv[0] like execvp, forks a child that drops to uid/gid (when drop), stops
+ * itself and waits for target__resume() to exec. Returns 0 or -errno; a command that
+ * cannot be executed fails here with a message on stderr.
+ */
+int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gid_t gid);
+/* Lets a spawned child exec. Returns 0, or -errno if exec failed (message printed). */
+int target__resume(struct target *t);
+/* Checks that pid exists and records its identity. 0, -ESRCH or -errno. */
+int target__attach(struct target *t, pid_t pid);
+/* Is the process still the one we attached to / still running? */
+bool target__alive(struct target *t);
+/* Reaps a spawned child without blocking; true once it has exited. */
+bool target__poll_exit(struct target *t);
+/* Sends sig to the target (spawned only). */
+void target__signal(struct target *t, int sig);
+/* Kills and reaps a spawned child that never ran; NULL-safe. */
+void target__abort(struct target *t);
+/* The first 15 bytes of the process name, from /proc/PID/comm. */
+int target__comm(pid_t pid, char *buf, size_t len);
+/* argv of a running process from /proc/PID/cmdline, NULL-terminated, malloc'd. */
+char **target__cmdline(pid_t pid);
+
+#endif
