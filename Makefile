@@ -28,7 +28,8 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror 
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
 	-DMEMPHASE_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
-LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm
+LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm \
+	$(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++
 
 USER_SRCS := $(wildcard user/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))

@@ -47,6 +47,7 @@ enum {
 	OPT_INTERVAL,
 	OPT_RINGBUF,
 	OPT_GRACE,
+	OPT_BPF_STATS,
 };
 
 static const struct argp_option options[] = {
@@ -60,6 +61,8 @@ static const struct argp_option options[] = {
 	{ "grace", OPT_GRACE, "SECONDS", 0,
 	  "run: on Ctrl-C/SIGTERM, wait this long for the command to end before SIGKILL (3)", 0 },
 	{ "ringbuf-kib", OPT_RINGBUF, "KIB", 0, "Event ring buffer size (default 1024)", 0 },
+	{ "bpf-stats", OPT_BPF_STATS, NULL, 0,
+	  "Print memphase's own BPF run time per program and event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "Print probes and libbpf debug output", 0 },
 	{},
 };
@@ -119,6 +122,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, 2, 0,
 				     "invalid --ringbuf-kib '%s' (a power of 2, 16..1048576)", arg);
 		env.ringbuf_kib = v;
+		break;
+	case OPT_BPF_STATS:
+		env.bpf_stats = true;
 		break;
 	case 'v':
 		env.verbose++;

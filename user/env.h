@@ -27,6 +27,7 @@ struct env {
 	double interval;		/* status line period, seconds */
 	double grace;			/* run: seconds between SIGTERM and SIGKILL at shutdown */
 	unsigned int ringbuf_kib;
+	bool bpf_stats;			/* print the BPF programs' own run time at exit */
 	int verbose;
 };
 

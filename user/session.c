@@ -42,6 +42,7 @@ struct session {
 	struct target target;
 	struct model model;
 	FILE *json;
+	int stats_fd;			/* BPF_ENABLE_STATS while open */
 	bool stop_on_map;
 	bool root_exited;
 	bool notice_done;
@@ -373,6 +374,29 @@ static void record_wait_status(struct session *s)
 	}
 }
 
+/* memphase's own cost, from the kernel's per-program run-time statistics */
+static void print_bpf_stats(struct session *s)
+{
+	struct bpf_program *prog;
+	__u64 cnt = 0, ns = 0;
+
+	fprintf(stderr, "\nBPF program        RUNS      TOTAL_MS   NS/RUN\n");
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(prog) < 0 ||
+		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			continue;
+		fprintf(stderr, "%-18s %10llu %10.2f %8.0f\n", bpf_program__name(prog),
+			(unsigned long long)info.run_cnt, info.run_time_ns / 1e6,
+			info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
+		cnt += info.run_cnt;
+		ns += info.run_time_ns;
+	}
+	fprintf(stderr, "%-18s %10llu %10.2f\n", "total", (unsigned long long)cnt, ns / 1e6);
+}
+
 static int finish(struct session *s)
 {
 	struct model_proc *root;
@@ -389,6 +413,8 @@ static int finish(struct session *s)
 	model__finish(&s->model, end);
 	marker_notice(s);
 	summary__print(stdout, &s->model);
+	if (s->env->bpf_stats)
+		print_bpf_stats(s);
 	if (s->json) {
 		err = report_json__write(s->json, &s->model);
 		if (fclose(s->json) && !err)
@@ -412,6 +438,7 @@ int session__run(const struct env *e)
 		return -ENOMEM;
 	s->env = e;
 	s->target.exec_fd = -1;
+	s->stats_fd = -1;
 	libbpf_set_print(libbpf_print);
 
 	err = check_caps();
@@ -437,6 +464,12 @@ int session__run(const struct env *e)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (e->bpf_stats) {
+		s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (s->stats_fd < 0)
+			fprintf(stderr, "memphase: cannot enable BPF run-time stats: %s\n",
+				strerror(-s->stats_fd));
+	}
 	err = e->mode == MODE_RUN ? setup_run(s) : setup_attach(s);
 	if (err)
 		goto cleanup;
@@ -462,6 +495,8 @@ cleanup:
 	ring_buffer__free(s->rb);
 	probes__free(s->probes);
 	memphase_bpf__destroy(s->skel);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd);
 	model__free(&s->model);
 	free(s);
 	return err;

@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Installs the Debian packages that building, running and testing memphase need.
+# Does nothing when everything is present; otherwise runs apt-get update first.
+set -eu
+pkgs=(clang-14 llvm-14 bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
+      libncurses-dev make gcc python3 linux-perf tmux binutils)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]} (run as root, e.g. sudo make ...)" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tiny integration-test harness: test modules define test_*() functions.
+
+A test fails by raising (assert), skips by raising Skip("reason"). run.py collects
+tests/integration/test_*.py, runs them in file order, prints PASS/FAIL/SKIP lines and
+ends with exactly "N passed, N failed, N skipped".
+"""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("OUTPUT", os.path.join(ROOT, "build"))
+MEMPHASE = os.path.join(BUILD, "memphase")
+WORKLOAD = os.path.join(BUILD, "workload")
+DRIVER = os.path.join(WORKLOAD, "llama-driver")
+NOFP_DRIVER = os.path.join(WORKLOAD, "nofp", "llama-driver")
+NOLLAMA = os.path.join(WORKLOAD, "nollama")
+MIB = 1 << 20
+KIB = 1 << 10
+
+
+class Skip(Exception):
+    pass
+
+
+def need_root():
+    if os.geteuid() != 0:
+        raise Skip("needs root (BPF)")
+
+
+def tmpdir():
+    d = tempfile.mkdtemp(prefix="memphase-test-")
+    os.chmod(d, 0o777)
+    return d
+
+
+def make_model(path, mib):
+    """A model file of mib MiB whose pages are not in the page cache."""
+    with open(path, "wb") as f:
+        f.write(os.urandom(mib * MIB))
+        f.flush()
+        os.fsync(f.fileno())
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    os.chmod(path, 0o644)
+    return path
+
+
+def run(args, timeout=120, env=None, **kw):
+    """Runs a command, returns CompletedProcess with text stdout/stderr."""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=e, **kw)
+
+
+def memphase(args, timeout=120, env=None):
+    return run([MEMPHASE] + list(args), timeout=timeout, env=env)
+
+
+def read_report(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if "=" in line:
+                k, v = line.split("=", 1)
+                try:
+                    out[k] = int(v)
+                except ValueError:
+                    out[k] = v
+    return out
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def phase(doc, name):
+    for p in doc["phases"]:
+        if p["name"] == name:
+            return p
+    raise AssertionError("phase %r missing; phases: %s" % (name, [p["name"] for p in doc["phases"]]))
+
+
+def assert_close(actual, expected, tol_abs, what):
+    if abs(actual - expected) > tol_abs:
+        raise AssertionError("%s: got %d, expected %d +- %d (off by %d)"
+                             % (what, actual, expected, tol_abs, actual - expected))
+
+
+def bpf_counts():
+    """Numbers of loaded BPF programs and links (bpftool)."""
+    progs = json.loads(run(["bpftool", "-j", "prog", "show"]).stdout or "[]")
+    links = json.loads(run(["bpftool", "-j", "link", "show"]).stdout or "[]")
+    return len(progs), len(links)
