@@ -22,6 +22,16 @@ char LICENSE[] SEC("license") = "GPL";
 #define PROT_EXEC	0x4
 #define SIGSTOP		19
 #define MAX_ERRNO	4095
+#define S_IFMT		00170000
+#define S_IFCHR		0020000
+#define TMPFS_MAGIC	0x01021994
+#define HUGETLBFS_MAGIC	0x958458f6
+#define STASH_MAX_AGE_NS (50 * 1000 * 1000ULL)
+/* x86-64 syscall numbers */
+#define __NR_mmap	9
+#define __NR_munmap	11
+#define __NR_brk	12
+#define __NR_mremap	25
 
 const volatile struct mp_config cfg = {};
 
@@ -71,6 +81,7 @@ struct {
 struct file_key {
 	__u64 ino;
 	__u64 dev;
+	__u64 exec;	/* seen mapped executable (markers) vs mapped at all (names) */
 };
 
 struct {
@@ -84,6 +95,44 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);	/* resized from user space */
 } events SEC(".maps");
+
+/* Per thread: its last fault, the mapping it was in, its growth since its last sample. */
+struct thread_state {
+	struct mp_map_key map;	/* classification of [vm_start, vm_end) (phase/cls unset) */
+	__u64 vm_start;
+	__u64 vm_end;
+	__u64 fault_addr;
+	__u64 fault_ns;
+	__u64 acc_bytes;	/* growth not yet carried by a stack sample */
+	__u32 acc_phase;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct mp_map_key);
+	__type(value, struct mp_map_val);
+} mappings SEC(".maps");
+
+/* Global stack-sample rate cap (GCRA): when the next sample is due. */
+struct rate_window {
+	__u64 tat;	/* theoretical arrival time, ns */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rate_window);
+} rate SEC(".maps");
 
 static __always_inline struct mp_drops *drops_get(void)
 {
@@ -177,8 +226,96 @@ static __always_inline void call_flush(struct mp_target *t)
 		hist_add(s, MP_HIST_CALL_GROWTH, g);
 }
 
-SEC("tp/exceptions/page_fault_user")
-int handle_fault(struct trace_event_raw_exceptions *ctx)
+struct classify_ctx {
+	struct thread_state *ts;
+	__u64 sp;
+};
+
+/* bpf_find_vma callback: what kind of mapping holds the faulting address */
+static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct classify_ctx *c = data;
+	struct thread_state *ts = c->ts;
+	struct mm_struct *mm = task->mm;
+	struct file *f = vma->vm_file;
+	__u64 start = vma->vm_start, end = vma->vm_end;
+	struct inode *inode;
+	__u32 mode;
+	__u64 magic;
+
+	ts->vm_start = start;
+	ts->vm_end = end;
+	ts->map.start = 0;
+	ts->map.dev = 0;
+	ts->map.ino = 0;
+	if (!f) {
+		__u64 brk = BPF_CORE_READ(mm, brk), start_brk = BPF_CORE_READ(mm, start_brk);
+		__u64 start_stack = BPF_CORE_READ(mm, start_stack);
+
+		if (start <= brk && end >= start_brk)
+			ts->map.kind = MP_MAP_HEAP;
+		else if (start <= start_stack && start_stack < end)
+			ts->map.kind = MP_MAP_STACK;
+		else if (start <= c->sp && c->sp < end)
+			ts->map.kind = MP_MAP_THREAD_STACK;
+		else {
+			ts->map.kind = MP_MAP_ANON;
+			ts->map.start = start;
+		}
+		return 0;
+	}
+	inode = BPF_CORE_READ(f, f_inode);
+	mode = BPF_CORE_READ(inode, i_mode);
+	magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	ts->map.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	ts->map.ino = BPF_CORE_READ(inode, i_ino);
+	if ((mode & S_IFMT) == S_IFCHR)
+		ts->map.kind = MP_MAP_DEVICE;
+	else if (magic == TMPFS_MAGIC || magic == HUGETLBFS_MAGIC)
+		ts->map.kind = MP_MAP_SHMEM;
+	else
+		ts->map.kind = MP_MAP_FILE;
+	return 0;
+}
+
+/*
+ * Remember where this thread faults: the rss_stat events the fault causes (in the same
+ * thread, microseconds later) classify that address. Not here: the fault tracepoint
+ * runs with interrupts off, where bpf_find_vma must defer its unlock to an irq_work
+ * (about 3.5 us per call on a small VM).
+ */
+static __always_inline void fault_note(__u64 addr)
+{
+	struct thread_state *ts;
+
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts)
+		return;
+	ts->fault_addr = addr;
+	ts->fault_ns = bpf_ktime_get_ns();
+}
+
+/* The mapping of the thread's last fault; the last VMA's answer is reused while the
+ * faults stay inside it (sequential touches almost always do). */
+static __always_inline void fault_classify(struct thread_state *ts)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct classify_ctx c = { .ts = ts };
+	struct pt_regs *regs;
+	__u64 addr = ts->fault_addr;
+
+	if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	c.sp = BPF_CORE_READ(regs, sp);
+	ts->map.kind = MP_MAP_UNKNOWN;
+	ts->vm_start = ts->vm_end = 0;
+	bpf_find_vma(task, addr, classify_cb, &c, 0);
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(handle_fault, unsigned long addr, struct pt_regs *regs, unsigned long error_code)
 {
 	struct mp_target *t = target_of_current(NULL);
 	struct mp_phase_stats *s;
@@ -188,7 +325,227 @@ int handle_fault(struct trace_event_raw_exceptions *ctx)
 	s = stats_get(t->phase);
 	if (s)
 		s->faults++;
+	if (cfg.map_tracking)
+		fault_note(addr);
 	return 0;
+}
+
+/* Kernel-mode faults on user addresses (copy_to_user in read(2), ...): classify only. */
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(handle_fault_kernel, unsigned long addr, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if (!cfg.map_tracking || addr >= 0x800000000000ULL || !target_of_current(NULL))
+		return 0;
+	fault_note(addr);
+	return 0;
+}
+
+/* ---- growth attribution: mappings and stack samples ---- */
+
+static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u32 phase,
+					__u32 cls, __u64 bytes)
+{
+	struct mp_map_key key = {};
+	struct mp_map_val *v, nv = {};
+
+	if (ts && bpf_ktime_get_ns() - ts->fault_ns < STASH_MAX_AGE_NS) {
+		fault_classify(ts);
+		key = ts->map;
+		nv.vm_start = ts->vm_start;
+		nv.vm_end = ts->vm_end;
+	}
+	key.phase = phase;
+	key.cls = cls;
+	key.pad = 0;
+	v = bpf_map_lookup_elem(&mappings, &key);
+	if (!v) {
+		nv.tgid = tgid;
+		if (bpf_map_update_elem(&mappings, &key, &nv, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&mappings, &key)) {
+			struct mp_drops *d = drops_get();
+
+			if (d)
+				d->mappings_full++;
+			/* keep the bytes under the class's unknown entry */
+			__builtin_memset(&key, 0, sizeof(key));
+			key.phase = phase;
+			key.cls = cls;
+			bpf_map_update_elem(&mappings, &key, &nv, BPF_NOEXIST);
+		}
+		v = bpf_map_lookup_elem(&mappings, &key);
+		if (!v)
+			return;
+	}
+	__sync_fetch_and_add(&v->bytes, bytes);
+	if (ts && key.kind != MP_MAP_UNKNOWN) {
+		v->vm_start = ts->vm_start;
+		v->vm_end = ts->vm_end;
+	}
+}
+
+/*
+ * At most cfg.max_samples_per_sec, spread evenly (a burst of 16 allowed): a thread that
+ * is refused keeps its bytes, and its next sample carries them, so a capped sample
+ * stands for more bytes instead of bytes being lost.
+ */
+static __always_inline bool rate_allows(void)
+{
+	__u64 now, tat, burst;
+	struct rate_window *w;
+	__u32 zero = 0;
+
+	if (!cfg.sample_interval_ns)
+		return true;
+	w = bpf_map_lookup_elem(&rate, &zero);
+	if (!w)
+		return false;
+	now = bpf_ktime_get_ns();
+	burst = cfg.sample_interval_ns * 16;
+	tat = w->tat;
+	if (now + burst < tat)
+		return false;
+	w->tat = (tat > now ? tat : now) + cfg.sample_interval_ns;
+	return true;
+}
+
+struct stack_vma {
+	__u64 end;
+};
+
+static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	((struct stack_vma *)data)->end = vma->vm_end;
+	return 0;
+}
+
+/* dwarf mode: the user registers plus the stack from sp up, copied page by page */
+static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct stack_vma sv = {};
+	__u8 *buf;
+	__u64 sp, len, off = 0, chunk;
+	int i;
+
+	/* one page of slack: the verifier cannot relate off and chunk (see below) */
+	buf = bpf_ringbuf_reserve(&events, sizeof(*h) + MP_STACK_MAX + 4096, 0);
+	if (!buf)
+		return -1;
+	bpf_probe_read_kernel(h->regs, sizeof(h->regs), regs);
+	sp = h->regs[MP_RSP];
+	/* all-or-nothing reads stop at the stack's end and at untouched pages */
+	if (!bpf_find_vma(task, sp, stack_vma_cb, &sv, 0) && sv.end > sp)
+		len = sv.end - sp;	/* u64: a u32 would lose the verifier's bound */
+	else
+		len = 4096 - (sp & 4095);
+	if (len > MP_STACK_MAX)
+		len = MP_STACK_MAX;
+	for (i = 0; i < MP_STACK_MAX / 4096 + 1; i++) {
+		if (off >= len)
+			break;
+		chunk = i == 0 ? 4096 - (sp & 4095) : 4096;
+		if (chunk > len - off)
+			chunk = len - off;
+		if (off + chunk > MP_STACK_MAX)
+			break;
+		/* bounds the verifier can see: off < MP_STACK_MAX, chunk <= 4096, slack 4096 */
+		off &= MP_STACK_MAX - 1;
+		chunk &= 8191;
+		if (chunk > 4096)
+			chunk = 4096;
+		if (bpf_probe_read_user(buf + sizeof(*h) + off, chunk, (void *)(sp + off)))
+			break;
+		off += chunk;
+	}
+	h->stack_len = off;
+	__builtin_memcpy(buf, h, sizeof(*h));
+	bpf_ringbuf_submit(buf, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 1024 * 1024 ?
+					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* fp mode: the kernel's frame-pointer walk */
+static __always_inline int sample_fp(void *ctx, struct mp_stack_event *h)
+{
+	__u8 *buf = bpf_ringbuf_reserve(&events, sizeof(*h) + MP_FP_MAX_FRAMES * 8, 0);
+	long n;
+
+	if (!buf)
+		return -1;
+	n = bpf_get_stack(ctx, buf + sizeof(*h), MP_FP_MAX_FRAMES * 8, BPF_F_USER_STACK);
+	if (n < 0) {
+		h->err = n;
+		n = 0;
+	}
+	h->nframes = (__u64)n / 8;
+	__builtin_memcpy(buf, h, sizeof(*h));
+	bpf_ringbuf_submit(buf, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* Per-CPU scratch for the sample header (too big for the 512-byte BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mp_stack_event);
+} scratch SEC(".maps");
+
+/*
+ * One stack sample per cfg.sample_bytes of a thread's growth, weighted by the bytes it
+ * stands for, so that weights add up to the growth. Bytes left when the thread's phase
+ * changes stay unsampled (user space reports them as such).
+ */
+static __always_inline void stack_account(void *ctx, struct thread_state *ts, __u32 tgid,
+					  __u32 phase, __u32 cls, __u64 bytes)
+{
+	struct mp_stack_event *h;
+	struct mp_drops *d;
+	__u32 zero = 0;
+	int err;
+
+	if (ts->acc_phase != phase) {
+		ts->acc_bytes = 0;
+		ts->acc_phase = phase;
+	}
+	ts->acc_bytes += bytes;
+	if (ts->acc_bytes < cfg.sample_bytes)
+		return;
+	if (!rate_allows()) {
+		d = drops_get();
+		if (d)
+			d->stacks_capped++;
+		return;
+	}
+	h = bpf_map_lookup_elem(&scratch, &zero);
+	if (!h)
+		return;
+	h->type = MP_EV_STACK;
+	h->pid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->phase = phase;
+	h->ts_ns = bpf_ktime_get_ns();
+	h->weight = ts->acc_bytes;
+	h->addr = bpf_ktime_get_ns() - ts->fault_ns < STASH_MAX_AGE_NS ? ts->vm_start : 0;
+	h->mode = cfg.stack_mode;
+	h->cls = cls;
+	h->nframes = 0;
+	h->stack_len = 0;
+	h->err = 0;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	if (cfg.stack_mode == MP_STACKS_DWARF)
+		err = sample_dwarf(ctx, h);
+	else
+		err = sample_fp(ctx, h);
+	if (err) {
+		d = drops_get();
+		if (d)
+			d->stacks++;
+		return;	/* the bytes stay for the next try */
+	}
+	ts->acc_bytes = 0;
 }
 
 /*
@@ -267,12 +624,25 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	s = stats_get(t->phase);
 	if (!s)
 		return 0;
-	if (delta > 0) {
-		s->growth[member] += delta;
-		if (member != MP_SWAP)
-			__sync_fetch_and_add(&t->call_growth, delta);
-	} else {
+	if (delta <= 0) {
 		s->shrink[member] += -delta;
+		return 0;
+	}
+	s->growth[member] += delta;
+	if (member == MP_SWAP)
+		return 0;	/* swap-out happens in reclaim, not in the target's code */
+	__sync_fetch_and_add(&t->call_growth, delta);
+	if (!curr)
+		return 0;	/* not in the target's context: no mapping, no stack */
+	if (cfg.map_tracking || cfg.stack_mode) {
+		struct thread_state *ts;
+
+		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (cfg.map_tracking)
+			mapping_add(ts, tgid, t->phase, member, delta);
+		if (cfg.stack_mode && ts)
+			stack_account(ctx, ts, tgid, t->phase, member, delta);
 	}
 	return 0;
 }
@@ -307,14 +677,6 @@ static __always_inline bool sys_failed(long ret)
 	return (unsigned long)ret >= (unsigned long)-MAX_ERRNO;
 }
 
-SEC("tp/syscalls/sys_enter_mmap")
-int handle_enter_mmap(struct trace_event_raw_sys_enter *ctx)
-{
-	__u64 len = ctx->args[1], prot = ctx->args[2], fd = ctx->args[4];
-
-	return inflight_save(len, 0, prot, (__s32)fd);
-}
-
 struct vma_file {
 	__u64 ino;
 	__u64 dev;
@@ -335,11 +697,12 @@ static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 }
 
 /*
- * A target mapped code from a file: a library loaded at start-up or by dlopen. If the
- * file is new, tell user space (which probes its phase markers) and, in run mode, stop
- * the target until the probes are in place so no marker call is missed.
+ * A target mapped a file. Code (a library loaded at start-up or by dlopen): if the file
+ * is new, user space probes its phase markers and, in run mode, the target stops until
+ * the probes are in place so no marker call is missed. Data (the model file): user space
+ * learns its path while the process lives, to name the mapping later.
  */
-static __always_inline void exec_map_notice(__u32 tgid, struct mp_target *t, __u64 addr)
+static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 addr, bool exec)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct vma_file vf = {};
@@ -351,121 +714,143 @@ static __always_inline void exec_map_notice(__u32 tgid, struct mp_target *t, __u
 		return;
 	key.ino = vf.ino;
 	key.dev = vf.dev;
+	key.exec = exec;
 	if (bpf_map_update_elem(&seen_files, &key, &one, BPF_NOEXIST))
 		return;		/* seen before (or map full: nothing more to do) */
-	e = event_new(MP_EV_EXEC_MAP, tgid, t->phase);
+	e = event_new(exec ? MP_EV_EXEC_MAP : MP_EV_FILE_MAP, tgid, t->phase);
 	if (!e)
 		return;
 	e->addr = vf.start;
 	e->ino = vf.ino;
 	e->dev = vf.dev;
-	if (cfg.stop_on_exec_map)
+	if (exec && cfg.stop_on_exec_map)
 		bpf_send_signal(SIGSTOP);
-	event_submit(e, true);
+	event_submit(e, exec);
 }
 
-SEC("tp/syscalls/sys_exit_mmap")
-int handle_exit_mmap(struct trace_event_raw_sys_exit *ctx)
+/*
+ * mmap, munmap, mremap and brk through the raw syscall tracepoints: two links instead of
+ * seven perf tracepoints (each of which takes ~90 ms to detach), and the syscall number
+ * is checked before any map lookup.
+ */
+static __always_inline void sys_exit_mmap(long ret)
 {
-	long ret = ctx->ret;
 	struct mp_phase_stats *s;
 	struct inflight in;
 	struct mp_target *t;
 	__u32 tgid;
 
 	if (!inflight_take(&in))
-		return 0;
+		return;
 	t = target_of_current(&tgid);
 	if (!t || sys_failed(ret))
-		return 0;
+		return;
 	s = stats_get(t->phase);
 	if (s) {
 		s->mmap_bytes += in.len;
 		hist_add(s, MP_HIST_MMAP_SIZE, in.len);
 	}
-	if ((in.prot & PROT_EXEC) && in.fd >= 0)
-		exec_map_notice(tgid, t, ret);
-	return 0;
+	if (in.fd >= 0)
+		map_notice(tgid, t, ret, in.prot & PROT_EXEC);
 }
 
-SEC("tp/syscalls/sys_enter_munmap")
-int handle_enter_munmap(struct trace_event_raw_sys_enter *ctx)
+static __always_inline void sys_exit_munmap(long ret)
 {
-	return inflight_save(ctx->args[1], 0, 0, -1);
-}
-
-SEC("tp/syscalls/sys_exit_munmap")
-int handle_exit_munmap(struct trace_event_raw_sys_exit *ctx)
-{
-	long ret = ctx->ret;
 	struct mp_phase_stats *s;
 	struct inflight in;
 	struct mp_target *t;
 
 	if (!inflight_take(&in) || ret)
-		return 0;
+		return;
 	t = target_of_current(NULL);
 	if (!t)
-		return 0;
+		return;
 	s = stats_get(t->phase);
 	if (s)
 		s->munmap_bytes += in.len;
-	return 0;
 }
 
-SEC("tp/syscalls/sys_enter_mremap")
-int handle_enter_mremap(struct trace_event_raw_sys_enter *ctx)
+static __always_inline void sys_exit_mremap(long ret)
 {
-	return inflight_save(ctx->args[1], ctx->args[2], 0, -1);
-}
-
-SEC("tp/syscalls/sys_exit_mremap")
-int handle_exit_mremap(struct trace_event_raw_sys_exit *ctx)
-{
-	long ret = ctx->ret;
 	struct mp_phase_stats *s;
 	struct inflight in;
 	struct mp_target *t;
 
 	if (!inflight_take(&in) || sys_failed(ret))
-		return 0;
+		return;
 	t = target_of_current(NULL);
 	if (!t)
-		return 0;
+		return;
 	s = stats_get(t->phase);
 	if (!s)
-		return 0;
+		return;
 	if (in.len2 > in.len) {
 		s->mmap_bytes += in.len2 - in.len;
 		hist_add(s, MP_HIST_MMAP_SIZE, in.len2);
 	} else {
 		s->munmap_bytes += in.len - in.len2;
 	}
-	return 0;
 }
 
-SEC("tp/syscalls/sys_exit_brk")
-int handle_exit_brk(struct trace_event_raw_sys_exit *ctx)
+static __always_inline void sys_exit_brk(__u64 ret)
 {
-	__u64 ret = ctx->ret, last;
 	struct mp_phase_stats *s;
 	struct mp_target *t;
+	__u64 last;
 
 	t = target_of_current(NULL);
 	if (!t)
-		return 0;
+		return;
 	last = t->last_brk;
 	t->last_brk = ret;
 	/* the first brk of an exec'd image (or after attach) only sets the baseline */
 	if (!last || ret == last)
-		return 0;
+		return;
 	s = stats_get(t->phase);
 	if (!s)
-		return 0;
+		return;
 	if (ret > last)
 		s->brk_bytes += ret - last;
 	else
 		s->brk_shrink_bytes += last - ret;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
+{
+	switch (id) {
+	case __NR_mmap:
+		/* x86-64 syscall arguments: rdi, rsi, rdx, r10, r8, r9 */
+		return inflight_save(BPF_CORE_READ(regs, si), 0, BPF_CORE_READ(regs, dx),
+				     (__s32)BPF_CORE_READ(regs, r8));
+	case __NR_munmap:
+		return inflight_save(BPF_CORE_READ(regs, si), 0, 0, -1);
+	case __NR_mremap:
+		return inflight_save(BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx), 0, -1);
+	default:
+		return 0;
+	}
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = BPF_CORE_READ(regs, orig_ax);
+
+	switch (id) {
+	case __NR_mmap:
+		sys_exit_mmap(ret);
+		break;
+	case __NR_munmap:
+		sys_exit_munmap(ret);
+		break;
+	case __NR_mremap:
+		sys_exit_mremap(ret);
+		break;
+	case __NR_brk:
+		sys_exit_brk(ret);
+		break;
+	}
 	return 0;
 }
 
@@ -500,8 +885,8 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-SEC("tp/sched/sched_process_exec")
-int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mp_target *t = bpf_map_lookup_elem(&targets, &tgid);
@@ -518,14 +903,12 @@ int handle_exec(struct trace_event_raw_sched_process_exec *ctx)
 	return 0;
 }
 
-SEC("tp/sched/sched_process_exit")
-int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct task_struct *task;
 	struct mp_target *t;
 	struct mp_event *e;
-	bool group_dead = ctx->group_dead;
 
 	if (!group_dead)
 		return 0;
@@ -537,7 +920,6 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	e = event_new(MP_EV_EXIT, tgid, t->phase);
 	if (!e)
 		return 0;
-	task = bpf_get_current_task_btf();
 	/* wait(2)-style status: the exit code << 8, or the killing signal */
 	e->arg = BPF_CORE_READ(task, signal, group_exit_code);
 	if (!e->arg)
@@ -546,25 +928,36 @@ int handle_exit(struct trace_event_raw_sched_process_exit *ctx)
 	return 0;
 }
 
-SEC("tp/oom/mark_victim")
-int handle_mark_victim(struct trace_event_raw_mark_victim *ctx)
+/* The counters as the OOM report prints them (get_mm_counter: the approximate value). */
+static __always_inline __u64 mm_counter(struct mm_struct *mm, int member)
 {
-	__u32 pid = ctx->pid, off = ctx->__data_loc_comm & 0xffff;
-	__u64 anon = ctx->anon_rss, file = ctx->file_rss, shmem = ctx->shmem_rss;
-	struct mp_target *t = bpf_map_lookup_elem(&targets, &pid);
+	__s64 v = BPF_CORE_READ(mm, rss_stat[member].count);
+
+	return v > 0 ? (__u64)v << 12 : 0;
+}
+
+SEC("tp_btf/mark_victim")
+int BPF_PROG(handle_mark_victim, struct task_struct *victim, uid_t uid)
+{
+	__u32 tgid = victim->tgid;
+	struct mp_target *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct mm_struct *mm = victim->mm;
 	struct mp_event *e;
 
 	if (!t)
 		return 0;
-	e = event_new(MP_EV_OOM, pid, t->phase);
+	e = event_new(MP_EV_OOM, tgid, t->phase);
 	if (!e)
 		return 0;
-	/* the tracepoint's rss fields are in kB */
-	e->rss[MP_ANON] = anon << 10;
-	e->rss[MP_FILE] = file << 10;
-	e->rss[MP_SHMEM] = shmem << 10;
-	e->pid = pid;
-	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), (void *)ctx + off);
+	/* current is whoever ran out of memory, not the victim */
+	e->tid = victim->pid;
+	if (mm) {
+		e->rss[MP_ANON] = mm_counter(mm, MM_ANONPAGES);
+		e->rss[MP_FILE] = mm_counter(mm, MM_FILEPAGES);
+		e->rss[MP_SHMEM] = mm_counter(mm, MM_SHMEMPAGES);
+		e->rss[MP_SWAP] = mm_counter(mm, MM_SWAPENTS);
+	}
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), victim->comm);
 	event_submit(e, true);
 	return 0;
 }

@@ -42,6 +42,10 @@ struct mp_config {
 	__u32 phase_prompt;
 	__u32 phase_generate;
 	__u32 stop_on_exec_map;	/* SIGSTOP a target that maps a new executable file */
+	__u32 stack_mode;	/* enum mp_stack_mode */
+	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */
+	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */
+	__u32 map_tracking;	/* classify faults by mapping */
 	__u32 pad;
 };
 
@@ -84,9 +88,44 @@ struct mp_mm {
 	__s64 peak_total;		/* max of file + anon + shmem */
 };
 
+/* Mapping kinds a fault is classified into (bpf_find_vma on its address). */
+enum mp_map_kind {
+	MP_MAP_UNKNOWN = 0,	/* no recent fault (e.g. get_user_pages) or no VMA */
+	MP_MAP_HEAP = 1,	/* anon, the brk heap */
+	MP_MAP_STACK = 2,	/* anon, the main thread's stack */
+	MP_MAP_THREAD_STACK = 3, /* anon, the faulting thread's own stack */
+	MP_MAP_ANON = 4,	/* other anon mapping (key: its start) */
+	MP_MAP_FILE = 5,	/* regular file (key: dev, ino) */
+	MP_MAP_SHMEM = 6,	/* tmpfs/shmem/memfd/SysV/shared anon */
+	MP_MAP_DEVICE = 7,	/* character device, e.g. /dev/nvidia* (CUDA pinned memory) */
+	MP_NR_MAP_KINDS = 8,
+};
+
+/* mappings: growth per phase, class and mapping. */
+struct mp_map_key {
+	__u32 phase;
+	__u32 cls;		/* enum mp_class of the growth */
+	__u32 kind;		/* enum mp_map_kind */
+	__u32 pad;
+	__u64 dev;		/* kernel dev_t (major << 20 | minor) of file kinds */
+	__u64 ino;
+	__u64 start;		/* MP_MAP_ANON: vm_start */
+};
+
+struct mp_map_val {
+	__u64 bytes;
+	__u64 vm_start;		/* the VMA last seen for this key */
+	__u64 vm_end;
+	__u32 tgid;		/* a process that has it mapped (to find its path) */
+	__u32 pad;
+};
+
 /* Drop and health counters, a PERCPU_ARRAY of one entry. */
 struct mp_drops {
-	__u64 ringbuf;		/* bpf_ringbuf_reserve failed */
+	__u64 ringbuf;		/* bpf_ringbuf_reserve failed (rare events) */
+	__u64 stacks;		/* stack samples dropped (ring buffer full) */
+	__u64 stacks_capped;	/* samples postponed by the rate cap (bytes carried over) */
+	__u64 mappings_full;	/* mapping keys that did not fit (counted as unknown) */
 	__u64 targets_full;	/* a child could not join the target set */
 	__u64 mms_full;		/* an address space could not be tracked */
 };
@@ -98,6 +137,8 @@ enum mp_event_type {
 	MP_EV_EXIT = 4,		/* a target process ended (last thread) */
 	MP_EV_OOM = 5,		/* oom:mark_victim of a target */
 	MP_EV_EXEC_MAP = 6,	/* a target mapped an executable file not seen before */
+	MP_EV_STACK = 7,	/* struct mp_stack_event */
+	MP_EV_FILE_MAP = 8,	/* a target mapped a file (data) not seen before */
 };
 
 struct mp_event {
@@ -113,6 +154,47 @@ struct mp_event {
 	__u64 dev;		/* EXEC_MAP: device */
 	__u64 rss[MP_NR_CLASSES]; /* OOM: victim's rss in bytes (swap unused) */
 	char comm[MP_COMM_LEN];
+};
+
+/* ---- sampled stacks ---- */
+
+#define MP_STACK_MAX		(16 * 1024)	/* bytes of user stack copied (dwarf) */
+#define MP_FP_MAX_FRAMES	127
+#define MP_NR_REGS		21		/* struct pt_regs on x86-64, in its order */
+
+enum mp_stack_mode {
+	MP_STACKS_NONE = 0,
+	MP_STACKS_DWARF = 1,
+	MP_STACKS_FP = 2,
+};
+
+/* x86-64 struct pt_regs indices */
+enum mp_reg {
+	MP_R15, MP_R14, MP_R13, MP_R12, MP_RBP, MP_RBX, MP_R11, MP_R10, MP_R9, MP_R8,
+	MP_RAX, MP_RCX, MP_RDX, MP_RSI, MP_RDI, MP_ORIG_RAX, MP_RIP, MP_CS, MP_EFLAGS,
+	MP_RSP, MP_SS,
+};
+
+/*
+ * MP_EV_STACK: one sample standing for `weight` bytes of RSS growth of one thread.
+ * fp mode: ips[nframes] follow the header; dwarf: regs + stack[stack_len] bytes from
+ * regs[MP_RSP] upward.
+ */
+struct mp_stack_event {
+	__u32 type;
+	__u32 pid;
+	__u32 tid;
+	__u32 phase;
+	__u64 ts_ns;
+	__u64 weight;		/* bytes of growth this sample stands for */
+	__u64 addr;		/* start of the mapping of the last fault, 0 if unknown */
+	__u32 mode;		/* enum mp_stack_mode */
+	__u32 cls;		/* memory class of the growth that triggered it */
+	__u32 nframes;		/* fp: entries in ips */
+	__u32 stack_len;	/* dwarf: bytes in stack */
+	__s64 err;		/* fp: bpf_get_stack error (<0), else 0 */
+	char comm[MP_COMM_LEN];
+	__u64 regs[MP_NR_REGS];
 };
 
 #endif /* __MEMPHASE_H */

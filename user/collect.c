@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Reading the BPF maps into the model. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
+#include "strmap.h"
+#include "util.h"
 #include "memphase.skel.h"
 
 static int ncpus(void)
@@ -73,7 +77,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	int fd = bpf_map__fd(skel->maps.drops), n = ncpus(), c;
 	struct mp_drops *v;
 	__u32 zero = 0;
-	__u64 lost = 0;
+	__u64 lost = 0, stacks = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -81,9 +85,11 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	if (!bpf_map_lookup_elem(fd, &zero, v)) {
 		for (c = 0; c < n; c++) {
 			lost += v[c].ringbuf + v[c].targets_full + v[c].mms_full;
+			stacks += v[c].stacks;
 		}
 	}
 	m->lost_kernel = lost;
+	m->lost_stacks = stacks;
 	free(v);
 	return 0;
 }
@@ -98,6 +104,110 @@ int collect__maps(struct memphase_bpf *skel, struct model *m)
 	if (!err)
 		err = collect_drops(skel, m);
 	return err;
+}
+
+/* Caches every file mapping of pid as "dev:ino" -> path (kernel dev_t numbering). */
+static void paths_learn(struct strmap *paths, __u32 pid)
+{
+	unsigned int maj, min;
+	unsigned long ino;
+	char fn[64], key[64], *line = NULL;
+	struct strmap_entry *e;
+	size_t cap = 0, n;
+	int pos;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		pos = 0;
+		if (sscanf(line, "%*x-%*x %*s %*x %x:%x %lu %n", &maj, &min, &ino, &pos) < 3 ||
+		    !pos || !ino || line[pos] != '/')
+			continue;
+		n = strlen(line + pos);
+		if (n && line[pos + n - 1] == '\n')
+			line[pos + n - 1] = '\0';
+		snprintf(key, sizeof(key), "%" PRIu64 ":%lu", (uint64_t)(((__u64)maj << 20) | min), ino);
+		if (strmap__find(paths, key))
+			continue;
+		e = strmap__get(paths, key);
+		if (e)
+			e->value = (uintptr_t)strdup(line + pos);
+	}
+	free(line);
+	fclose(f);
+}
+
+static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
+			 const struct mp_map_val *v, char *buf, size_t len)
+{
+	struct strmap_entry *e;
+	char key[64], sz[24];
+
+	switch (k->kind) {
+	case MP_MAP_HEAP:
+		snprintf(buf, len, "[heap]");
+		return;
+	case MP_MAP_STACK:
+		snprintf(buf, len, "[stack]");
+		return;
+	case MP_MAP_THREAD_STACK:
+		snprintf(buf, len, "[thread stacks]");
+		return;
+	case MP_MAP_ANON:
+		snprintf(buf, len, "[anon 0x%" PRIx64 " %s]", (uint64_t)k->start,
+			 util__fmt_bytes(sz, sizeof(sz), v->vm_end - v->vm_start));
+		return;
+	case MP_MAP_FILE:
+	case MP_MAP_SHMEM:
+	case MP_MAP_DEVICE:
+		snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, (uint64_t)k->dev,
+			 (uint64_t)k->ino);
+		e = strmap__find(paths, key);
+		if (!e) {
+			paths_learn(paths, v->tgid);
+			e = strmap__find(paths, key);
+		}
+		if (e && e->value)
+			snprintf(buf, len, "%s", (const char *)(uintptr_t)e->value);
+		else
+			snprintf(buf, len, "[%s %" PRIu64 ":%" PRIu64 " inode %" PRIu64 "]",
+				 model__kind_name(k->kind), (uint64_t)(k->dev >> 20),
+				 (uint64_t)(k->dev & 0xfffff), (uint64_t)k->ino);
+		return;
+	default:
+		snprintf(buf, len, "[unknown]");
+	}
+}
+
+int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths)
+{
+	int fd = bpf_map__fd(skel->maps.mappings);
+	struct mp_map_key key, next, *prev = NULL;
+	struct model_mapping mm;
+	struct mp_map_val v;
+
+	model__clear_mappings(m);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		memset(&mm, 0, sizeof(mm));
+		mapping_name(paths, &key, &v, mm.path, sizeof(mm.path));
+		mm.cls = key.cls;
+		mm.kind = key.kind;
+		mm.bytes = v.bytes;
+		model__offer_mapping(m, key.phase, &mm);
+	}
+	return 0;
+}
+
+void collect__learn_paths(struct strmap *paths, __u32 pid)
+{
+	paths_learn(paths, pid);
 }
 
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags)

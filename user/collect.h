@@ -9,6 +9,15 @@ struct memphase_bpf;
 
 /* Reads per-phase counters (summed over CPUs), address-space RSS and drop counters. */
 int collect__maps(struct memphase_bpf *skel, struct model *m);
+struct strmap;
+/*
+ * Reads the per-mapping growth counters into the model's top lists. File paths are
+ * found in /proc/PID/maps by device and inode and cached in paths ("dev:ino" -> path),
+ * so a mapping seen once keeps its name after its process exits.
+ */
+int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths);
+/* Learns the paths of every file pid maps (after a MP_EV_FILE_MAP, at attach). */
+void collect__learn_paths(struct strmap *paths, __u32 pid);
 /* Adds a process to the BPF target set. */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
 

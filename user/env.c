@@ -6,10 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/types.h>
 #include "env.h"
+#include "memphase.h"
 #include "util.h"
 
 struct env env = {
+	.stack_mode = MP_STACKS_DWARF,
+	.sample_bytes = 1ULL << 20,
+	.max_samples = 200,
 	.interval = 1.0,
 	.grace = 3.0,
 	.ringbuf_kib = 1024,
@@ -48,11 +53,30 @@ enum {
 	OPT_RINGBUF,
 	OPT_GRACE,
 	OPT_BPF_STATS,
+	OPT_FOLDED,
+	OPT_PERF_DATA,
+	OPT_SVG,
+	OPT_STACKS,
+	OPT_SAMPLE_BYTES,
+	OPT_MAX_SAMPLES,
+	OPT_NO_MAPPINGS,
 };
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to observe (attach)", 0 },
 	{ "json", OPT_JSON, "FILE", 0, "Write the summary as JSON (schema 1) to FILE", 0 },
+	{ "folded", OPT_FOLDED, "FILE", 0,
+	  "Write folded stacks 'phase;comm;outer;...;inner BYTES' (flamegraph.pl, speedscope)", 0 },
+	{ "perf-data", OPT_PERF_DATA, "FILE", 0,
+	  "Write a perf.data file (perf script/report -i FILE); the sample comm is the phase", 0 },
+	{ "svg", OPT_SVG, "FILE", 0, "Write a self-contained flame graph SVG", 0 },
+	{ "stacks", OPT_STACKS, "MODE", 0,
+	  "User stacks: dwarf (default, works without frame pointers), fp or none", 0 },
+	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0,
+	  "One stack sample per SIZE of a thread's RSS growth (default 1M)", 0 },
+	{ "max-samples", OPT_MAX_SAMPLES, "N", 0,
+	  "At most N stack samples per second in all (default 200; 0: no cap)", 0 },
+	{ "no-mappings", OPT_NO_MAPPINGS, NULL, 0, "Do not classify faults by mapping", 0 },
 	{ "phase", OPT_PHASE, "NAME=[BINARY:]SYMBOL", 0,
 	  "Enter phase NAME when SYMBOL is called (repeatable; BINARY limits the files)", 0 },
 	{ "no-preset", OPT_NO_PRESET, NULL, 0, "Do not use the llama.cpp phase markers", 0 },
@@ -123,6 +147,38 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				     "invalid --ringbuf-kib '%s' (a power of 2, 16..1048576)", arg);
 		env.ringbuf_kib = v;
 		break;
+	case OPT_FOLDED:
+		env.folded_path = arg;
+		break;
+	case OPT_PERF_DATA:
+		env.perf_path = arg;
+		break;
+	case OPT_SVG:
+		env.svg_path = arg;
+		break;
+	case OPT_STACKS:
+		if (!strcmp(arg, "dwarf"))
+			env.stack_mode = MP_STACKS_DWARF;
+		else if (!strcmp(arg, "fp"))
+			env.stack_mode = MP_STACKS_FP;
+		else if (!strcmp(arg, "none"))
+			env.stack_mode = MP_STACKS_NONE;
+		else
+			argp_failure(state, 2, 0, "invalid --stacks '%s' (dwarf, fp or none)", arg);
+		break;
+	case OPT_SAMPLE_BYTES:
+		if (util__parse_size(arg, &v) || v < 4096)
+			argp_failure(state, 2, 0, "invalid --sample-bytes '%s' (at least 4K)", arg);
+		env.sample_bytes = v;
+		break;
+	case OPT_MAX_SAMPLES:
+		if (util__parse_size(arg, &v))
+			argp_failure(state, 2, 0, "invalid --max-samples '%s'", arg);
+		env.max_samples = v;
+		break;
+	case OPT_NO_MAPPINGS:
+		env.no_mappings = true;
+		break;
 	case OPT_BPF_STATS:
 		env.bpf_stats = true;
 		break;
@@ -137,6 +193,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
+		if (!env.stack_mode && (env.folded_path || env.perf_path || env.svg_path))
+			argp_failure(state, 2, 0, "--folded, --perf-data and --svg need stacks "
+				     "(drop --stacks=none)");
 		if (env.mode == MODE_RUN && !env.argv)
 			argp_failure(state, 2, 0, "no command given (memphase run -- COMMAND ...)");
 		if (env.mode == MODE_ATTACH && !env.pid)

@@ -20,6 +20,13 @@ struct env {
 	pid_t pid;			/* attach */
 	char **argv;			/* run: the command, NULL-terminated (points into argv) */
 	const char *json_path;
+	const char *folded_path;
+	const char *perf_path;
+	const char *svg_path;
+	int stack_mode;			/* enum mp_stack_mode */
+	unsigned long long sample_bytes;
+	unsigned long long max_samples;	/* per second, all threads */
+	bool no_mappings;
 	bool no_preset;
 	unsigned int nspecs;
 	struct phase_spec specs[ENV_MAX_SPECS];

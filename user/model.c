@@ -236,3 +236,40 @@ __u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap)
 	return s->growth[MP_ANON] + s->growth[MP_FILE] + s->growth[MP_SHMEM] +
 	       (with_swap ? s->growth[MP_SWAP] : 0);
 }
+
+void model__clear_mappings(struct model *m)
+{
+	memset(m->ntop, 0, sizeof(m->ntop));
+}
+
+void model__offer_mapping(struct model *m, unsigned int id, const struct model_mapping *mm)
+{
+	struct model_mapping *top;
+	unsigned int n, i;
+
+	if (id >= MP_MAX_PHASES || !mm->bytes)
+		return;
+	top = m->top[id];
+	n = m->ntop[id];
+	if (n == MODEL_TOP_MAPPINGS && top[n - 1].bytes >= mm->bytes)
+		return;
+	if (n < MODEL_TOP_MAPPINGS)
+		n++;
+	/* insertion into the sorted list, dropping the smallest when full */
+	for (i = n - 1; i > 0 && top[i - 1].bytes < mm->bytes; i--)
+		top[i] = top[i - 1];
+	top[i] = *mm;
+	m->ntop[id] = n;
+}
+
+const char *model__kind_name(__u32 kind)
+{
+	static const char *const n[MP_NR_MAP_KINDS] = {
+		[MP_MAP_UNKNOWN] = "unknown", [MP_MAP_HEAP] = "heap",
+		[MP_MAP_STACK] = "stack", [MP_MAP_THREAD_STACK] = "thread_stack",
+		[MP_MAP_ANON] = "anon", [MP_MAP_FILE] = "file",
+		[MP_MAP_SHMEM] = "shmem", [MP_MAP_DEVICE] = "device",
+	};
+
+	return kind < MP_NR_MAP_KINDS ? n[kind] : "?";
+}

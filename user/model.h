@@ -14,6 +14,15 @@
 
 #define MODEL_MAX_PROCS	256
 #define MODEL_MAX_OOMS	32
+#define MODEL_TOP_MAPPINGS 10
+
+/* A mapping's share of a phase's growth in one class. */
+struct model_mapping {
+	char path[256];		/* file path, or [heap], [stack], [anon 0x...], ... */
+	__u32 cls;		/* enum mp_class */
+	__u32 kind;		/* enum mp_map_kind */
+	__u64 bytes;
+};
 
 struct model_proc {
 	__u32 pid;
@@ -43,6 +52,12 @@ struct model {
 	char names[MP_MAX_PHASES][PHASE_NAME_MAX];
 	struct mp_phase_stats stats[MP_MAX_PHASES];	/* summed over CPUs */
 	__u64 time_ns[MP_MAX_PHASES];		/* root process time in each phase */
+	/* the mappings that grew most, per phase, largest first */
+	unsigned int ntop[MP_MAX_PHASES];
+	struct model_mapping top[MP_MAX_PHASES][MODEL_TOP_MAPPINGS];
+	/* stack samples per phase: how many, and the bytes they carry */
+	__u64 samples[MP_MAX_PHASES];
+	__u64 sampled_bytes[MP_MAX_PHASES];
 	unsigned int order[MP_MAX_PHASES];	/* ids in the order first entered */
 	unsigned int norder;
 
@@ -83,6 +98,10 @@ void model__set_stats(struct model *m, unsigned int id, const struct mp_phase_st
 /* Replaces a process's RSS and peaks (from one of its address spaces). */
 void model__set_rss(struct model *m, __u32 pid, const __s64 rss[MP_NR_CLASSES],
 		    const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
+/* Offers a mapping's growth for a phase's top list (kept sorted, largest first). */
+void model__offer_mapping(struct model *m, unsigned int id, const struct model_mapping *mm);
+/* Empties the top lists (before a fresh pass over the mapping counters). */
+void model__clear_mappings(struct model *m);
 /* Closes the open phase interval at now_ns; later calls do nothing. */
 void model__finish(struct model *m, __u64 now_ns);
 /* Time in phase id up to now_ns (includes the open interval). */
@@ -98,6 +117,8 @@ static inline __u64 model__lost_events(const struct model *m)
 }
 /* Sum of growth (or shrink) over classes, swap excluded when !with_swap. */
 __u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap);
+
+const char *model__kind_name(__u32 kind);
 
 static inline const char *mp_class_name(int c)
 {

@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "elfsym.h"
 #include "probes.h"
+#include "util.h"
 
 #define PROBES_MAX_FILES	512
 #define PROBES_MAX_LINKS	1024
@@ -45,12 +46,9 @@ struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, in
 
 void probes__free(struct probes *p)
 {
-	unsigned int i;
-
 	if (!p)
 		return;
-	for (i = 0; i < p->nlinks; i++)
-		bpf_link__destroy(p->links[i]);
+	util__links_destroy(p->links, p->nlinks);
 	free(p);
 }
 

@@ -89,6 +89,25 @@ static void peak(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
+static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id)
+{
+	unsigned int i;
+
+	jsonw__name(w, "top_mappings");
+	jsonw__start_array(w);
+	for (i = 0; i < m->ntop[id]; i++) {
+		const struct model_mapping *mm = &m->top[id][i];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "path", mm->path);
+		jsonw__string_field(w, "class", mp_class_name(mm->cls));
+		jsonw__string_field(w, "kind", model__kind_name(mm->kind));
+		jsonw__u64_field(w, "bytes", mm->bytes);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
 static void phases(struct jsonw *w, const struct model *m)
 {
 	unsigned int i;
@@ -115,6 +134,12 @@ static void phases(struct jsonw *w, const struct model *m)
 		jsonw__start_object(w);
 		histogram(w, "rss_growth_per_call", s->hist[MP_HIST_CALL_GROWTH]);
 		histogram(w, "mmap_size", s->hist[MP_HIST_MMAP_SIZE]);
+		jsonw__end_object(w);
+		top_mappings(w, m, id);
+		jsonw__name(w, "stacks");
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "samples", m->samples[id]);
+		jsonw__u64_field(w, "sampled_bytes", m->sampled_bytes[id]);
 		jsonw__end_object(w);
 		jsonw__end_object(w);
 	}

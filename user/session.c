@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +27,11 @@
 #include "probes.h"
 #include "report_json.h"
 #include "session.h"
+#include "stacks.h"
+#include "strmap.h"
 #include "summary.h"
 #include "target.h"
+#include "unwind.h"
 #include "util.h"
 #include "memphase.skel.h"
 
@@ -42,6 +47,13 @@ struct session {
 	struct target target;
 	struct model model;
 	FILE *json;
+	FILE *folded;
+	FILE *perf;
+	FILE *svg;
+	struct unwinder *unwinder;
+	struct stacks *stacks;
+	struct strmap paths;		/* mapping "dev:ino" -> path */
+	__u64 last_mappings_ns;
 	int stats_fd;			/* BPF_ENABLE_STATS while open */
 	bool stop_on_map;
 	bool root_exited;
@@ -154,7 +166,14 @@ static int bpf_setup(struct session *s)
 	cfg->phase_prompt = s->phases.prompt;
 	cfg->phase_generate = s->phases.generate;
 	cfg->stop_on_exec_map = s->stop_on_map;
-	err = bpf_map__set_max_entries(s->skel->maps.events, s->env->ringbuf_kib * 1024);
+	cfg->stack_mode = s->env->stack_mode;
+	cfg->sample_bytes = s->env->sample_bytes;
+	cfg->sample_interval_ns = s->env->max_samples ? 1000000000ULL / s->env->max_samples : 0;
+	cfg->map_tracking = !s->env->no_mappings;
+	/* dwarf samples are 16 KiB each: give them room between two polls */
+	err = bpf_map__set_max_entries(s->skel->maps.events,
+				       (s->env->stack_mode == MP_STACKS_DWARF &&
+					s->env->ringbuf_kib < 8192 ? 8192 : s->env->ringbuf_kib) * 1024);
 	if (err)
 		goto fail;
 	err = memphase_bpf__load(s->skel);
@@ -182,11 +201,29 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct session *s = ctx;
 	const struct mp_event *e = data;
 
+	if (len >= sizeof(__u32) && e->type == MP_EV_STACK) {
+		if (s->stacks)
+			stacks__add(s->stacks, &s->model, data, len);
+		return 0;
+	}
 	if (len < sizeof(*e))
 		return 0;
 	switch (e->type) {
+	case MP_EV_FORK:
+		stacks__note_process(s->stacks, e->arg);
+		break;
+	case MP_EV_EXEC:
+		stacks__note_process(s->stacks, e->pid);
+		collect__learn_paths(&s->paths, e->pid);
+		break;
+	case MP_EV_FILE_MAP:
+		collect__learn_paths(&s->paths, e->pid);
+		break;
 	case MP_EV_EXEC_MAP:
+		collect__learn_paths(&s->paths, e->pid);
 		probes__scan_mapping(s->probes, e->pid, e->addr);
+		/* before SIGCONT: the library is in the snapshot before it runs */
+		stacks__note_process(s->stacks, e->pid);
 		s->model.markers_attached = probes__count(s->probes);
 		/* the BPF side stopped the target until its markers are probed */
 		if (s->stop_on_map)
@@ -274,6 +311,8 @@ static int setup_attach(struct session *s)
 	if (err)
 		return err;
 	probes__scan_pid(s->probes, e->pid);
+	stacks__note_process(s->stacks, e->pid);
+	collect__learn_paths(&s->paths, e->pid);
 	s->model.markers_attached = probes__count(s->probes);
 	if (!target__alive(&s->target)) {
 		fprintf(stderr, "memphase: process %d exited while attaching\n", e->pid);
@@ -337,6 +376,11 @@ static int poll_loop(struct session *s)
 			collect__maps(s->skel, &s->model);
 			last_collect = now;
 		}
+		/* mapping names need their process alive: look at new ones every second */
+		if (!s->env->no_mappings && now - s->last_mappings_ns >= 1000000000ULL) {
+			collect__mappings(s->skel, &s->model, &s->paths);
+			s->last_mappings_ns = now;
+		}
 		if (!s->notice_done && now - s->model.start_ns >= NOTICE_AFTER_NS)
 			marker_notice(s);
 		if (s->target.spawned) {
@@ -397,6 +441,117 @@ static void print_bpf_stats(struct session *s)
 	fprintf(stderr, "%-18s %10llu %10.2f\n", "total", (unsigned long long)cnt, ns / 1e6);
 }
 
+static int write_json(struct session *s, FILE *f)
+{
+	return report_json__write(f, &s->model);
+}
+
+static int write_folded(struct session *s, FILE *f)
+{
+	return stacks__write_folded(s->stacks, &s->model, f);
+}
+
+static int write_perf(struct session *s, FILE *f)
+{
+	return stacks__write_perf(s->stacks, &s->model, f);
+}
+
+static int write_svg(struct session *s, FILE *f)
+{
+	return stacks__write_svg(s->stacks, &s->model, f);
+}
+
+/* The files asked for: opened before the run (so a bad path fails early), written at
+ * the end, removed if the run never produced anything. */
+struct output {
+	const char *path;
+	size_t file_off;	/* offsetof(struct session, FILE *) */
+	int (*write)(struct session *s, FILE *f);
+};
+
+#define OUTPUT(p, member, fn) { p, offsetof(struct session, member), fn }
+
+static int outputs(const struct env *e, struct output out[4])
+{
+	struct output all[] = {
+		OUTPUT(e->json_path, json, write_json),
+		OUTPUT(e->folded_path, folded, write_folded),
+		OUTPUT(e->perf_path, perf, write_perf),
+		OUTPUT(e->svg_path, svg, write_svg),
+	};
+
+	memcpy(out, all, sizeof(all));
+	return 4;
+}
+
+static FILE **output_file(struct session *s, const struct output *o)
+{
+	return (FILE **)((char *)s + o->file_off);
+}
+
+static int outputs_write(struct session *s)
+{
+	struct output out[4];
+	int n = outputs(s->env, out), i, err, ret = 0;
+
+	for (i = 0; i < n; i++) {
+		FILE **f = output_file(s, &out[i]);
+
+		if (!*f)
+			continue;
+		err = out[i].write(s, *f);
+		if (fclose(*f) && !err)
+			err = -errno;
+		*f = NULL;
+		if (err) {
+			fprintf(stderr, "memphase: writing %s failed: %s\n", out[i].path,
+				strerror(-err));
+			ret = err;
+		}
+	}
+	return ret;
+}
+
+static int outputs_open(struct session *s)
+{
+	struct output out[4];
+	int n = outputs(s->env, out), i, err;
+
+	for (i = 0; i < n; i++) {
+		err = open_output(out[i].path, output_file(s, &out[i]));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Files opened but never written: nothing was observed, leave nothing behind. */
+static void outputs_discard(struct session *s)
+{
+	struct output out[4];
+	int n = outputs(s->env, out), i;
+
+	for (i = 0; i < n; i++) {
+		FILE **f = output_file(s, &out[i]);
+
+		if (!*f)
+			continue;
+		fclose(*f);
+		*f = NULL;
+		unlink(out[i].path);
+	}
+}
+
+static void stacks_to_model(struct session *s)
+{
+	unsigned int i;
+
+	for (i = 0; s->stacks && i < MP_MAX_PHASES; i++) {
+		s->model.samples[i] = stacks__samples(s->stacks, i);
+		s->model.sampled_bytes[i] = stacks__sampled_bytes(s->stacks, i);
+	}
+}
+
 static int finish(struct session *s)
 {
 	struct model_proc *root;
@@ -406,6 +561,9 @@ static int finish(struct session *s)
 	/* everything still in the ring buffer and the maps belongs to the run */
 	ring_buffer__consume(s->rb);
 	collect__maps(s->skel, &s->model);
+	if (!s->env->no_mappings)
+		collect__mappings(s->skel, &s->model, &s->paths);
+	stacks_to_model(s);
 	record_wait_status(s);
 	root = model__root(&s->model);
 	if (root && root->exited && root->exit_ns && root->exit_ns < end)
@@ -415,15 +573,7 @@ static int finish(struct session *s)
 	summary__print(stdout, &s->model);
 	if (s->env->bpf_stats)
 		print_bpf_stats(s);
-	if (s->json) {
-		err = report_json__write(s->json, &s->model);
-		if (fclose(s->json) && !err)
-			err = -errno;
-		s->json = NULL;
-		if (err)
-			fprintf(stderr, "memphase: writing %s failed: %s\n", s->env->json_path,
-				strerror(-err));
-	}
+	err = outputs_write(s);
 	return err;
 }
 
@@ -455,9 +605,18 @@ int session__run(const struct env *e)
 		fprintf(stderr, "memphase: too many phases (max %d)\n", MP_MAX_PHASES);
 		goto cleanup;
 	}
-	err = open_output(e->json_path, &s->json);
+	err = outputs_open(s);
 	if (err)
 		goto cleanup;
+	strmap__init(&s->paths);
+	if (e->stack_mode != MP_STACKS_NONE) {
+		s->unwinder = unwinder__new();
+		s->stacks = stacks__new(s->unwinder, e->perf_path != NULL);
+		if (!s->unwinder || !s->stacks) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -486,17 +645,21 @@ int session__run(const struct env *e)
 		err = finish(s);
 cleanup:
 	target__abort(&s->target);
-	if (s->json) {
-		fclose(s->json);
-		/* nothing was observed: do not leave an empty file behind */
-		if (e->json_path)
-			unlink(e->json_path);
-	}
+	outputs_discard(s);
 	ring_buffer__free(s->rb);
 	probes__free(s->probes);
+	if (s->skel)
+		util__links_destroy((struct bpf_link **)&s->skel->links,
+				    sizeof(s->skel->links) / sizeof(struct bpf_link *));
 	memphase_bpf__destroy(s->skel);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
+	stacks__free(s->stacks);
+	unwinder__free(s->unwinder);
+	for (size_t k = 0; k < s->paths.cap; k++)
+		if (s->paths.slots[k].key)
+			free((char *)(uintptr_t)s->paths.slots[k].value);
+	strmap__free(&s->paths);
 	model__free(&s->model);
 	free(s);
 	return err;

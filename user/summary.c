@@ -117,6 +117,49 @@ void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns)
 	}
 }
 
+static void print_mappings(FILE *f, const struct model *m)
+{
+	unsigned int i, k;
+	bool header = false;
+	char b[24];
+
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+
+		for (k = 0; k < m->ntop[id] && k < 5; k++) {
+			const struct model_mapping *mm = &m->top[id][k];
+
+			if (!header) {
+				fprintf(f, "\nTop mappings by growth\n%-10s %-6s %9s  %s\n",
+					"PHASE", "CLASS", "GROWTH", "MAPPING");
+				header = true;
+			}
+			fprintf(f, "%-10.10s %-6s %9s  %.50s\n", k ? "" : m->names[id],
+				mp_class_name(mm->cls), util__fmt_bytes(b, sizeof(b), mm->bytes),
+				mm->path);
+		}
+	}
+}
+
+static void print_stacks(FILE *f, const struct model *m)
+{
+	__u64 samples = 0, sampled = 0, growth = 0;
+	unsigned int i;
+
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+
+		samples += m->samples[id];
+		sampled += m->sampled_bytes[id];
+		growth += model__growth_total(&m->stats[id], false);
+	}
+	if (!samples && !m->lost_stacks)
+		return;
+	fprintf(f, "\nstacks: %llu samples carry %.1f%% of the RSS growth; %llu lost\n",
+		(unsigned long long)samples, growth ? 100.0 * sampled / growth : 0.0,
+		(unsigned long long)m->lost_stacks);
+}
+
 static void print_hists(FILE *f, const struct model *m)
 {
 	unsigned int i;
@@ -150,6 +193,8 @@ void summary__print(FILE *f, const struct model *m)
 			(unsigned long long)lost, (unsigned long long)m->lost_stacks);
 	fprintf(f, "\n");
 	summary__phase_table(f, m, m->end_ns);
+	print_mappings(f, m);
+	print_stacks(f, m);
 	print_hists(f, m);
 	fflush(f);
 }

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stack samples -> frames -> folded stacks (and raw samples for perf.data). Each sample
+ * stands for `weight` bytes of RSS growth; per phase the weights add up to the sampled
+ * part of the growth, the rest is reported as "[not sampled]".
+ */
+#ifndef __MP_STACKS_H
+#define __MP_STACKS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "memphase.h"
+#include "model.h"
+
+#define STACKS_MAX_FRAMES	128
+
+struct stacks;
+struct unwinder;
+
+/* keep_raw: keep every sample's addresses (needed for perf.data). */
+struct stacks *stacks__new(struct unwinder *u, bool keep_raw);
+void stacks__free(struct stacks *st);
+
+/* A process appeared or mapped code: snapshot its mappings while it is alive. */
+void stacks__note_process(struct stacks *st, __u32 pid);
+/* One MP_EV_STACK record (header + payload as sent by BPF). 0 or -errno. */
+int stacks__add(struct stacks *st, const struct model *m, const void *data, size_t len);
+
+/* Bytes and samples per phase id. */
+__u64 stacks__sampled_bytes(const struct stacks *st, unsigned int phase);
+__u64 stacks__samples(const struct stacks *st, unsigned int phase);
+__u64 stacks__total_samples(const struct stacks *st);
+__u64 stacks__unwind_failures(const struct stacks *st);
+
+/* "phase;comm;outermost;...;innermost BYTES" lines, sorted; plus per phase a
+ * "phase;[not sampled] BYTES" line for growth no sample carries. */
+int stacks__write_folded(const struct stacks *st, const struct model *m, FILE *f);
+/* One self-contained SVG flame graph, phases side by side. */
+int stacks__write_svg(const struct stacks *st, const struct model *m, FILE *f);
+/* A perf.data file: comm and mmap records, samples weighted by bytes; the sample's
+ * comm is its phase (a COMM record precedes a thread's samples when its phase changes). */
+int stacks__write_perf(const struct stacks *st, const struct model *m, FILE *f);
+
+#endif
