@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Where it grows: sampled stacks (dwarf and fp), mappings, and the three exports.
+
+The workload is built twice (tests/workload/workload.mk): with frame pointers and with
+-O2 -fomit-frame-pointer (nofp/). The work per phase happens in known functions:
+load -> read_pages, context/prompt/generate -> touch_pages, state -> the driver's memset
+of the destination buffer (called from main).
+
+Samples are taken every 64 KiB of a thread's growth without a rate cap, so every phase
+gets tens of samples; the bytes a phase change leaves unsampled are under 64 KiB per
+phase and thread.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.dom.minidom
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import KIB, MIB  # noqa: E402
+
+WORK = {  # phase -> a frame that must be in its stacks besides main
+    "load": "read_pages",
+    "context": "touch_pages",
+    "prompt": "touch_pages",
+    "generate": "touch_pages",
+    "state": "memset",
+}
+SAMPLE_OPTS = ["--sample-bytes", "64K", "--max-samples", "0"]
+
+
+def workload(d, driver=harness.DRIVER, **over):
+    model = os.path.join(d, "model.bin")
+    if not os.path.exists(model):
+        harness.make_model(model, 16)
+    o = dict(ctx_mib=16, prompt_batches=3, batch_mib=4, tokens=32, token_kib=128, state_mib=8)
+    o.update(over)
+    args = [driver, "--model", model]
+    for k, v in o.items():
+        args += ["--" + k.replace("_", "-"), str(v)]
+    return args
+
+
+def run(d, argv, opts):
+    out = {k: os.path.join(d, "out." + k) for k in ("json", "folded", "svg", "data")}
+    r = harness.memphase(["run", "--json", out["json"], "--folded", out["folded"],
+                          "--svg", out["svg"], "--perf-data", out["data"]] + opts + ["--"] + argv)
+    assert r.returncode == 0, "memphase exited %d: %s" % (r.returncode, r.stderr)
+    return r, out
+
+
+def folded(path):
+    """[(frames list, weight)]"""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            stack, _, w = line.rstrip("\n").rpartition(" ")
+            rows.append((stack.split(";"), int(w)))
+    return rows
+
+
+def check_dwarf(driver):
+    harness.need_root()
+    with harness.workdir() as d:
+        _, out = run(d, workload(d, driver), ["--stacks", "dwarf"] + SAMPLE_OPTS)
+        doc = harness.load_json(out["json"])
+        rows = folded(out["folded"])
+        for ph, fn in WORK.items():
+            mine = [(fr, w) for fr, w in rows if fr[0] == ph and fr[1] != "[not sampled]"]
+            sampled = sum(w for _, w in mine)
+            good = sum(w for fr, w in mine if "main" in fr and any(fn in x for x in fr))
+            p = harness.phase(doc, ph)
+            grown = sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
+            assert sampled > 0, "%s: no samples" % ph
+            assert good >= 0.9 * sampled, \
+                "%s: only %d of %d sampled bytes have main and %s: %s" % (
+                    ph, good, sampled, fn, mine[:3])
+            # the samples' weights add up to the phase's growth (10%)
+            assert abs(sampled - grown) <= 0.1 * grown, \
+                "%s: sampled %d vs growth %d" % (ph, sampled, grown)
+            assert p["stacks"]["sampled_bytes"] == sampled
+        assert doc["lost"]["stacks"] == 0
+
+
+def test_dwarf_stacks_with_frame_pointers():
+    check_dwarf(harness.DRIVER)
+
+
+def test_dwarf_stacks_without_frame_pointers():
+    check_dwarf(harness.NOFP_DRIVER)
+
+
+def test_fp_stacks_recorded():
+    """fp mode works and is honest about what the kernel's walk gets (no claim on depth)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        for driver in (harness.DRIVER, harness.NOFP_DRIVER):
+            _, out = run(d, workload(d, driver), ["--stacks", "fp"] + SAMPLE_OPTS)
+            rows = [(fr, w) for fr, w in folded(out["folded"]) if fr[1] != "[not sampled]"]
+            total = sum(w for _, w in rows)
+            with_main = sum(w for fr, w in rows if "main" in fr)
+            print("  fp %s: %d%% of sampled bytes reach main" % (
+                os.path.relpath(driver, harness.WORKLOAD), 100 * with_main // max(total, 1)))
+            assert total > 0
+
+
+def test_folded_adds_up_and_mappings():
+    harness.need_root()
+    with harness.workdir() as d:
+        _, out = run(d, workload(d), SAMPLE_OPTS)
+        doc = harness.load_json(out["json"])
+        rows = folded(out["folded"])
+        for p in doc["phases"]:
+            grown = sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
+            mine = sum(w for fr, w in rows if fr[0] == p["name"])
+            # with the [not sampled] rest, each phase adds up exactly
+            assert mine == grown, "%s: folded %d vs growth %d" % (p["name"], mine, grown)
+        # the model file is the load phase's top mapping; anon buffers the others'
+        top = harness.phase(doc, "load")["top_mappings"][0]
+        assert top["path"].endswith("model.bin") and top["class"] == "file", top
+        assert abs(top["bytes"] - 16 * MIB) <= 128 * KIB, top
+        for ph in ("context", "prompt", "generate", "state"):
+            tops = harness.phase(doc, ph)["top_mappings"]
+            anon = sum(t["bytes"] for t in tops if t["kind"] == "anon")
+            grown = harness.phase(doc, ph)["rss_growth_bytes"]["anon"]
+            assert anon >= grown - 64 * KIB, "%s: anon mappings %d vs %d" % (ph, anon, grown)
+
+
+def test_perf_tools_read_perf_data():
+    harness.need_root()
+    if not shutil.which("perf"):
+        raise harness.Skip("perf is not installed")
+    with harness.workdir() as d:
+        _, out = run(d, workload(d, harness.NOFP_DRIVER), SAMPLE_OPTS)
+        s = harness.run(["perf", "script", "-f", "-F", "comm,pid,tid,period,ip,sym",
+                         "-i", out["data"]])
+        assert s.returncode == 0, s.stderr
+        for name in ("touch_pages", "read_pages", "main", "llama_decode"):
+            assert name in s.stdout, "perf script lacks %s" % name
+        comms = set(re.findall(r"^(\S+)\s+\d+/\d+", s.stdout, re.M))
+        assert {"load", "context", "prompt", "generate", "state"} <= comms, comms
+        r = harness.run(["perf", "report", "-f", "--stdio", "--sort", "comm,sym",
+                         "-i", out["data"]])
+        assert r.returncode == 0, r.stderr
+        assert "touch_pages" in r.stdout and "read_pages" in r.stdout
+        m = re.search(r"Event count \(approx\.\): (\d+)", r.stdout)
+        doc = harness.load_json(out["json"])
+        sampled = sum(p["stacks"]["sampled_bytes"] for p in doc["phases"])
+        assert m and int(m.group(1)) == sampled, (m and m.group(1), sampled)
+
+
+def test_svg_parses_and_names_functions():
+    harness.need_root()
+    with harness.workdir() as d:
+        _, out = run(d, workload(d, harness.NOFP_DRIVER), SAMPLE_OPTS)
+        dom = xml.dom.minidom.parse(out["svg"])
+        titles = " ".join(t.firstChild.data for t in dom.getElementsByTagName("title")
+                          if t.firstChild)
+        for name in ("touch_pages", "read_pages", "main", "generate", "prompt", "load"):
+            assert name in titles, "SVG lacks %s" % name
+
+
+def _stripped_copy(d):
+    """The nofp driver and its libllama.so, the driver stripped with a .gnu_debuglink."""
+    src = os.path.dirname(harness.NOFP_DRIVER)
+    exe = os.path.join(d, "llama-driver")
+    shutil.copy(os.path.join(src, "libllama.so"), d)
+    shutil.copy(harness.NOFP_DRIVER, exe)
+    dbg = exe + ".debug"
+    for cmd in (["objcopy", "--only-keep-debug", exe, dbg],
+                ["objcopy", "--strip-all", "--add-gnu-debuglink=" + dbg, exe]):
+        r = harness.run(cmd, cwd=d)
+        assert r.returncode == 0, r.stderr
+    for f in os.listdir(d):
+        os.chmod(os.path.join(d, f), 0o755)
+    return exe
+
+
+def test_symbols_of_stripped_binary_via_debuglink():
+    harness.need_root()
+    if not shutil.which("objcopy"):
+        raise harness.Skip("objcopy (binutils) is not installed")
+    with harness.workdir() as d:
+        exe = _stripped_copy(d)
+        nm = harness.run(["nm", exe])
+        assert "no symbols" in nm.stderr, "the copy is not stripped"
+        _, out = run(d, workload(d, exe), SAMPLE_OPTS)
+        rows = folded(out["folded"])
+        gen = [fr for fr, _ in rows if fr[0] == "generate" and fr[1] != "[not sampled]"]
+        # main and the driver's static decode_one come from the debug file only
+        assert any("main" in fr and "decode_one" in fr for fr in gen), gen[:2]
+
+
+def test_symbols_of_deleted_binary():
+    """The executable is deleted while it runs: symbols come through /proc/PID/map_files."""
+    harness.need_root()
+    with harness.workdir() as d:
+        exe = os.path.join(d, "llama-driver")
+        shutil.copy(os.path.join(os.path.dirname(harness.NOFP_DRIVER), "libllama.so"), d)
+        shutil.copy(harness.NOFP_DRIVER, exe)
+        out = os.path.join(d, "out.folded")
+        p = subprocess.Popen([harness.MEMPHASE, "run", "--folded", out] + SAMPLE_OPTS +
+                             ["--"] + workload(d, exe, start_delay_ms=1500),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        import time
+        time.sleep(0.8)
+        os.unlink(exe)
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        rows = folded(out)
+        gen = [fr for fr, _ in rows if fr[0] == "generate" and fr[1] != "[not sampled]"]
+        assert any("main" in fr and "touch_pages" in fr for fr in gen), gen[:2]
