@@ -26,6 +26,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define S_IFCHR		0020000
 #define TMPFS_MAGIC	0x01021994
 #define HUGETLBFS_MAGIC	0x958458f6
+#define PF_KTHREAD	0x00200000
 #define STASH_MAX_AGE_NS (50 * 1000 * 1000ULL)
 /* x86-64 syscall numbers */
 #define __NR_mmap	9
@@ -106,6 +107,7 @@ struct thread_state {
 	__u64 acc_bytes;	/* growth not yet carried by a stack sample */
 	__u32 acc_phase;
 	__u32 pad;
+	__u64 reclaim_start_ns;	/* in direct reclaim since */
 };
 
 struct {
@@ -178,7 +180,8 @@ static __always_inline struct mp_target *target_of_current(__u32 *tgid_out)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mp_target *t = bpf_map_lookup_elem(&targets, &tgid);
 
-	if (!t || (t->flags & MP_T_WAIT_EXEC))
+	/* not yet exec'd (run), or exited: a recycled pid is not ours */
+	if (!t || (t->flags & (MP_T_WAIT_EXEC | MP_T_EXITED)))
 		return NULL;
 	if (tgid_out)
 		*tgid_out = tgid;
@@ -549,6 +552,25 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 }
 
 /*
+ * --max-rss: freeze the process at the page that crossed the limit (in its own context,
+ * so the stop is immediate); user space writes the outputs, then ends it.
+ */
+static __always_inline void guard_trip(struct mp_target *t, __u32 tgid, __s64 total)
+{
+	struct mp_event *e;
+
+	if (t->flags & MP_T_GUARD_HIT)
+		return;
+	t->flags |= MP_T_GUARD_HIT;
+	bpf_send_signal(SIGSTOP);
+	e = event_new(MP_EV_GUARD, tgid, t->phase);
+	if (!e)
+		return;
+	e->rss[0] = total;
+	event_submit(e, true);
+}
+
+/*
  * kmem:rss_stat carries the exact size of one RSS counter of an mm (the classic
  * tracepoint sums the per-CPU counter; raw/BTF variants only see an approximation).
  * curr says whether the mm is current's: otherwise (reclaim, exit teardown, fork copy)
@@ -573,8 +595,14 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 		if (!t)
 			return 0;
 		mm = bpf_map_lookup_elem(&mms, &mm_id);
+		/* an entry left by an exited process whose mm struct was recycled */
+		if (mm && (mm->tgid != tgid || mm->gen != t->mm_gen)) {
+			bpf_map_delete_elem(&mms, &mm_id);
+			mm = NULL;
+		}
 		if (!mm) {
 			fresh.tgid = tgid;
+			fresh.gen = t->mm_gen;
 			/* after exec the new mm starts empty: count from zero */
 			if (t->flags & MP_T_FRESH_MM) {
 				fresh.seeded = (1 << MP_NR_CLASSES) - 1;
@@ -600,6 +628,18 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 		t = bpf_map_lookup_elem(&targets, &tgid);
 		if (!t)
 			return 0;
+		/*
+		 * Someone else's context: kswapd reclaiming a live image is ours; anything
+		 * else on an exited or replaced image is a recycled mm (another process's
+		 * fork copying into it), not ours. The owner's own exit or exec teardown is.
+		 */
+		if ((bpf_get_current_pid_tgid() >> 32) != tgid) {
+			struct task_struct *cur = bpf_get_current_task_btf();
+
+			if (!(cur->flags & PF_KTHREAD) || (t->flags & MP_T_EXITED) ||
+			    mm->gen != t->mm_gen)
+				return 0;
+		}
 	}
 
 	bit = 1U << member;
@@ -618,6 +658,8 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
 	if (total > mm->peak_total)
 		mm->peak_total = total;
+	if (cfg.max_rss_bytes && total > cfg.max_rss_bytes && curr)
+		guard_trip(t, tgid, total);
 	if (!delta)
 		return 0;
 
@@ -896,6 +938,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		return 0;
 	__sync_fetch_and_and(&t->flags, ~MP_T_WAIT_EXEC);
 	__sync_fetch_and_or(&t->flags, MP_T_FRESH_MM);
+	t->mm_gen++;
 	t->last_brk = 0;
 	e = event_new(MP_EV_EXEC, tgid, t->phase);
 	if (e)
@@ -960,6 +1003,70 @@ int BPF_PROG(handle_mark_victim, struct task_struct *victim, uid_t uid)
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), victim->comm);
 	event_submit(e, true);
 	return 0;
+}
+
+/* ---- memory pressure: time target threads spend reclaiming memory themselves ---- */
+
+static __always_inline int reclaim_begin(void)
+{
+	struct thread_state *ts;
+
+	if (!target_of_current(NULL))
+		return 0;
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ts)
+		ts->reclaim_start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int reclaim_end(unsigned long nr_reclaimed)
+{
+	struct mp_phase_stats *s;
+	struct thread_state *ts;
+	struct mp_target *t;
+	__u64 start;
+
+	t = target_of_current(NULL);
+	if (!t)
+		return 0;
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
+	if (!ts || !ts->reclaim_start_ns)
+		return 0;
+	start = ts->reclaim_start_ns;
+	ts->reclaim_start_ns = 0;
+	s = stats_get(t->phase);
+	if (!s)
+		return 0;
+	s->reclaim_ns += bpf_ktime_get_ns() - start;
+	s->reclaim_count++;
+	s->reclaimed_pages += nr_reclaimed;
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
+int BPF_PROG(handle_reclaim_begin, int order, gfp_t gfp)
+{
+	return reclaim_begin();
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_end")
+int BPF_PROG(handle_reclaim_end, unsigned long nr_reclaimed)
+{
+	return reclaim_end(nr_reclaimed);
+}
+
+/* Reaching a memory cgroup's limit makes the charging thread reclaim in the cgroup. */
+SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
+int BPF_PROG(handle_memcg_reclaim_begin, int order, gfp_t gfp)
+{
+	return reclaim_begin();
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
+int BPF_PROG(handle_memcg_reclaim_end, unsigned long nr_reclaimed)
+{
+	return reclaim_end(nr_reclaimed);
 }
 
 /* ---- phase markers ---- */

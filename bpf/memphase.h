@@ -47,6 +47,7 @@ struct mp_config {
 	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */
 	__u32 map_tracking;	/* classify faults by mapping */
 	__u32 pad;
+	__u64 max_rss_bytes;	/* guard: stop a process whose RSS crosses this (0: off) */
 };
 
 /* Per-phase counters, a PERCPU_ARRAY indexed by phase id. */
@@ -60,6 +61,9 @@ struct mp_phase_stats {
 	__u64 munmap_bytes;		/* munmap + mremap shrink */
 	__u64 brk_bytes;		/* heap growth through brk */
 	__u64 brk_shrink_bytes;
+	__u64 reclaim_ns;		/* target threads in direct (or memcg) reclaim */
+	__u64 reclaim_count;
+	__u64 reclaimed_pages;
 	__u64 hist[MP_NR_HISTS][MP_MAX_SLOTS];
 };
 
@@ -68,13 +72,14 @@ struct mp_phase_stats {
 #define MP_T_FRESH_MM	(1U << 1)	/* exec'd: its next mm starts from zero RSS */
 #define MP_T_EXITED	(1U << 2)
 #define MP_T_ROOT	(1U << 3)	/* the process memphase was asked to observe */
+#define MP_T_GUARD_HIT	(1U << 4)	/* crossed --max-rss: stopped, user space ends it */
 
 /* targets: tgid -> state of one observed process. */
 struct mp_target {
 	__u32 phase;
 	__u32 flags;
 	__u32 parent;		/* tgid of the target it was forked from, 0 for roots */
-	__u32 pad;
+	__u32 mm_gen;		/* bumped at exec: address spaces of older images are dead */
 	__u64 call_growth;	/* RSS growth since the last marker call */
 	__u64 last_brk;
 };
@@ -83,6 +88,8 @@ struct mp_target {
 struct mp_mm {
 	__u32 tgid;
 	__u32 seeded;			/* bit per class: baseline known */
+	__u32 gen;			/* the owner's mm_gen when this mm was its own */
+	__u32 pad;
 	__s64 rss[MP_NR_CLASSES];	/* bytes, exact (rss_stat size) */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;		/* max of file + anon + shmem */
@@ -139,6 +146,7 @@ enum mp_event_type {
 	MP_EV_EXEC_MAP = 6,	/* a target mapped an executable file not seen before */
 	MP_EV_STACK = 7,	/* struct mp_stack_event */
 	MP_EV_FILE_MAP = 8,	/* a target mapped a file (data) not seen before */
+	MP_EV_GUARD = 9,	/* a target crossed --max-rss and was stopped (SIGSTOP) */
 };
 
 struct mp_event {

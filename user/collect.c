@@ -46,6 +46,9 @@ static int collect_stats(struct memphase_bpf *skel, struct model *m)
 			sum.munmap_bytes += v[c].munmap_bytes;
 			sum.brk_bytes += v[c].brk_bytes;
 			sum.brk_shrink_bytes += v[c].brk_shrink_bytes;
+			sum.reclaim_ns += v[c].reclaim_ns;
+			sum.reclaim_count += v[c].reclaim_count;
+			sum.reclaimed_pages += v[c].reclaimed_pages;
 			for (h = 0; h < MP_NR_HISTS; h++)
 				for (s = 0; s < MP_MAX_SLOTS; s++)
 					sum.hist[h][s] += v[c].hist[h][s];

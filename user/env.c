@@ -60,6 +60,8 @@ enum {
 	OPT_SAMPLE_BYTES,
 	OPT_MAX_SAMPLES,
 	OPT_NO_MAPPINGS,
+	OPT_NO_TUI,
+	OPT_TARGET_LOG,
 };
 
 static const struct argp_option options[] = {
@@ -82,6 +84,12 @@ static const struct argp_option options[] = {
 	{ "no-preset", OPT_NO_PRESET, NULL, 0, "Do not use the llama.cpp phase markers", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop observing after SECONDS", 0 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Status line period (default 1)", 0 },
+	{ "no-tui", OPT_NO_TUI, NULL, 0,
+	  "No full-screen live view: a status line every --interval on stderr (the default "
+	  "when stdout is not a terminal)", 0 },
+	{ "target-log", OPT_TARGET_LOG, "FILE", 0,
+	  "run, live view: write the command's stdout and stderr to FILE (default "
+	  "memphase-target.log; its stdin is /dev/null)", 0 },
 	{ "grace", OPT_GRACE, "SECONDS", 0,
 	  "run: on Ctrl-C/SIGTERM, wait this long for the command to end before SIGKILL (3)", 0 },
 	{ "ringbuf-kib", OPT_RINGBUF, "KIB", 0, "Event ring buffer size (default 1024)", 0 },
@@ -104,12 +112,47 @@ static int parse_pid(const char *s, pid_t *out)
 	return 0;
 }
 
+/*
+ * argp follows getopt's "unrecognized option" with a "Try `memphase --help'" line: keep
+ * errors to one line by dropping that hint from the error stream.
+ */
+static ssize_t err_write(void *cookie, const char *buf, size_t len)
+{
+	static bool at_line_start = true, dropping;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (at_line_start)
+			dropping = len - i >= 4 && !strncmp(buf + i, "Try ", 4);
+		if (!dropping)
+			fputc(buf[i], stderr);
+		at_line_start = buf[i] == '\n';
+	}
+	return len;
+}
+
+static FILE *err_stream(void)
+{
+	static FILE *f;
+	cookie_io_functions_t io = { .write = err_write };
+
+	if (!f) {
+		f = fopencookie(NULL, "w", io);
+		if (f)
+			setvbuf(f, NULL, _IONBF, 0);
+	}
+	return f ? f : stderr;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	char err[256];
 	__u64 v;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->err_stream = err_stream();
+		break;
 	case 'p':
 		if (env.mode != MODE_ATTACH)
 			argp_failure(state, 2, 0, "-p/--pid belongs to 'memphase attach'");
@@ -179,6 +222,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NO_MAPPINGS:
 		env.no_mappings = true;
 		break;
+	case OPT_NO_TUI:
+		env.no_tui = true;
+		break;
+	case OPT_TARGET_LOG:
+		env.target_log = arg;
+		break;
 	case OPT_BPF_STATS:
 		env.bpf_stats = true;
 		break;
@@ -217,6 +266,8 @@ static void print_top_help(void)
 
 int env__parse(int argc, char **argv)
 {
+	/* bad usage exits 2, like our own errors (argp's default is EX_USAGE, 64) */
+	argp_err_exit_status = 2;
 	static const struct argp argp = { options, parse_arg, NULL, usage_doc, NULL, NULL, NULL };
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 

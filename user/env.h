@@ -32,6 +32,8 @@ struct env {
 	struct phase_spec specs[ENV_MAX_SPECS];
 	double duration;		/* stop observing after this many seconds (0: until exit) */
 	double interval;		/* status line period, seconds */
+	bool no_tui;			/* status lines on stderr even on a terminal */
+	const char *target_log;		/* run + TUI: the command's stdout/stderr go here */
 	double grace;			/* run: seconds between SIGTERM and SIGKILL at shutdown */
 	unsigned int ringbuf_kib;
 	bool bpf_stats;			/* print the BPF programs' own run time at exit */

@@ -6,6 +6,7 @@
  * cleanup, so no BPF program or link outlives memphase.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
+#include "live.h"
 #include "model.h"
 #include "phases.h"
 #include "probes.h"
@@ -30,13 +32,19 @@
 #include "stacks.h"
 #include "strmap.h"
 #include "summary.h"
+#include "sysmem.h"
 #include "target.h"
+#include "timeline.h"
 #include "unwind.h"
 #include "util.h"
 #include "memphase.skel.h"
 
 #define POLL_MS		100
 #define NOTICE_AFTER_NS	1000000000ULL
+#define SYSMEM_EVERY_NS	500000000ULL	/* /proc/meminfo, cgroup, PSI */
+#define TIMELINE_CAP	4096		/* RSS history samples (thinned, whole run) */
+#define OOM_WARN_S	60.0		/* highlight and warn when a projected OOM is closer */
+#define TARGET_LOG	"memphase-target.log"
 
 struct session {
 	const struct env *env;
@@ -58,6 +66,14 @@ struct session {
 	bool stop_on_map;
 	bool root_exited;
 	bool notice_done;
+	/* live view */
+	bool use_tui;
+	const char *target_log;		/* where the command's output went (TUI), NULL */
+	struct live *live;
+	struct timeline *tl;
+	struct sysmem sm;
+	bool have_sm;
+	__u64 last_sysmem_ns;
 };
 
 static volatile sig_atomic_t exiting_sig;
@@ -234,7 +250,7 @@ static int on_event(void *ctx, void *data, size_t len)
 			s->root_exited = true;
 		break;
 	case MP_EV_OOM:
-		fprintf(stderr, "memphase: OOM kill of %.16s (pid %u)\n", e->comm, e->pid);
+		live__notice(s->live, "OOM kill of %.16s (pid %u)", e->comm, e->pid);
 		break;
 	default:
 		break;
@@ -245,16 +261,50 @@ static int on_event(void *ctx, void *data, size_t len)
 
 /* ---- targets ---- */
 
+/*
+ * With the live view on the terminal the command's output would garble it: its stdin
+ * is /dev/null, its stdout and stderr go to --target-log (created as the invoking user)
+ * or, if that cannot be written, to /dev/null.
+ */
+static FILE *target_stdio(struct session *s, int fds[3])
+{
+	const char *path = s->env->target_log ? s->env->target_log : TARGET_LOG;
+	FILE *log;
+
+	fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	log = util__fopen_user(path, "we");
+	if (log) {
+		s->target_log = path;
+		fds[1] = fds[2] = fileno(log);
+	} else {
+		fprintf(stderr, "memphase: cannot write '%s' (%s): the command's output goes "
+				"to /dev/null\n", path, strerror(errno));
+		fds[1] = fds[2] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	}
+	return log;
+}
+
 static int setup_run(struct session *s)
 {
 	const struct env *e = s->env;
+	int fds[3] = { -1, -1, -1 };
+	FILE *log = NULL;
 	uid_t uid;
 	gid_t gid;
 	bool drop;
 	int err;
 
 	drop = util__invoking_user(&uid, &gid);
-	err = target__spawn(&s->target, e->argv, drop, uid, gid);
+	if (s->use_tui)
+		log = target_stdio(s, fds);
+	err = target__spawn(&s->target, e->argv, drop, uid, gid, s->use_tui ? fds : NULL);
+	/* the child has its copies */
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (log)
+		fclose(log);
+	else if (fds[1] >= 0)
+		close(fds[1]);
 	if (err)
 		return err;
 	model__init(&s->model, s->target.pid, util__now_ns());
@@ -330,12 +380,12 @@ static void marker_notice(struct session *s)
 		return;
 	s->notice_done = true;
 	if (!probes__count(s->probes))
-		fprintf(stderr, "memphase: no phase markers found in %s or its libraries: "
-				"counting everything under 'startup' (add markers with --phase)\n",
-			s->target.exe[0] ? s->target.exe : "the target");
+		live__notice(s->live, "no phase markers found in %s or its libraries: "
+				      "counting everything under 'startup' (add markers with --phase)",
+			     s->target.exe[0] ? s->target.exe : "the target");
 	probes__missing_user(s->probes, missing, sizeof(missing));
 	if (missing[0])
-		fprintf(stderr, "memphase: --phase symbols not found so far: %s\n", missing);
+		live__notice(s->live, "--phase symbols not found so far: %s", missing);
 }
 
 /* ---- loop ---- */
@@ -350,10 +400,52 @@ static void handle_signal(struct session *s, __u64 *kill_at)
 		return;
 	}
 	/* run: pass it on, give the command a grace period to end on its own */
-	fprintf(stderr, "memphase: %s: stopping %s (pid %d)\n", strsignal(sig), s->target.exe,
-		s->target.pid);
+	live__notice(s->live, "%s: stopping %s (pid %d)", strsignal(sig), s->target.exe,
+		     s->target.pid);
 	target__signal(&s->target, sig == SIGINT ? SIGINT : SIGTERM);
 	*kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
+}
+
+/* Feeds the live view: system memory every SYSMEM_EVERY_NS, then redraw, keys, status. */
+static int live_tick(struct session *s, __u64 now)
+{
+	if (!s->live)
+		return 0;
+	if (!s->last_sysmem_ns || now - s->last_sysmem_ns >= SYSMEM_EVERY_NS) {
+		s->have_sm = !sysmem__read(&s->sm, NULL, NULL, s->model.root_pid);
+		s->last_sysmem_ns = now;
+	}
+	return live__update(s->live, &s->model, s->tl, s->have_sm ? &s->sm : NULL, now);
+}
+
+static int live_start(struct session *s)
+{
+	struct live_opts o = {
+		.use_tui = s->use_tui,
+		.interval_s = s->env->interval,
+		.oom_warn_s = OOM_WARN_S,
+	};
+	char cmd[160] = "?", title[200];
+	size_t used = 0;
+	char **a;
+	int n;
+
+	for (a = s->model.argv; a && *a && used < sizeof(cmd) - 1; a++) {
+		n = snprintf(cmd + used, sizeof(cmd) - used, "%s%s", used ? " " : "", *a);
+		used = n < 0 || used + n >= sizeof(cmd) ? sizeof(cmd) - 1 : used + n;
+	}
+	snprintf(title, sizeof(title), "%s (pid %u)", cmd, s->model.root_pid);
+	o.title = title;
+	s->tl = timeline__new(TIMELINE_CAP, LIVE_RATE_WINDOW_S);
+	if (!s->tl)
+		return -ENOMEM;
+	s->live = live__new(&o);
+	if (!s->live)
+		return -ENOMEM;
+	if (live__tui(s->live) && s->target.spawned)
+		live__notice(s->live, "the command's output goes to %s",
+			     s->target_log ? s->target_log : "/dev/null");
+	return 0;
 }
 
 static int poll_loop(struct session *s)
@@ -375,6 +467,8 @@ static int poll_loop(struct session *s)
 		if (now - last_collect >= POLL_MS * 1000000ULL) {
 			collect__maps(s->skel, &s->model);
 			last_collect = now;
+			if (s->tl)
+				timeline__add_model(s->tl, &s->model, now);
 		}
 		/* mapping names need their process alive: look at new ones every second */
 		if (!s->env->no_mappings && now - s->last_mappings_ns >= 1000000000ULL) {
@@ -383,6 +477,9 @@ static int poll_loop(struct session *s)
 		}
 		if (!s->notice_done && now - s->model.start_ns >= NOTICE_AFTER_NS)
 			marker_notice(s);
+		/* 'q' in the live view: detach and write everything, like --duration */
+		if (live_tick(s, now) == LIVE_QUIT)
+			return 0;
 		if (s->target.spawned) {
 			if (target__poll_exit(&s->target))
 				return 0;
@@ -558,6 +655,9 @@ static int finish(struct session *s)
 	__u64 end = util__now_ns();
 	int err = 0;
 
+	/* the summary and the last notices go to the restored terminal */
+	live__free(s->live);
+	s->live = NULL;
 	/* everything still in the ring buffer and the maps belongs to the run */
 	ring_buffer__consume(s->rb);
 	collect__maps(s->skel, &s->model);
@@ -589,6 +689,7 @@ int session__run(const struct env *e)
 	s->env = e;
 	s->target.exec_fd = -1;
 	s->stats_fd = -1;
+	s->use_tui = !e->no_tui && isatty(STDOUT_FILENO);
 	libbpf_set_print(libbpf_print);
 
 	err = check_caps();
@@ -640,10 +741,16 @@ int session__run(const struct env *e)
 		fprintf(stderr, "memphase: failed to create ring buffer: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	err = live_start(s);
+	if (err)
+		goto cleanup;
 	err = poll_loop(s);
 	if (!err)
 		err = finish(s);
 cleanup:
+	live__free(s->live);
+	s->live = NULL;
+	timeline__free(s->tl);
 	target__abort(&s->target);
 	outputs_discard(s);
 	ring_buffer__free(s->rb);

@@ -50,11 +50,14 @@ static int resolve_exe(const char *cmd, char *out, size_t len)
 
 /* Child side: become the invoking user, wait to be resumed, exec. */
 static void child_run(char *const argv[], const char *exe, bool drop, uid_t uid, gid_t gid,
-		      int wfd)
+		      int wfd, const int stdio[3])
 {
 	struct passwd *pw;
-	int err;
+	int err, i;
 
+	for (i = 0; stdio && i < 3; i++)
+		if (stdio[i] >= 0 && dup2(stdio[i], i) < 0)
+			goto fail;
 	if (drop) {
 		pw = getpwuid(uid);
 		if ((pw && initgroups(pw->pw_name, gid)) || (!pw && setgroups(0, NULL)) ||
@@ -76,7 +79,8 @@ fail:
 	_exit(127);
 }
 
-int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gid_t gid)
+int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gid_t gid,
+		  const int stdio[3])
 {
 	int pfd[2], st, err;
 	pid_t pid;
@@ -104,7 +108,7 @@ int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gi
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		child_run(argv, t->exe, drop, uid, gid, pfd[1]);
+		child_run(argv, t->exe, drop, uid, gid, pfd[1], stdio);
 	}
 	close(pfd[1]);
 	t->pid = pid;

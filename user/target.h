@@ -19,10 +19,13 @@ struct target {
 
 /*
  * Resolves argv[0] like execvp, forks a child that drops to uid/gid (when drop), stops
- * itself and waits for target__resume() to exec. Returns 0 or -errno; a command that
- * cannot be executed fails here with a message on stderr.
+ * itself and waits for target__resume() to exec. stdio: NULL to inherit memphase's
+ * stdin/stdout/stderr, else the fds the child gets as 0, 1, 2 (-1 to inherit that one).
+ * Returns 0 or -errno; a command that cannot be executed fails here with a message on
+ * stderr.
  */
-int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gid_t gid);
+int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gid_t gid,
+		  const int stdio[3]);
 /* Lets a spawned child exec. Returns 0, or -errno if exec failed (message printed). */
 int target__resume(struct target *t);
 /* Checks that pid exists and records its identity. 0, -ESRCH or -errno. */

@@ -36,10 +36,10 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define UW_PROC_BUCKETS		256
 #define UW_BUILD_ID_MAX		64
-#define UW_REFRESH_NS		(100ULL * 1000 * 1000)	/* min interval of miss refreshes */
+#define UW_REFRESH_NS		(100ULL * 1000 * 1000)	/* between refreshes on a miss */
 #define UW_DELETED		" (deleted)"
 #define UW_USER_END		0x0000800000000000ULL	/* [vsyscall] lies above */
-#define UW_SIZELESS_MAX		4096	/* extent given to the last symbol without a size */
+#define UW_SIZELESS_MAX		4096	/* extent of a last symbol without a size */
 #define UW_SYM_BACKTRACK	16	/* enclosing symbols looked for behind the nearest */
 
 /* x86-64 DWARF register numbers 0..16: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
@@ -185,6 +185,21 @@ static int uw_file_read_elf(struct uw_file *f, Elf *elf)
 	return 0;
 }
 
+/* opens path if it is a regular file (never a device or a FIFO: opening has effects) */
+static int uw_open_regular(const char *path, struct stat *st)
+{
+	int fd;
+
+	if (stat(path, st) || !S_ISREG(st->st_mode))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd >= 0 && (fstat(fd, st) || !S_ISREG(st->st_mode))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * Opens the file of a mapping: by path if it is the same file (device and inode match),
  * else through /proc/PID/map_files (deleted, or another mount namespace). As a last resort
@@ -192,20 +207,20 @@ static int uw_file_read_elf(struct uw_file *f, Elf *elf)
  */
 static int uw_open_mapped(pid_t pid, const struct uw_map *m, const char *path)
 {
-	char mf[96];
-	struct stat st;
 	bool same_ino = false;
+	struct stat st;
+	char mf[96];
 	int fd, fd2;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && !fstat(fd, &st) && st.st_ino == m->ino) {
+	fd = uw_open_regular(path, &st);
+	if (fd >= 0 && st.st_ino == m->ino) {
 		if (makedev(major(st.st_dev), minor(st.st_dev)) == m->dev)
 			return fd;
 		same_ino = true;
 	}
 	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd2 = open(mf, O_RDONLY | O_CLOEXEC);
+	fd2 = uw_open_regular(mf, &st);
 	if (fd2 >= 0 || !same_ino) {
 		if (fd >= 0)
 			close(fd);
@@ -385,7 +400,7 @@ static __u32 uw_sym_rank(const GElf_Sym *sym)
 static int uw_sym_add(struct uw_file *f, size_t *cap, size_t *strs_len, size_t *strs_cap,
 		      const char *name, const GElf_Sym *sym, __u64 rel)
 {
-	size_t len = strlen(name) + 1, c;
+	size_t len = strcspn(name, "@"), c;	/* without "@VERSION" / "@@VERSION" */
 	void *tmp;
 
 	if (f->nsyms == *cap) {
@@ -396,9 +411,9 @@ static int uw_sym_add(struct uw_file *f, size_t *cap, size_t *strs_len, size_t *
 		f->syms = tmp;
 		*cap = c;
 	}
-	if (*strs_len + len > *strs_cap) {
+	if (*strs_len + len + 1 > *strs_cap) {
 		c = *strs_cap ? *strs_cap : 16384;
-		while (*strs_len + len > c)
+		while (*strs_len + len + 1 > c)
 			c *= 2;
 		tmp = realloc(f->strs, c);
 		if (!tmp)
@@ -407,6 +422,7 @@ static int uw_sym_add(struct uw_file *f, size_t *cap, size_t *strs_len, size_t *
 		*strs_cap = c;
 	}
 	memcpy(f->strs + *strs_len, name, len);
+	f->strs[*strs_len + len] = '\0';
 	f->syms[f->nsyms] = (struct uw_sym){
 		.start = rel,
 		.size = sym->st_size,
@@ -414,7 +430,7 @@ static int uw_sym_add(struct uw_file *f, size_t *cap, size_t *strs_len, size_t *
 		.rank = uw_sym_rank(sym),
 	};
 	f->nsyms++;
-	*strs_len += len;
+	*strs_len += len + 1;
 	return 0;
 }
 
@@ -424,7 +440,7 @@ static bool uw_sym_is_code(const char *name, const GElf_Sym *sym, GElf_Word shnd
 	Elf_Scn *scn;
 	int type = GELF_ST_TYPE(sym->st_info);
 
-	if (!name[0] || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+	if (!name[0] || name[0] == '@' || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
 		return false;
 	if (type == STT_FUNC || type == STT_GNU_IFUNC)
 		return true;

@@ -41,9 +41,10 @@ void unwinder__free(struct unwinder *u);
  * exits: its executable mappings from /proc/PID/maps and their files. Call it when a
  * process is first seen and when it maps a new executable file. A refresh adds the new
  * mappings and keeps the old ones that no new mapping overlaps (samples taken before a
- * dlclose() still resolve); after an exec, call unwinder__forget() first. [vdso] is copied
- * from the process' memory. Returns 0, -ESRCH if the process is gone (an existing snapshot
- * is kept), or another -errno.
+ * dlclose() still resolve); after an exec, unwinder__forget() first drops the old image
+ * (once its samples are processed). Only regular files are opened. [vdso] is copied from
+ * the process' memory. Returns 0, -ESRCH if the process is gone (an existing snapshot is
+ * kept), or another -errno.
  */
 int unwinder__snapshot(struct unwinder *u, pid_t pid);
 
@@ -68,16 +69,19 @@ int unwinder__unwind(struct unwinder *u, pid_t pid, const __u64 *regs, const voi
 struct unwind_sym {
 	char name[512];		/* demangled function name, or "module+0xOFF", never empty */
 	char module[256];	/* basename of the module, "[unknown]" if no module */
-	__u64 offset;		/* address - function start, or OFF when the function is unknown */
+	__u64 offset;		/* address - function start; OFF or ADDR when unknown */
 };
 
 /*
  * Symbolizes one address of pid. is_return: ip is a return address, look up ip - 1 (the
  * call instruction). Functions come from .symtab (of the file or of its separate debug
- * file) and .dynsym; C++ names are demangled. Without a function, name is "module+0xOFF"
- * where OFF is the address in the ELF file's own (link-time) address space, what addr2line
- * -e module takes; with no module at all (anonymous or unknown memory) it is
- * "[unknown]+0xADDR" and module "[unknown]". Returns 0 (out is always filled), or -EINVAL.
+ * file) and .dynsym, without "@VERSION"; C++ names are demangled. Without a function, name
+ * is "module+0xOFF" where OFF is the looked-up address in the ELF file's own (link-time)
+ * address space, what addr2line -e takes (a file offset for a mapped file that is not ELF);
+ * with no module at all (anonymous or unknown memory) it is "[unknown]+0xADDR" and module
+ * "[unknown]". Snapshots pid first if it was never snapshotted, and re-snapshots once (at
+ * most every 100 ms) when the address is in no known mapping. Returns 0 (out is always
+ * filled; unknown is not an error), or -EINVAL.
  */
 int unwinder__symbolize(struct unwinder *u, pid_t pid, __u64 ip, bool is_return,
 			struct unwind_sym *out);

@@ -102,3 +102,91 @@ def bpf_counts():
     progs = json.loads(run(["bpftool", "-j", "prog", "show"]).stdout or "[]")
     links = json.loads(run(["bpftool", "-j", "link", "show"]).stdout or "[]")
     return len(progs), len(links)
+
+
+def workdir():
+    """A tmpdir() that removes itself: `with workdir() as d:`."""
+    import contextlib
+    import shutil
+
+    @contextlib.contextmanager
+    def _cm():
+        d = tmpdir()
+        try:
+            yield d
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+    return _cm()
+
+
+def bpf_ids():
+    """(set of prog ids, set of link ids) loaded in the kernel."""
+    progs = json.loads(run(["bpftool", "-j", "prog", "show"]).stdout or "[]")
+    links = json.loads(run(["bpftool", "-j", "link", "show"]).stdout or "[]")
+    return {p["id"] for p in progs}, {k["id"] for k in links}
+
+
+def _bpf_held_ids():
+    """Prog and link ids that a live process holds an fd of (directly or through a link)."""
+    progs, links = set(), set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fds = os.listdir("/proc/%s/fd" % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if not os.readlink("/proc/%s/fd/%s" % (pid, fd)).startswith("anon_inode:bpf"):
+                    continue
+                with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+                    for line in f:
+                        k, _, v = line.partition(":")
+                        if k == "prog_id":
+                            progs.add(int(v))
+                        elif k == "link_id":
+                            links.add(int(v))
+            except (OSError, ValueError):
+                continue
+    return progs, links
+
+
+def assert_no_bpf_left(before, what, timeout=5.0):
+    """No BPF program or link left behind since before = bpf_ids().
+
+    The check is harness.bpf_counts()'s: the same numbers as before. The machine may be shared
+    (other memphase runs load programs concurrently), so when the numbers differ the new ids
+    that no live process holds are the ones left behind; the kernel frees released programs
+    asynchronously, hence the polling.
+    """
+    deadline = time.time() + timeout
+    while True:
+        progs, links = bpf_ids()
+        if len(progs) == len(before[0]) and len(links) == len(before[1]):
+            return
+        held_p, held_l = _bpf_held_ids()
+        orphan_p = progs - before[0] - held_p
+        orphan_l = links - before[1] - held_l
+        if not orphan_p and not orphan_l:
+            return
+        if time.time() > deadline:
+            raise AssertionError("%s: BPF left behind: programs %s, links %s (held by no process)"
+                                 % (what, sorted(orphan_p), sorted(orphan_l)))
+        time.sleep(0.2)
+
+
+def pid_gone(pid, timeout=5.0):
+    """True once pid no longer exists (or is a zombie nobody reaped yet)."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state in ("Z", "X"):
+                return True
+        except FileNotFoundError:
+            return True
+        if time.time() > deadline:
+            return False
+        time.sleep(0.1)
