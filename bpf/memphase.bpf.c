@@ -979,6 +979,38 @@ static __always_inline __u64 mm_counter(struct mm_struct *mm, int member)
 	return v > 0 ? (__u64)v << 12 : 0;
 }
 
+/*
+ * Was it the memory cgroup? A cgroup OOM kill happens when a charge finds the victim's
+ * memory cgroup (or an ancestor) at its limit: look for one whose usage is within
+ * 64 pages of its max.
+ */
+static __always_inline void oom_memcg(struct task_struct *victim, struct mp_event *e)
+{
+	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cset = victim->cgroups;
+	int i;
+
+	if (!cset || id < 0 || id >= CGROUP_SUBSYS_COUNT)
+		return;
+	bpf_probe_read_kernel(&css, sizeof(css), &cset->subsys[id]);
+	for (i = 0; i < 8 && css; i++) {
+		/* css is the first member of struct mem_cgroup */
+		struct mem_cgroup *memcg = (struct mem_cgroup *)css;
+		__u64 max = BPF_CORE_READ(memcg, memory.max);
+		__s64 usage = BPF_CORE_READ(memcg, memory.usage.counter);
+
+		if (max < (1ULL << 50) && usage + 64 >= (__s64)max) {
+			e->cg_id = BPF_CORE_READ(css, cgroup, kn, id);
+			e->cg_limit = max << 12;
+			bpf_probe_read_kernel_str(e->cg_name, sizeof(e->cg_name),
+						  BPF_CORE_READ(css, cgroup, kn, name));
+			return;
+		}
+		css = BPF_CORE_READ(css, parent);
+	}
+}
+
 SEC("tp_btf/mark_victim")
 int BPF_PROG(handle_mark_victim, struct task_struct *victim, uid_t uid)
 {
@@ -1001,6 +1033,7 @@ int BPF_PROG(handle_mark_victim, struct task_struct *victim, uid_t uid)
 		e->rss[MP_SWAP] = mm_counter(mm, MM_SWAPENTS);
 	}
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), victim->comm);
+	oom_memcg(victim, e);
 	event_submit(e, true);
 	return 0;
 }

@@ -162,6 +162,10 @@ struct mp_event {
 	__u64 dev;		/* EXEC_MAP: device */
 	__u64 rss[MP_NR_CLASSES]; /* OOM: victim's rss in bytes (swap unused) */
 	char comm[MP_COMM_LEN];
+	/* OOM: the victim's memory cgroup that was at its limit (0: none was) */
+	__u64 cg_id;		/* kernfs id: the cgroup directory's inode number */
+	__u64 cg_limit;		/* bytes */
+	char cg_name[64];
 };
 
 /* ---- sampled stacks ---- */

@@ -59,19 +59,53 @@ static int collect_stats(struct memphase_bpf *skel, struct model *m)
 	return 0;
 }
 
+static int cmp_gen(const void *a, const void *b)
+{
+	const struct mp_mm *x = a, *y = b;
+
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+/*
+ * A process has one address space per image it ran (exec replaces it): peaks count
+ * over all of them, the current RSS is the newest image's (applied last). Images that
+ * were replaced and are empty again are dropped from the map.
+ */
 static int collect_mms(struct memphase_bpf *skel, struct model *m)
 {
 	int fd = bpf_map__fd(skel->maps.mms);
-	__u32 key, next, *prev = NULL;
-	struct mp_mm mm;
+	__u32 key, next, *prev = NULL, *keys;
+	struct mp_mm *v;
+	size_t n = 0, i, j;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+	v = calloc(MP_MAX_MMS, sizeof(*v));
+	keys = calloc(MP_MAX_MMS, sizeof(*keys));
+	if (!v || !keys) {
+		free(v);
+		free(keys);
+		return -ENOMEM;
+	}
+	while (n < MP_MAX_MMS && !bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &mm))
+		if (bpf_map_lookup_elem(fd, &key, &v[n]))
 			continue;
-		model__set_rss(m, mm.tgid, mm.rss, mm.peak, mm.peak_total);
+		keys[n] = key;
+		v[n].pad = n;	/* remember the key across the sort */
+		n++;
 	}
+	qsort(v, n, sizeof(*v), cmp_gen);
+	for (i = 0; i < n; i++) {
+		bool newer = false;
+
+		model__set_rss(m, v[i].tgid, v[i].rss, v[i].peak, v[i].peak_total);
+		for (j = i + 1; j < n && !newer; j++)
+			newer = v[j].tgid == v[i].tgid;
+		if (newer && !v[i].rss[MP_ANON] && !v[i].rss[MP_FILE] && !v[i].rss[MP_SHMEM])
+			bpf_map_delete_elem(fd, &keys[v[i].pad]);
+	}
+	free(keys);
+	free(v);
 	return 0;
 }
 

@@ -16,6 +16,7 @@ struct env env = {
 	.sample_bytes = 1ULL << 20,
 	.max_samples = 200,
 	.interval = 1.0,
+	.oom_warn = 60.0,
 	.grace = 3.0,
 	.ringbuf_kib = 1024,
 };
@@ -60,6 +61,9 @@ enum {
 	OPT_SAMPLE_BYTES,
 	OPT_MAX_SAMPLES,
 	OPT_NO_MAPPINGS,
+	OPT_MAX_RSS,
+	OPT_MIN_AVAILABLE,
+	OPT_OOM_WARN,
 	OPT_NO_TUI,
 	OPT_TARGET_LOG,
 };
@@ -78,6 +82,13 @@ static const struct argp_option options[] = {
 	  "One stack sample per SIZE of a thread's RSS growth (default 1M)", 0 },
 	{ "max-samples", OPT_MAX_SAMPLES, "N", 0,
 	  "At most N stack samples per second in all (default 200; 0: no cap)", 0 },
+	{ "max-rss", OPT_MAX_RSS, "SIZE", 0,
+	  "Guard: when an observed process's RSS crosses SIZE, write the outputs, then end it "
+	  "(SIGTERM, SIGKILL after --grace)", 0 },
+	{ "min-available", OPT_MIN_AVAILABLE, "SIZE", 0,
+	  "Guard: the same when the system's MemAvailable falls below SIZE", 0 },
+	{ "oom-warn", OPT_OOM_WARN, "SECONDS", 0,
+	  "Warn when the projected time to OOM is shorter (default 60)", 0 },
 	{ "no-mappings", OPT_NO_MAPPINGS, NULL, 0, "Do not classify faults by mapping", 0 },
 	{ "phase", OPT_PHASE, "NAME=[BINARY:]SYMBOL", 0,
 	  "Enter phase NAME when SYMBOL is called (repeatable; BINARY limits the files)", 0 },
@@ -218,6 +229,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (util__parse_size(arg, &v))
 			argp_failure(state, 2, 0, "invalid --max-samples '%s'", arg);
 		env.max_samples = v;
+		break;
+	case OPT_MAX_RSS:
+		if (util__parse_size(arg, &v) || !v)
+			argp_failure(state, 2, 0, "invalid --max-rss '%s' (e.g. 8G)", arg);
+		env.max_rss = v;
+		break;
+	case OPT_MIN_AVAILABLE:
+		if (util__parse_size(arg, &v) || !v)
+			argp_failure(state, 2, 0, "invalid --min-available '%s' (e.g. 2G)", arg);
+		env.min_available = v;
+		break;
+	case OPT_OOM_WARN:
+		if (util__parse_seconds(arg, &env.oom_warn))
+			argp_failure(state, 2, 0, "invalid --oom-warn '%s'", arg);
 		break;
 	case OPT_NO_MAPPINGS:
 		env.no_mappings = true;

@@ -27,6 +27,9 @@ struct env {
 	unsigned long long sample_bytes;
 	unsigned long long max_samples;	/* per second, all threads */
 	bool no_mappings;
+	unsigned long long max_rss;	/* guard: end the target past this RSS (0: off) */
+	unsigned long long min_available; /* guard: end it when MemAvailable falls below */
+	double oom_warn;		/* warn when a projected OOM is closer (seconds) */
 	bool no_preset;
 	unsigned int nspecs;
 	struct phase_spec specs[ENV_MAX_SPECS];

@@ -391,9 +391,12 @@ static int tui_start(struct live *l)
 {
 	struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_RESETHAND };
 	static bool registered;
-	const char *cur;
+	const char *cur, *term = getenv("TERM");
 	unsigned int i;
 
+	/* a terminal that cannot address the cursor gets status lines */
+	if (!term || !*term || !strcmp(term, "dumb"))
+		return -ENOTTY;
 	/* wide characters for the strip; numbers stay in the C locale */
 	cur = setlocale(LC_CTYPE, NULL);
 	l->old_ctype = strdup(cur ? cur : "C");
@@ -646,12 +649,13 @@ static int draw_header(struct live *l, const struct frame *f, int y)
 	}
 	y++;
 
+	/* a row only when something was lost */
 	if (model__lost_events(m) || m->lost_stacks)
-		put(y, 0, A_BOLD | pair(l, CP_WARN), "LOST      %llu events (kernel %llu, model %llu), "
-		    "%llu stacks: counts may be short",
-		    (unsigned long long)model__lost_events(m), (unsigned long long)m->lost_kernel,
-		    (unsigned long long)m->lost_model, (unsigned long long)m->lost_stacks);
-	y++;
+		put(y++, 0, A_BOLD | pair(l, CP_WARN),
+		    "LOST      %llu events (kernel %llu, model %llu), %llu stacks: counts may be "
+		    "short", (unsigned long long)model__lost_events(m),
+		    (unsigned long long)m->lost_kernel, (unsigned long long)m->lost_model,
+		    (unsigned long long)m->lost_stacks);
 	return y;
 }
 
@@ -840,7 +844,8 @@ static int draw_strip(struct live *l, const struct frame *f, int y, int h)
 	    util__fmt_bytes(b, sizeof(b), vmax));
 	y++;
 	put(y, 0, 0, "%9s", util__fmt_bytes(b2, sizeof(b2), vmax));
-	put(y + h - 1, 0, 0, "%9s", "0");
+	if (h > 1)
+		put(y + h - 1, 0, 0, "%9s", "0");
 	attron(pair(l, CP_BAR));
 	for (col = 0; col < ncols; col++) {
 		__s64 v;
@@ -880,27 +885,26 @@ static int draw_strip(struct live *l, const struct frame *f, int y, int h)
 
 static void draw(struct live *l, const struct frame *f)
 {
-	int y, bottom, strip_h, table_rows, avail;
+	int y, bottom, gap, strip_h, strip_rows, table_rows, avail;
 
 	erase();
 	y = draw_header(l, f, 0);
-	y++;
+	/* below the header: table, histogram, strip; spacing and strip shrink first */
 	bottom = LINES - 2;	/* message line, then the help line */
-	strip_h = LINES >= 36 ? 4 : LINES >= 28 ? 3 : 2;
-	/* the table gets its rows first, then the strip, the histogram the rest */
+	gap = LINES >= 32;
+	strip_h = LINES >= 36 ? 4 : LINES >= 28 ? 3 : LINES >= 20 ? 1 : 0;
+	strip_rows = strip_h ? strip_h + 2 : 0;
+	avail = bottom - y - 3 * gap - strip_rows;
+	/* the table takes what it needs up to half, keeping the selected row visible */
 	table_rows = (int)f->m->norder + 1;
-	avail = bottom - y - (strip_h + 3) - 4;
-	if (table_rows > avail)
-		table_rows = avail > 3 ? avail : 3;
-	y = draw_table(l, f, y, table_rows);
-	y++;
-	avail = bottom - y - (strip_h + 3);
-	if (avail >= 2) {
-		draw_hist(l, f, y, avail - 1);
-		y += avail;
-	}
-	if (bottom - y >= strip_h + 2)
-		draw_strip(l, f, bottom - strip_h - 2, strip_h);
+	if (table_rows > avail / 2)
+		table_rows = avail / 2 > 3 ? avail / 2 : 3;
+	y = draw_table(l, f, y + gap, table_rows) + gap;
+	avail = bottom - y - strip_rows - gap;
+	if (avail >= 1)
+		draw_hist(l, f, y, avail);
+	if (strip_rows && bottom - strip_rows >= y)
+		draw_strip(l, f, bottom - strip_rows, strip_h);
 
 	if (l->msg[0])
 		put(LINES - 2, 0, A_BOLD | pair(l, CP_WARN), "%s", l->msg);

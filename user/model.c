@@ -158,6 +158,8 @@ void model__on_event(struct model *m, const struct mp_event *e)
 		if (m->nooms < MODEL_MAX_OOMS) {
 			struct model_oom *o = &m->ooms[m->nooms++];
 
+			memset(o, 0, sizeof(*o));
+			o->cgroup_oom = -1;
 			o->pid = e->pid;
 			o->phase = e->old_phase;
 			o->ts_ns = e->ts_ns;

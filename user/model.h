@@ -44,6 +44,13 @@ struct model_oom {
 	char comm[MP_COMM_LEN];
 	__u64 ts_ns;
 	__u64 rss[MP_NR_CLASSES];	/* at the kill (anon, file, shmem) */
+	/* filled in by the session when it can tell */
+	int cgroup_oom;			/* 1 memory cgroup limit, 0 system, -1 unknown */
+	char cgroup[256];		/* the limited cgroup, if any */
+	__u64 cgroup_limit;
+	double window_s;		/* growth over this many seconds before the kill */
+	bool have_window;
+	__u64 before[MP_MAX_PHASES][MP_NR_CLASSES];
 };
 
 struct model {
@@ -55,6 +62,12 @@ struct model {
 	/* the mappings that grew most, per phase, largest first */
 	unsigned int ntop[MP_MAX_PHASES];
 	struct model_mapping top[MP_MAX_PHASES][MODEL_TOP_MAPPINGS];
+	/* memory pressure per phase: the system's PSI stall time while in the phase */
+	bool have_psi;
+	__u64 psi_some_us[MP_MAX_PHASES];
+	__u64 psi_full_us[MP_MAX_PHASES];
+	/* why memphase ended the target itself (--max-rss, --min-available), "" if not */
+	char stop_reason[256];
 	/* stack samples per phase: how many, and the bytes they carry */
 	__u64 samples[MP_MAX_PHASES];
 	__u64 sampled_bytes[MP_MAX_PHASES];

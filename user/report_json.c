@@ -136,6 +136,20 @@ static void phases(struct jsonw *w, const struct model *m)
 		histogram(w, "mmap_size", s->hist[MP_HIST_MMAP_SIZE]);
 		jsonw__end_object(w);
 		top_mappings(w, m, id);
+		jsonw__name(w, "pressure");
+		jsonw__start_object(w);
+		jsonw__double_field(w, "reclaim_s", s->reclaim_ns / 1e9);
+		jsonw__u64_field(w, "reclaims", s->reclaim_count);
+		jsonw__u64_field(w, "reclaimed_bytes", s->reclaimed_pages * 4096);
+		jsonw__u64_field(w, "swap_out_bytes", s->growth[MP_SWAP]);
+		if (m->have_psi) {
+			jsonw__double_field(w, "psi_some_s", m->psi_some_us[id] / 1e6);
+			jsonw__double_field(w, "psi_full_s", m->psi_full_us[id] / 1e6);
+		} else {
+			jsonw__null_field(w, "psi_some_s");
+			jsonw__null_field(w, "psi_full_s");
+		}
+		jsonw__end_object(w);
 		jsonw__name(w, "stacks");
 		jsonw__start_object(w);
 		jsonw__u64_field(w, "samples", m->samples[id]);
@@ -167,6 +181,35 @@ static void processes(struct jsonw *w, const struct model *m)
 	jsonw__end_array(w);
 }
 
+/* "before_kill": { "window_s", "phases": [ { "name", "growth_bytes": { ... } } ] } */
+static void before_kill(struct jsonw *w, const struct model *m, const struct model_oom *o)
+{
+	unsigned int i;
+
+	jsonw__name(w, "before_kill");
+	if (!o->have_window) {
+		jsonw__null(w);
+		return;
+	}
+	jsonw__start_object(w);
+	jsonw__double_field(w, "window_s", o->window_s);
+	jsonw__name(w, "phases");
+	jsonw__start_array(w);
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		const __u64 *g = o->before[id];
+
+		if (!(g[0] | g[1] | g[2] | g[3]))
+			continue;
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", m->names[id]);
+		classes(w, "growth_bytes", g);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+}
+
 static void ooms(struct jsonw *w, const struct model *m)
 {
 	unsigned int i;
@@ -185,6 +228,14 @@ static void ooms(struct jsonw *w, const struct model *m)
 		jsonw__u64_field(w, "anon_rss_bytes", o->rss[MP_ANON]);
 		jsonw__u64_field(w, "file_rss_bytes", o->rss[MP_FILE]);
 		jsonw__u64_field(w, "shmem_rss_bytes", o->rss[MP_SHMEM]);
+		jsonw__u64_field(w, "swap_bytes", o->rss[MP_SWAP]);
+		if (o->cgroup_oom < 0)
+			jsonw__null_field(w, "cgroup_oom");
+		else
+			jsonw__bool_field(w, "cgroup_oom", o->cgroup_oom);
+		jsonw__string_field(w, "cgroup", o->cgroup);
+		jsonw__u64_field(w, "cgroup_limit_bytes", o->cgroup_limit);
+		before_kill(w, m, o);
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
@@ -206,6 +257,10 @@ int report_json__write(FILE *f, const struct model *m)
 	phases(w, m);
 	processes(w, m);
 	ooms(w, m);
+	if (m->stop_reason[0])
+		jsonw__string_field(w, "stopped_by_memphase", m->stop_reason);
+	else
+		jsonw__null_field(w, "stopped_by_memphase");
 	jsonw__name(w, "lost");
 	jsonw__start_object(w);
 	jsonw__u64_field(w, "events", model__lost_events(m));

@@ -25,6 +25,7 @@
 #include "collect.h"
 #include "live.h"
 #include "model.h"
+#include "oom.h"
 #include "phases.h"
 #include "probes.h"
 #include "report_json.h"
@@ -43,7 +44,6 @@
 #define NOTICE_AFTER_NS	1000000000ULL
 #define SYSMEM_EVERY_NS	500000000ULL	/* /proc/meminfo, cgroup, PSI */
 #define TIMELINE_CAP	4096		/* RSS history samples (thinned, whole run) */
-#define OOM_WARN_S	60.0		/* highlight and warn when a projected OOM is closer */
 #define TARGET_LOG	"memphase-target.log"
 
 struct session {
@@ -74,6 +74,11 @@ struct session {
 	struct sysmem sm;
 	bool have_sm;
 	__u64 last_sysmem_ns;
+	/* OOM forensics and the guard */
+	struct oom_ring *growth_ring;	/* recent per-phase growth, for OOM reports */
+	__u64 kill_at;			/* SIGKILL the target at this time (0: no) */
+	bool outputs_written;
+	bool detached;			/* 'q': stop observing, leave the command running */
 };
 
 static volatile sig_atomic_t exiting_sig;
@@ -186,6 +191,7 @@ static int bpf_setup(struct session *s)
 	cfg->sample_bytes = s->env->sample_bytes;
 	cfg->sample_interval_ns = s->env->max_samples ? 1000000000ULL / s->env->max_samples : 0;
 	cfg->map_tracking = !s->env->no_mappings;
+	cfg->max_rss_bytes = s->env->max_rss;
 	/* dwarf samples are 16 KiB each: give them room between two polls */
 	err = bpf_map__set_max_entries(s->skel->maps.events,
 				       (s->env->stack_mode == MP_STACKS_DWARF &&
@@ -212,10 +218,41 @@ fail:
 	return err;
 }
 
+/* What killed it (the BPF side saw whether a memory cgroup was at its limit) and what
+ * grew just before (the per-phase counters over the last seconds). */
+static void oom_forensics(struct session *s, const struct mp_event *e)
+{
+	struct model_oom *o;
+
+	if (!s->model.nooms || s->model.ooms[s->model.nooms - 1].ts_ns != e->ts_ns)
+		return;
+	o = &s->model.ooms[s->model.nooms - 1];
+	o->cgroup_oom = e->cg_id != 0;
+	if (e->cg_id) {
+		char name[sizeof(e->cg_name) + 1];
+
+		memcpy(name, e->cg_name, sizeof(e->cg_name));
+		name[sizeof(e->cg_name)] = '\0';
+		oom__cgroup_path(e->cg_id, name, NULL, o->cgroup, sizeof(o->cgroup));
+		o->cgroup_limit = e->cg_limit;
+	}
+	/* the counters as of now hold everything up to the kill */
+	collect__maps(s->skel, &s->model);
+	if (s->growth_ring) {
+		oom__ring_add(s->growth_ring, &s->model, util__now_ns());
+		o->have_window = !oom__ring_window(s->growth_ring, util__now_ns(), OOM_WINDOW_S,
+						   o->before, &o->window_s);
+	}
+}
+
+static void guard_stop(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct session *s = ctx;
 	const struct mp_event *e = data;
+	char sz[24];
 
 	if (len >= sizeof(__u32) && e->type == MP_EV_STACK) {
 		if (s->stacks)
@@ -251,6 +288,12 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;
 	case MP_EV_OOM:
 		live__notice(s->live, "OOM kill of %.16s (pid %u)", e->comm, e->pid);
+		model__on_event(&s->model, e);
+		oom_forensics(s, e);
+		return 0;
+	case MP_EV_GUARD:
+		guard_stop(s, "RSS of %.16s (pid %u) crossed --max-rss %s", e->comm, e->pid,
+			   util__fmt_bytes(sz, sizeof(sz), s->env->max_rss));
 		break;
 	default:
 		break;
@@ -390,20 +433,59 @@ static void marker_notice(struct session *s)
 
 /* ---- loop ---- */
 
-static void handle_signal(struct session *s, __u64 *kill_at)
+static void handle_signal(struct session *s)
 {
 	int sig = exiting_sig;
 
 	exiting_sig = 0;
 	if (!s->target.spawned || nsignals > 1) {
-		*kill_at = 1;	/* now */
+		s->kill_at = 1;	/* now */
 		return;
 	}
 	/* run: pass it on, give the command a grace period to end on its own */
 	live__notice(s->live, "%s: stopping %s (pid %d)", strsignal(sig), s->target.exe,
 		     s->target.pid);
 	target__signal(&s->target, sig == SIGINT ? SIGINT : SIGTERM);
-	*kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
+	s->kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
+}
+
+/*
+ * System memory, the target's cgroup and PSI, every SYSMEM_EVERY_NS. A process that is
+ * gone (OOM-killed) keeps the cgroup it had, for the report.
+ */
+static void sysmem_tick(struct session *s)
+{
+	struct sysmem sm = {}, old = s->sm;
+	char b[2][24];
+
+	if (sysmem__read(&sm, NULL, NULL, s->model.root_pid))
+		return;
+	if (!sm.cg_version && s->have_sm && old.cg_version) {
+		sm.cg_version = old.cg_version;
+		memcpy(sm.cg_path, old.cg_path, sizeof(sm.cg_path));
+		sm.cg_usage = old.cg_usage;
+		sm.cg_limited = old.cg_limited;
+		memcpy(sm.cg_limit_path, old.cg_limit_path, sizeof(sm.cg_limit_path));
+		sm.cg_limit = old.cg_limit;
+		sm.cg_limit_usage = old.cg_limit_usage;
+		sm.cg_reclaimable = old.cg_reclaimable;
+	}
+	/* stall time since the last reading belongs to the phase the root is in now */
+	if (sm.have_psi && s->have_sm && old.have_psi) {
+		s->model.have_psi = true;
+		if (sm.psi_some_total_us > old.psi_some_total_us)
+			s->model.psi_some_us[s->model.cur_phase] +=
+				sm.psi_some_total_us - old.psi_some_total_us;
+		if (sm.psi_full_total_us > old.psi_full_total_us)
+			s->model.psi_full_us[s->model.cur_phase] +=
+				sm.psi_full_total_us - old.psi_full_total_us;
+	}
+	s->sm = sm;
+	s->have_sm = true;
+	if (s->env->min_available && sm.have_meminfo && sm.mem_available < s->env->min_available)
+		guard_stop(s, "MemAvailable %s fell below --min-available %s",
+			   util__fmt_bytes(b[0], sizeof(b[0]), sm.mem_available),
+			   util__fmt_bytes(b[1], sizeof(b[1]), s->env->min_available));
 }
 
 /* Feeds the live view: system memory every SYSMEM_EVERY_NS, then redraw, keys, status. */
@@ -412,7 +494,7 @@ static int live_tick(struct session *s, __u64 now)
 	if (!s->live)
 		return 0;
 	if (!s->last_sysmem_ns || now - s->last_sysmem_ns >= SYSMEM_EVERY_NS) {
-		s->have_sm = !sysmem__read(&s->sm, NULL, NULL, s->model.root_pid);
+		sysmem_tick(s);
 		s->last_sysmem_ns = now;
 	}
 	return live__update(s->live, &s->model, s->tl, s->have_sm ? &s->sm : NULL, now);
@@ -423,7 +505,7 @@ static int live_start(struct session *s)
 	struct live_opts o = {
 		.use_tui = s->use_tui,
 		.interval_s = s->env->interval,
-		.oom_warn_s = OOM_WARN_S,
+		.oom_warn_s = s->env->oom_warn,
 	};
 	char cmd[160] = "?", title[200];
 	size_t used = 0;
@@ -450,7 +532,7 @@ static int live_start(struct session *s)
 
 static int poll_loop(struct session *s)
 {
-	__u64 now, deadline = 0, kill_at = 0, last_collect = 0;
+	__u64 now, deadline = 0, last_collect = 0;
 	int err;
 
 	if (s->env->duration > 0)
@@ -461,12 +543,17 @@ static int poll_loop(struct session *s)
 			fprintf(stderr, "memphase: reading events failed: %s\n", strerror(-err));
 			return err;
 		}
+		/* events submitted without a wakeup (phase changes) would wait for a forced
+		 * one: drain them every tick so the phase shown live is the current one */
+		ring_buffer__consume(s->rb);
 		now = util__now_ns();
 		if (exiting_sig)
-			handle_signal(s, &kill_at);
+			handle_signal(s);
 		if (now - last_collect >= POLL_MS * 1000000ULL) {
 			collect__maps(s->skel, &s->model);
 			last_collect = now;
+			if (s->growth_ring)
+				oom__ring_add(s->growth_ring, &s->model, now);
 			if (s->tl)
 				timeline__add_model(s->tl, &s->model, now);
 		}
@@ -477,9 +564,11 @@ static int poll_loop(struct session *s)
 		}
 		if (!s->notice_done && now - s->model.start_ns >= NOTICE_AFTER_NS)
 			marker_notice(s);
-		/* 'q' in the live view: detach and write everything, like --duration */
-		if (live_tick(s, now) == LIVE_QUIT)
+		/* 'q' in the live view: write everything, leave the command running */
+		if (live_tick(s, now) == LIVE_QUIT) {
+			s->detached = true;
 			return 0;
+		}
 		if (s->target.spawned) {
 			if (target__poll_exit(&s->target))
 				return 0;
@@ -488,11 +577,16 @@ static int poll_loop(struct session *s)
 		}
 		if (deadline && now >= deadline)
 			return 0;
-		if (kill_at && now >= kill_at) {
-			if (!s->target.spawned)
+		if (s->kill_at && now >= s->kill_at) {
+			if (s->target.spawned) {
+				target__abort(&s->target);
 				return 0;
-			target__abort(&s->target);
-			return 0;
+			}
+			/* attach: only the guard ends the process; else Ctrl-C just detaches */
+			if (!s->model.stop_reason[0])
+				return 0;
+			kill(s->target.pid, SIGKILL);
+			s->kill_at = 0;
 		}
 	}
 }
@@ -538,32 +632,35 @@ static void print_bpf_stats(struct session *s)
 	fprintf(stderr, "%-18s %10llu %10.2f\n", "total", (unsigned long long)cnt, ns / 1e6);
 }
 
-static int write_json(struct session *s, FILE *f)
+static int write_json(struct session *s, const struct model *m, FILE *f)
 {
-	return report_json__write(f, &s->model);
+	return report_json__write(f, m);
 }
 
-static int write_folded(struct session *s, FILE *f)
+static int write_folded(struct session *s, const struct model *m, FILE *f)
 {
-	return stacks__write_folded(s->stacks, &s->model, f);
+	return stacks__write_folded(s->stacks, m, f);
 }
 
-static int write_perf(struct session *s, FILE *f)
+static int write_perf(struct session *s, const struct model *m, FILE *f)
 {
-	return stacks__write_perf(s->stacks, &s->model, f);
+	return stacks__write_perf(s->stacks, m, f);
 }
 
-static int write_svg(struct session *s, FILE *f)
+static int write_svg(struct session *s, const struct model *m, FILE *f)
 {
-	return stacks__write_svg(s->stacks, &s->model, f);
+	return stacks__write_svg(s->stacks, m, f);
 }
 
-/* The files asked for: opened before the run (so a bad path fails early), written at
- * the end, removed if the run never produced anything. */
+/*
+ * The files asked for: opened before the run (so a bad path fails early), written at
+ * the end (and, when the guard ends the target, once before as well), removed if the
+ * run never produced anything.
+ */
 struct output {
 	const char *path;
 	size_t file_off;	/* offsetof(struct session, FILE *) */
-	int (*write)(struct session *s, FILE *f);
+	int (*write)(struct session *s, const struct model *m, FILE *f);
 };
 
 #define OUTPUT(p, member, fn) { p, offsetof(struct session, member), fn }
@@ -586,7 +683,8 @@ static FILE **output_file(struct session *s, const struct output *o)
 	return (FILE **)((char *)s + o->file_off);
 }
 
-static int outputs_write(struct session *s)
+/* Writes every file from m, replacing what an earlier write put there. */
+static int outputs_write(struct session *s, const struct model *m)
 {
 	struct output out[4];
 	int n = outputs(s->env, out), i, err, ret = 0;
@@ -596,16 +694,19 @@ static int outputs_write(struct session *s)
 
 		if (!*f)
 			continue;
-		err = out[i].write(s, *f);
-		if (fclose(*f) && !err)
+		rewind(*f);
+		err = ftruncate(fileno(*f), 0) ? -errno : 0;
+		if (!err)
+			err = out[i].write(s, m, *f);
+		if (fflush(*f) && !err)
 			err = -errno;
-		*f = NULL;
 		if (err) {
 			fprintf(stderr, "memphase: writing %s failed: %s\n", out[i].path,
 				strerror(-err));
 			ret = err;
 		}
 	}
+	s->outputs_written = true;
 	return ret;
 }
 
@@ -622,8 +723,8 @@ static int outputs_open(struct session *s)
 	return 0;
 }
 
-/* Files opened but never written: nothing was observed, leave nothing behind. */
-static void outputs_discard(struct session *s)
+/* Closes the files; never written ones are removed (nothing was observed). */
+static void outputs_close(struct session *s)
 {
 	struct output out[4];
 	int n = outputs(s->env, out), i;
@@ -633,9 +734,12 @@ static void outputs_discard(struct session *s)
 
 		if (!*f)
 			continue;
-		fclose(*f);
+		if (fclose(*f) && s->outputs_written)
+			fprintf(stderr, "memphase: writing %s failed: %s\n", out[i].path,
+				strerror(errno));
 		*f = NULL;
-		unlink(out[i].path);
+		if (!s->outputs_written)
+			unlink(out[i].path);
 	}
 }
 
@@ -673,8 +777,40 @@ static int finish(struct session *s)
 	summary__print(stdout, &s->model);
 	if (s->env->bpf_stats)
 		print_bpf_stats(s);
-	err = outputs_write(s);
+	err = outputs_write(s, &s->model);
 	return err;
+}
+
+/*
+ * The guard: freeze the target, write every output as things stand (so a machine that
+ * goes down anyway keeps them), then SIGTERM and, after --grace, SIGKILL. The final
+ * outputs replace these at the end.
+ */
+static void guard_stop(struct session *s, const char *fmt, ...)
+{
+	struct model *snap;
+	va_list ap;
+
+	if (s->model.stop_reason[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->model.stop_reason, sizeof(s->model.stop_reason), fmt, ap);
+	va_end(ap);
+	kill(s->target.pid, SIGSTOP);
+	live__notice(s->live, "%s: ending %s (pid %d)", s->model.stop_reason,
+		     s->target.exe[0] ? s->target.exe : "the target", s->target.pid);
+	collect__maps(s->skel, &s->model);
+	stacks_to_model(s);
+	snap = malloc(sizeof(*snap));
+	if (snap) {
+		*snap = s->model;
+		model__finish(snap, util__now_ns());
+		outputs_write(s, snap);
+		free(snap);
+	}
+	kill(s->target.pid, SIGTERM);
+	kill(s->target.pid, SIGCONT);
+	s->kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
 }
 
 int session__run(const struct env *e)
@@ -710,6 +846,11 @@ int session__run(const struct env *e)
 	if (err)
 		goto cleanup;
 	strmap__init(&s->paths);
+	s->growth_ring = calloc(1, sizeof(*s->growth_ring));
+	if (!s->growth_ring) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	if (e->stack_mode != MP_STACKS_NONE) {
 		s->unwinder = unwinder__new();
 		s->stacks = stacks__new(s->unwinder, e->perf_path != NULL);
@@ -751,14 +892,20 @@ cleanup:
 	live__free(s->live);
 	s->live = NULL;
 	timeline__free(s->tl);
-	target__abort(&s->target);
-	outputs_discard(s);
+	free(s->growth_ring);
+	/* a command that never ran, or that memphase stops observing (not after 'q') */
+	if (!s->detached)
+		target__abort(&s->target);
+	outputs_close(s);
 	ring_buffer__free(s->rb);
 	probes__free(s->probes);
 	if (s->skel)
 		util__links_destroy((struct bpf_link **)&s->skel->links,
 				    sizeof(s->skel->links) / sizeof(struct bpf_link *));
 	memphase_bpf__destroy(s->skel);
+	/* a detached command must not stay stopped by a library-load stop in flight */
+	if (s->detached)
+		target__signal(&s->target, SIGCONT);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
 	stacks__free(s->stacks);

@@ -63,21 +63,98 @@ static void print_peak(FILE *f, const struct model *m)
 			m->nprocs - 1);
 }
 
+/* "prompt +1.20 GiB anon, +12.0 MiB file; generate +..." over the window */
+static void print_oom_window(FILE *f, const struct model *m, const struct model_oom *o)
+{
+	unsigned int i, shown = 0;
+	char b[24];
+	int c;
+
+	fprintf(f, "  growth in the %.1f s before the kill:", o->window_s);
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		bool any = false;
+
+		for (c = 0; c < MP_NR_CLASSES; c++) {
+			__u64 v = o->before[id][mp_class_order[c]];
+
+			if (!v)
+				continue;
+			if (!any)
+				fprintf(f, "%s %s", shown++ ? ";" : "", m->names[id]);
+			fprintf(f, "%s +%s %s", any ? "," : "", util__fmt_bytes(b, sizeof(b), v),
+				mp_class_name(mp_class_order[c]));
+			any = true;
+		}
+	}
+	fprintf(f, "%s\n", shown ? "" : " no growth seen");
+}
+
 static void print_ooms(FILE *f, const struct model *m)
 {
 	unsigned int i;
-	char b[3][24];
+	char b[4][24];
 
 	for (i = 0; i < m->nooms; i++) {
 		const struct model_oom *o = &m->ooms[i];
 		double t = (o->ts_ns > m->start_ns ? o->ts_ns - m->start_ns : 0) / 1e9;
 
-		fprintf(f, "OOM kill: %s (pid %u) during %s after %.1f s: anon %s, file %s, "
+		fprintf(f, "OOM-killed: %s (pid %u) during %s after %.1f s: anon %s, file %s, "
 			   "shmem %s\n",
 			o->comm, o->pid, o->phase < m->nphases ? m->names[o->phase] : "?", t,
 			util__fmt_bytes(b[0], 24, o->rss[MP_ANON]),
 			util__fmt_bytes(b[1], 24, o->rss[MP_FILE]),
 			util__fmt_bytes(b[2], 24, o->rss[MP_SHMEM]));
+		if (o->cgroup_oom == 1)
+			fprintf(f, "  by its memory cgroup %s (limit %s)\n", o->cgroup,
+				util__fmt_bytes(b[3], 24, o->cgroup_limit));
+		else if (o->cgroup_oom == 0)
+			fprintf(f, "  by the kernel: the system ran out of memory (no memory "
+				   "cgroup of it was at its limit)\n");
+		if (o->have_window)
+			print_oom_window(f, m, o);
+	}
+}
+
+static bool pressure_seen(const struct model *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->norder; i++) {
+		const struct mp_phase_stats *s = &m->stats[m->order[i]];
+
+		if (s->reclaim_count || s->growth[MP_SWAP] || m->psi_some_us[m->order[i]])
+			return true;
+	}
+	return false;
+}
+
+/* Per phase: direct reclaim by the target's threads, swap-out, system PSI stalls. */
+static void print_pressure(FILE *f, const struct model *m)
+{
+	unsigned int i;
+	char b[2][24];
+
+	if (!pressure_seen(m)) {
+		fprintf(f, "\nmemory pressure: no direct reclaim, no swap-out%s\n",
+			m->have_psi ? ", no PSI stall" : "");
+		return;
+	}
+	fprintf(f, "\n%-10s %10s %9s %10s %10s %9s %9s\n", "PHASE", "RECLAIM", "RECLAIMS",
+		"RECLAIMED", "SWAP-OUT", "PSI-SOME", "PSI-FULL");
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		const struct mp_phase_stats *s = &m->stats[id];
+
+		fprintf(f, "%-10.10s %9.3fs %9llu %10s %10s", m->names[id], s->reclaim_ns / 1e9,
+			(unsigned long long)s->reclaim_count,
+			util__fmt_bytes(b[0], 24, s->reclaimed_pages * 4096),
+			util__fmt_bytes(b[1], 24, s->growth[MP_SWAP]));
+		if (m->have_psi)
+			fprintf(f, " %8.3fs %8.3fs\n", m->psi_some_us[id] / 1e6,
+				m->psi_full_us[id] / 1e6);
+		else
+			fprintf(f, " %9s %9s\n", "-", "-");
 	}
 }
 
@@ -183,8 +260,11 @@ void summary__print(FILE *f, const struct model *m)
 	__u64 lost = model__lost_events(m);
 
 	fprintf(f, "\n");
-	print_run_line(f, m);
+	/* an OOM kill is the headline */
 	print_ooms(f, m);
+	print_run_line(f, m);
+	if (m->stop_reason[0])
+		fprintf(f, "memphase ended the target: %s\n", m->stop_reason);
 	print_peak(f, m);
 	if (!m->markers_attached)
 		fprintf(f, "no phase markers were found: everything is under 'startup'\n");
@@ -193,6 +273,7 @@ void summary__print(FILE *f, const struct model *m)
 			(unsigned long long)lost, (unsigned long long)m->lost_stacks);
 	fprintf(f, "\n");
 	summary__phase_table(f, m, m->end_ns);
+	print_pressure(f, m);
 	print_mappings(f, m);
 	print_stacks(f, m);
 	print_hists(f, m);

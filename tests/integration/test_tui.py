@@ -261,3 +261,72 @@ def test_not_a_terminal_means_status_lines():
         assert "\x1b" not in r.stdout, "escape sequences on a pipe"
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def make_cgroup(limit):
+    """A memory cgroup with a limit (v1 here, v2 where available): (dir, procs file)."""
+    name = "memphase-tui-%d" % os.getpid()
+    v1 = "/sys/fs/cgroup/memory"
+    v2 = "/sys/fs/cgroup"
+    if os.path.isdir(v1) and os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+        d = os.path.join(v1, name)
+        os.mkdir(d)
+        with open(os.path.join(d, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(limit))
+        return d
+    try:
+        with open(os.path.join(v2, "cgroup.controllers")) as f:
+            if "memory" not in f.read().split():
+                raise harness.Skip("no memory cgroup controller")
+    except FileNotFoundError:
+        raise harness.Skip("no memory cgroup controller")
+    d = os.path.join(v2, name)
+    os.mkdir(d)
+    with open(os.path.join(d, "memory.max"), "w") as f:
+        f.write(str(limit))
+    return d
+
+
+def remove_cgroup(d):
+    for _ in range(50):
+        try:
+            os.rmdir(d)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
+def test_tui_cgroup_forecast():
+    """In a 240 MiB cgroup: its limit on screen, a highlighted short forecast, the OOM kill
+    on the message line, and the OOM in the summary on the restored terminal."""
+    need_tools()
+    d = harness.tmpdir()
+    cg = make_cgroup(240 << 20)
+    try:
+        cmd = ["sh", "-c", "'echo $$ > %s/cgroup.procs && exec %s'"
+               % (cg, " ".join([harness.MEMPHASE, "run", "--target-log", "/dev/null", "--"] +
+                               driver(d, 1000)))]
+        t = Tmux(d, cmd)
+        try:
+            s = t.wait(lambda s: re.search(r"^cgroup\s+limit 240 MiB, usage", s, re.M) and
+                       re.search(r"^forecast\s+OOM in \S+ \w+ at \+.*\(cgroup limit\)", s, re.M),
+                       "cgroup limit and forecast")
+            # highlighted: reverse video on the forecast (capture with attributes)
+            e = t.tmux("capture-pane", "-p", "-e", "-t", t.name)
+            line = [l for l in e.splitlines() if "OOM in" in l][0]
+            assert re.search(r"\x1b\[[0-9;]*7[0-9;]*m", line), "forecast not highlighted: %r" % line
+            s = t.wait(lambda s: "OOM kill of llama-driver" in s, "OOM notice on screen", 40)
+            s = t.wait(lambda s: END in s, "memphase to end after the OOM kill", 20)
+            h = t.history()
+            assert re.search(r"observed for [\d.]+ s, OOM-killed", h), h
+            # the summary's OOM line (its wording belongs to the summary)
+            assert re.search(r"OOM[\w -]*: llama-driver \(pid \d+\) during generate", h), h
+            assert "memphase: warning: OOM projected in" in h, "no warning replayed:\n" + h
+            assert "HISTOGRAM " not in h and "q quit   tab" not in h, "TUI remnants:\n" + h
+        finally:
+            t.kill()
+    finally:
+        remove_cgroup(cg)
+        shutil.rmtree(d, ignore_errors=True)
