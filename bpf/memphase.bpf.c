@@ -27,7 +27,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define TMPFS_MAGIC	0x01021994
 #define HUGETLBFS_MAGIC	0x958458f6
 #define PF_KTHREAD	0x00200000
-#define STASH_MAX_AGE_NS (50 * 1000 * 1000ULL)
+#define MAP_FLUSH_BYTES	(1ULL << 20)	/* per-thread mapping bytes batched before a flush */
 /* x86-64 syscall numbers */
 #define __NR_mmap	9
 #define __NR_munmap	11
@@ -97,14 +97,23 @@ struct {
 	__uint(max_entries, 256 * 1024);	/* resized from user space */
 } events SEC(".maps");
 
-/* Per thread: its last fault, the mapping it was in, its growth since its last sample. */
+/*
+ * Per thread: its last fault, the mapping it was in, growth charged to a mapping but not
+ * yet added to the shared map (one hash update per MAP_FLUSH_BYTES or per mapping
+ * change instead of one per page), and its growth since its last stack sample.
+ */
 struct thread_state {
 	struct mp_map_key map;	/* classification of [vm_start, vm_end) (phase/cls unset) */
 	__u64 vm_start;
 	__u64 vm_end;
-	__u64 fault_addr;
-	__u64 fault_ns;
+	__u64 fault_addr;	/* set by a fault, consumed by the growth it causes */
+	struct mp_map_key pend_key;
+	__u64 pend_bytes;
+	__u64 pend_start, pend_end;
+	__u32 pend_tgid;
+	__u32 pad2;
 	__u64 acc_bytes;	/* growth not yet carried by a stack sample */
+	__u64 acc_next;		/* try a sample when acc_bytes reaches this */
 	__u32 acc_phase;
 	__u32 pad;
 	__u64 reclaim_start_ns;	/* in direct reclaim since */
@@ -293,10 +302,8 @@ static __always_inline void fault_note(__u64 addr)
 
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ts)
-		return;
-	ts->fault_addr = addr;
-	ts->fault_ns = bpf_ktime_get_ns();
+	if (ts)
+		ts->fault_addr = addr;
 }
 
 /* The mapping of the thread's last fault; the last VMA's answer is reused while the
@@ -346,27 +353,25 @@ int BPF_PROG(handle_fault_kernel, unsigned long addr, struct pt_regs *regs,
 
 /* ---- growth attribution: mappings and stack samples ---- */
 
-static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u32 phase,
-					__u32 cls, __u64 bytes)
+/* Adds a thread's batched mapping bytes to the shared per-mapping counters. */
+static __always_inline void mapping_flush(struct thread_state *ts)
 {
-	struct mp_map_key key = {};
 	struct mp_map_val *v, nv = {};
+	struct mp_map_key key = ts->pend_key;
+	__u64 bytes = ts->pend_bytes;
 
-	if (ts && bpf_ktime_get_ns() - ts->fault_ns < STASH_MAX_AGE_NS) {
-		fault_classify(ts);
-		key = ts->map;
-		nv.vm_start = ts->vm_start;
-		nv.vm_end = ts->vm_end;
-	}
-	key.phase = phase;
-	key.cls = cls;
-	key.pad = 0;
+	if (!bytes)
+		return;
+	ts->pend_bytes = 0;
+	nv.vm_start = ts->pend_start;
+	nv.vm_end = ts->pend_end;
+	nv.tgid = ts->pend_tgid;
 	v = bpf_map_lookup_elem(&mappings, &key);
 	if (!v) {
-		nv.tgid = tgid;
 		if (bpf_map_update_elem(&mappings, &key, &nv, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&mappings, &key)) {
 			struct mp_drops *d = drops_get();
+			__u32 phase = key.phase, cls = key.cls;
 
 			if (d)
 				d->mappings_full++;
@@ -381,10 +386,48 @@ static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u
 			return;
 	}
 	__sync_fetch_and_add(&v->bytes, bytes);
-	if (ts && key.kind != MP_MAP_UNKNOWN) {
-		v->vm_start = ts->vm_start;
-		v->vm_end = ts->vm_end;
+	if (key.kind != MP_MAP_UNKNOWN) {
+		v->vm_start = nv.vm_start;
+		v->vm_end = nv.vm_end;
 	}
+}
+
+static __always_inline bool map_key_eq(const struct mp_map_key *a, const struct mp_map_key *b)
+{
+	return a->phase == b->phase && a->cls == b->cls && a->kind == b->kind &&
+	       a->dev == b->dev && a->ino == b->ino && a->start == b->start;
+}
+
+/*
+ * Growth of bytes in class cls during phase: charged to the mapping of the fault that
+ * caused it (the stash is consumed, so growth without a fault, such as
+ * get_user_pages, is charged to "unknown" rather than to a stale mapping).
+ */
+static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u32 phase,
+					__u32 cls, __u64 bytes)
+{
+	struct mp_map_key key = {};
+
+	if (ts->fault_addr) {
+		fault_classify(ts);
+		ts->fault_addr = 0;
+		key = ts->map;
+	}
+	key.phase = phase;
+	key.cls = cls;
+	key.pad = 0;
+	if (!ts->pend_bytes || !map_key_eq(&key, &ts->pend_key) || ts->pend_tgid != tgid) {
+		mapping_flush(ts);
+		ts->pend_key = key;
+		ts->pend_tgid = tgid;
+	}
+	if (key.kind != MP_MAP_UNKNOWN) {
+		ts->pend_start = ts->vm_start;
+		ts->pend_end = ts->vm_end;
+	}
+	ts->pend_bytes += bytes;
+	if (ts->pend_bytes >= MAP_FLUSH_BYTES)
+		mapping_flush(ts);
 }
 
 /*
@@ -509,14 +552,17 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 	__u32 zero = 0;
 	int err;
 
-	if (ts->acc_phase != phase) {
+	if (ts->acc_phase != phase || !ts->acc_next) {
 		ts->acc_bytes = 0;
+		ts->acc_next = cfg.sample_bytes;
 		ts->acc_phase = phase;
 	}
 	ts->acc_bytes += bytes;
-	if (ts->acc_bytes < cfg.sample_bytes)
+	if (ts->acc_bytes < ts->acc_next)
 		return;
 	if (!rate_allows()) {
+		/* ask again only after another sample's worth, not on every page */
+		ts->acc_next = ts->acc_bytes + cfg.sample_bytes;
 		d = drops_get();
 		if (d)
 			d->stacks_capped++;
@@ -531,7 +577,7 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 	h->phase = phase;
 	h->ts_ns = bpf_ktime_get_ns();
 	h->weight = ts->acc_bytes;
-	h->addr = bpf_ktime_get_ns() - ts->fault_ns < STASH_MAX_AGE_NS ? ts->vm_start : 0;
+	h->addr = ts->map.kind != MP_MAP_UNKNOWN ? ts->vm_start : 0;
 	h->mode = cfg.stack_mode;
 	h->cls = cls;
 	h->nframes = 0;
@@ -549,6 +595,7 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 		return;	/* the bytes stay for the next try */
 	}
 	ts->acc_bytes = 0;
+	ts->acc_next = cfg.sample_bytes;
 }
 
 /*
@@ -681,7 +728,7 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 
 		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (cfg.map_tracking)
+		if (cfg.map_tracking && ts)
 			mapping_add(ts, tgid, t->phase, member, delta);
 		if (cfg.stack_mode && ts)
 			stack_account(ctx, ts, tgid, t->phase, member, delta);
@@ -950,9 +997,14 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct thread_state *ts;
 	struct mp_target *t;
 	struct mp_event *e;
 
+	/* every exiting thread hands in what it batched */
+	ts = bpf_task_storage_get(&threads, task, NULL, 0);
+	if (ts)
+		mapping_flush(ts);
 	if (!group_dead)
 		return 0;
 	t = bpf_map_lookup_elem(&targets, &tgid);
@@ -1114,6 +1166,7 @@ int handle_marker(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 kind = (cookie >> 8) & 0xff, phase = cookie & 0xff, tgid, old;
+	struct thread_state *ts;
 	struct mp_phase_stats *s;
 	struct mp_target *t;
 	struct mp_event *e;
@@ -1129,6 +1182,9 @@ int handle_marker(struct pt_regs *ctx)
 	}
 	phase &= MP_MAX_PHASES - 1;
 	call_flush(t);
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
+	if (ts)
+		mapping_flush(ts);
 	old = t->phase;
 	s = stats_get(phase);
 	if (s)
