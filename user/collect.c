@@ -247,6 +247,41 @@ void collect__learn_paths(struct strmap *paths, __u32 pid)
 	paths_learn(paths, pid);
 }
 
+int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns)
+{
+	int mfd = bpf_map__fd(skel->maps.mms);
+	__u32 key, next, *prev = NULL;
+	unsigned int i, n = 0;
+	struct mp_mm mm;
+
+	for (i = 0; i < m->nprocs; i++) {
+		struct model_proc *p = &m->procs[i];
+
+		if (!p->exited || p->forgotten || p->exit_ns + 1000000000ULL > now_ns)
+			continue;
+		bpf_map__delete_elem(skel->maps.targets, &p->pid, sizeof(p->pid), 0);
+		p->forgotten = true;
+		n++;
+	}
+	if (!n)
+		return 0;
+	/* address spaces whose owner is forgotten */
+	while (!bpf_map_get_next_key(mfd, prev, &next)) {
+		struct model_proc *p;
+
+		if (!bpf_map_lookup_elem(mfd, &next, &mm) &&
+		    (p = model__proc(m, mm.tgid, false)) && p->forgotten) {
+			/* deleting the current key restarts the walk from the beginning */
+			bpf_map_delete_elem(mfd, &next);
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags)
 {
 	struct mp_target t = { .flags = flags };

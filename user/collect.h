@@ -18,6 +18,12 @@ struct strmap;
 int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths);
 /* Learns the paths of every file pid maps (after a MP_EV_FILE_MAP, at attach). */
 void collect__learn_paths(struct strmap *paths, __u32 pid);
+/*
+ * Removes processes that exited more than 1 s before now_ns from the BPF target set and
+ * their address spaces from the map (their last numbers are in the model by then), so
+ * long runs that fork often do not fill the maps. Returns how many were removed.
+ */
+int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns);
 /* Adds a process to the BPF target set. */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
 

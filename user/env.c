@@ -22,28 +22,29 @@ struct env env = {
 };
 
 const char *argp_program_version = "memphase " MEMPHASE_VERSION;
-const char *argp_program_bug_address = "<https://github.com/memphase/memphase/issues>";
 
 static const char usage_doc[] =
-"Where does host RAM go during LLM inference? memphase counts RSS growth per memory\n"
-"class (anon, file, shmem, swap) and per inference phase (load, context, prompt,\n"
-"generate, state, teardown), from kernel tracepoints and uprobes on libllama.\n"
+"Where does host RAM go during LLM inference? memphase counts RSS growth per\n"
+"memory class (anon, file, shmem, swap), per inference phase (load, context,\n"
+"prompt, generate, state, teardown), per mapping and per code path, from kernel\n"
+"tracepoints and uprobes on libllama.\n"
 "\n"
-"USAGE: memphase run [OPTIONS] -- COMMAND [ARGS...]\n"
-"       memphase attach -p PID [OPTIONS]\n"
-"\n"
+"  memphase run [OPTIONS] -- COMMAND [ARGS...]\n"
+"  memphase attach -p PID [OPTIONS]\n"
+"\v"
 "EXAMPLES:\n"
 "  sudo memphase run -- ./llama-cli -m model.gguf -c 32768 -p 'hello'\n"
-"  sudo memphase run --json run.json -- ./llama-server -m model.gguf\n"
+"  sudo memphase run --json run.json --svg run.svg -- ./llama-server -m m.gguf\n"
 "  sudo memphase attach -p $(pidof llama-server) --duration 60\n"
-"  sudo memphase run --phase warmup=myapp:warm_up --phase eval=libfoo.so:run -- ./myapp\n"
+"  sudo memphase run --max-rss 48G -- ./llama-cli -m model.gguf -c 102400\n"
+"  sudo memphase run --phase warm=myapp:warm_up --phase eval=libfoo.so:run \\\n"
+"      -- ./myapp\n"
 "  sudo memphase run --no-preset --phase step=train_step -- python3 train.py\n"
 "\n"
-"The command runs as the invoking user (SUDO_UID/SUDO_GID under sudo), never as root.\n"
-"Ctrl-C, SIGTERM or the target's end (OOM kill included) print the summary and write\n"
-"every requested file.\n"
-"\n"
-"OPTIONS:";
+"The command runs as the invoking user (SUDO_UID/SUDO_GID under sudo), never\n"
+"as root. On a terminal a live view shows memory moving ('q' detaches). When\n"
+"the command ends (OOM kill included), on Ctrl-C or SIGTERM, memphase prints a\n"
+"summary and writes every requested file.";
 
 enum {
 	OPT_JSON = 1000,
@@ -283,10 +284,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 static void print_top_help(void)
 {
-	printf("%s\n", usage_doc);
-	printf("  run [OPTIONS] -- COMMAND [ARGS...]   spawn COMMAND and observe it\n"
-	       "  attach -p PID [OPTIONS]              observe a running process\n"
-	       "\n'memphase run --help' lists the options.\n");
+	const char *v = strchr(usage_doc, '\v');
+
+	printf("%.*s\n", (int)(v - usage_doc), usage_doc);
+	printf("'memphase run --help' and 'memphase attach --help' list the options.\n\n%s\n",
+	       v + 1);
 }
 
 int env__parse(int argc, char **argv)

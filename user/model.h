@@ -12,7 +12,7 @@
 #include "memphase.h"
 #include "phasespec.h"
 
-#define MODEL_MAX_PROCS	256
+#define MODEL_MAX_PROCS	4096
 #define MODEL_MAX_OOMS	32
 #define MODEL_TOP_MAPPINGS 10
 
@@ -33,6 +33,7 @@ struct model_proc {
 	int exit_code;		/* -1 unknown */
 	int exit_signal;	/* 0 none */
 	__u64 exit_ns;
+	bool forgotten;		/* its BPF map entries were removed after its exit */
 	__s64 rss[MP_NR_CLASSES];	/* latest, bytes */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;		/* file + anon + shmem */
