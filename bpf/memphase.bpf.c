@@ -37,6 +37,13 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile struct mp_config cfg = {};
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MP_TSLOTS);
+	__type(key, __u32);			/* tgid % MP_TSLOTS */
+	__type(value, struct mp_target);
+} tslots SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MP_MAX_TARGETS);
 	__type(key, __u32);			/* tgid */
@@ -184,10 +191,45 @@ static __always_inline void hist_add(struct mp_phase_stats *s, int h, __u64 v)
 		s->hist[h][slot & 63]++;
 }
 
+/* The process's state: its slot (an array lookup) or, on a collision, the hash. */
+static __always_inline struct mp_target *target_lookup(__u32 tgid)
+{
+	__u32 slot = tgid & (MP_TSLOTS - 1);
+	struct mp_target *t = bpf_map_lookup_elem(&tslots, &slot);
+
+	if (!t || !tgid)
+		return NULL;
+	if (t->tgid == tgid)
+		return t;
+	if (!t->collided)
+		return NULL;
+	return bpf_map_lookup_elem(&targets, &tgid);
+}
+
+/* Adds a process: its free slot, or the hash (marking the slot). 0 or -errno. */
+static __always_inline int target_add(__u32 tgid, const struct mp_target *nt)
+{
+	__u32 slot = tgid & (MP_TSLOTS - 1);
+	struct mp_target *t = bpf_map_lookup_elem(&tslots, &slot);
+	__u32 collided;
+
+	if (!t)
+		return -1;
+	if (!t->tgid || t->tgid == tgid) {
+		collided = t->collided;
+		*t = *nt;
+		t->tgid = tgid;
+		t->collided = collided;
+		return 0;
+	}
+	t->collided = 1;
+	return bpf_map_update_elem(&targets, &tgid, nt, BPF_ANY);
+}
+
 static __always_inline struct mp_target *target_of_current(__u32 *tgid_out)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct mp_target *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct mp_target *t = target_lookup(tgid);
 
 	/* not yet exec'd (run), or exited: a recycled pid is not ours */
 	if (!t || (t->flags & (MP_T_WAIT_EXEC | MP_T_EXITED)))
@@ -672,7 +714,7 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 		if (!mm)
 			return 0;
 		tgid = mm->tgid;
-		t = bpf_map_lookup_elem(&targets, &tgid);
+		t = target_lookup(tgid);
 		if (!t)
 			return 0;
 		/*
@@ -954,12 +996,13 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (ptgid == ctgid)
 		return 0;	/* a new thread, not a new process */
-	pt = bpf_map_lookup_elem(&targets, &ptgid);
+	pt = target_lookup(ptgid);
 	if (!pt || (pt->flags & MP_T_WAIT_EXEC))
 		return 0;
 	ct.phase = pt->phase;
 	ct.parent = ptgid;
-	if (bpf_map_update_elem(&targets, &ctgid, &ct, BPF_ANY)) {
+	ct.tgid = ctgid;
+	if (target_add(ctgid, &ct)) {
 		struct mp_drops *d = drops_get();
 
 		if (d)
@@ -978,7 +1021,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct mp_target *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct mp_target *t = target_lookup(tgid);
 	struct mp_event *e;
 
 	if (!t)
@@ -1007,7 +1050,7 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 		mapping_flush(ts);
 	if (!group_dead)
 		return 0;
-	t = bpf_map_lookup_elem(&targets, &tgid);
+	t = target_lookup(tgid);
 	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
 	__sync_fetch_and_or(&t->flags, MP_T_EXITED);
@@ -1067,7 +1110,7 @@ SEC("tp_btf/mark_victim")
 int BPF_PROG(handle_mark_victim, struct task_struct *victim, uid_t uid)
 {
 	__u32 tgid = victim->tgid;
-	struct mp_target *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct mp_target *t = target_lookup(tgid);
 	struct mm_struct *mm = victim->mm;
 	struct mp_event *e;
 

@@ -11,7 +11,8 @@
 #define MP_MAX_PHASES	32	/* phase ids 0..31; 0 is "startup" */
 #define MP_MAX_SLOTS	40	/* log2 buckets: [0], [1], [2,3], ... [2^38, 2^39) and up */
 #define MP_COMM_LEN	16
-#define MP_MAX_TARGETS	1024
+#define MP_MAX_TARGETS	1024	/* targets whose slot is taken (hash) */
+#define MP_TSLOTS	4096	/* direct-mapped target slots, indexed by tgid % MP_TSLOTS */
 #define MP_MAX_MMS	2048
 
 /* Memory classes: the order of the kernel's MM_* rss counters. */
@@ -74,8 +75,14 @@ struct mp_phase_stats {
 #define MP_T_ROOT	(1U << 3)	/* the process memphase was asked to observe */
 #define MP_T_GUARD_HIT	(1U << 4)	/* crossed --max-rss: stopped, user space ends it */
 
-/* targets: tgid -> state of one observed process. */
+/*
+ * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
+ * finds it without hashing) or, when that slot holds another process, in the targets
+ * hash; `collided` on a slot says the hash may hold processes of that slot.
+ */
 struct mp_target {
+	__u32 tgid;		/* 0: free slot */
+	__u32 collided;		/* slots only */
 	__u32 phase;
 	__u32 flags;
 	__u32 parent;		/* tgid of the target it was forked from, 0 for roots */

@@ -259,7 +259,7 @@ int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns)
 
 		if (!p->exited || p->forgotten || p->exit_ns + 1000000000ULL > now_ns)
 			continue;
-		bpf_map__delete_elem(skel->maps.targets, &p->pid, sizeof(p->pid), 0);
+		collect__del_target(skel, p->pid);
 		p->forgotten = true;
 		n++;
 	}
@@ -282,11 +282,42 @@ int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns)
 	return n;
 }
 
+/* A process lives in its slot of tslots, or in the targets hash when the slot is taken
+ * (the BPF side's target_add/target_lookup). */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags)
 {
-	struct mp_target t = { .flags = flags };
+	struct mp_target t = { .tgid = tgid, .flags = flags }, cur;
+	__u32 slot = tgid % MP_TSLOTS;
 
-	if (bpf_map__update_elem(skel->maps.targets, &tgid, sizeof(tgid), &t, sizeof(t), BPF_ANY))
+	if (bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0))
+		return -errno;
+	if (!cur.tgid || cur.tgid == tgid) {
+		t.collided = cur.collided;
+		if (bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &t, sizeof(t), 0))
+			return -errno;
+		return 0;
+	}
+	cur.collided = 1;
+	if (bpf_map__update_elem(skel->maps.targets, &tgid, sizeof(tgid), &t, sizeof(t), 0) ||
+	    bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0))
 		return -errno;
 	return 0;
+}
+
+void collect__del_target(struct memphase_bpf *skel, __u32 tgid)
+{
+	__u32 slot = tgid % MP_TSLOTS;
+	struct mp_target cur;
+
+	if (!bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0) &&
+	    cur.tgid == tgid) {
+		/* the slot frees up; whether others of it wait in the hash stays known */
+		__u32 collided = cur.collided;
+
+		memset(&cur, 0, sizeof(cur));
+		cur.collided = collided;
+		bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0);
+		return;
+	}
+	bpf_map__delete_elem(skel->maps.targets, &tgid, sizeof(tgid), 0);
 }

@@ -26,5 +26,7 @@ void collect__learn_paths(struct strmap *paths, __u32 pid);
 int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns);
 /* Adds a process to the BPF target set. */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
+/* Removes a process from the BPF target set. */
+void collect__del_target(struct memphase_bpf *skel, __u32 tgid);
 
 #endif
