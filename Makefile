@@ -37,7 +37,7 @@ LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%.o,$(UNIT_SRCS))
 
-.PHONY: all clean test unit-test demo install deps workload bench fmt-check
+.PHONY: all clean test unit-test demo install deps workload bench
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -102,9 +102,6 @@ bench: all
 install: $(OUTPUT)/memphase
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(OUTPUT)/memphase $(DESTDIR)$(PREFIX)/bin/memphase
-
-fmt-check:
-	$(Q)clang-format --dry-run -Werror bpf/*.c bpf/*.h user/*.c user/*.h
 
 clean:
 	$(call msg,CLEAN)

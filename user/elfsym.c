@@ -265,6 +265,36 @@ void elfsym__close(struct elfsym *e)
 	free(e);
 }
 
+/* libstdc++'s demangler (the project links -lstdc++) */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/*
+ * Slow path for C++ names: demangle every mangled symbol and compare, with or without
+ * the parameter list ("ns::f" matches "ns::f(int)"). The best-ranked match wins.
+ */
+static int elfsym__lookup_demangled(struct elfsym *e, const char *name, __u64 *file_off)
+{
+	size_t i, n = strlen(name);
+	int best = -1, status;
+	char *d;
+
+	for (i = 0; i < e->nents; i++) {
+		if (strncmp(e->ents[i].name, "_Z", 2))
+			continue;
+		d = __cxa_demangle(e->ents[i].name, NULL, NULL, &status);
+		if (!d)
+			continue;
+		if ((!strcmp(d, name) || (!strncmp(d, name, n) && d[n] == '(')) &&
+		    (best < 0 || e->ents[i].rank < e->ents[best].rank))
+			best = i;
+		free(d);
+	}
+	if (best < 0)
+		return -ENOENT;
+	*file_off = e->ents[best].off;
+	return 0;
+}
+
 int elfsym__lookup(struct elfsym *e, const char *name, __u64 *file_off)
 {
 	size_t lo = 0, hi, mid;
@@ -282,8 +312,12 @@ int elfsym__lookup(struct elfsym *e, const char *name, __u64 *file_off)
 		else
 			hi = mid;
 	}
-	if (lo == e->nents || strcmp(e->ents[lo].name, name))
+	if (lo == e->nents || strcmp(e->ents[lo].name, name)) {
+		/* "ns::f" or "ns::f(int)": a C++ name as people write it */
+		if (strstr(name, "::"))
+			return elfsym__lookup_demangled(e, name, file_off);
 		return -ENOENT;
+	}
 	*file_off = e->ents[lo].off;
 	return 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The JSON summary, schema 1. Keys keep their meaning; new keys may be added. */
 #include <errno.h>
+#include <stdint.h>
 #include "hist.h"
 #include "json.h"
 #include "report_json.h"
@@ -30,6 +31,9 @@ static void histogram(struct jsonw *w, const char *name, const __u64 *slots)
 		if (!slots[s])
 			continue;
 		hist__range(s, &low, &high);
+		/* the last slot also holds everything larger: open-ended */
+		if (s == MP_MAX_SLOTS - 1)
+			high = UINT64_MAX;
 		jsonw__start_object(w);
 		jsonw__u64_field(w, "low", low);
 		jsonw__u64_field(w, "high", high);
