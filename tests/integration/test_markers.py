@@ -50,3 +50,59 @@ def test_cxx_marker_by_demangled_name():
         p = harness.phase(harness.load_json(out), "warm")
         assert p["calls"] == 1, p
         harness.assert_close(p["rss_growth_bytes"]["anon"], 8 * MIB, 64 * KIB, "warm anon")
+
+
+DLOPEN = r"""
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "llama.h"
+
+/* Loads libllama.so at run time, like ggml backends are loaded, and uses it at once. */
+int main(int argc, char **argv)
+{
+	struct fakellama_work w;
+	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	int (*configure)(const struct fakellama_work *);
+	struct llama_model *(*load)(const char *, struct llama_model_params);
+	struct llama_model_params (*mparams)(void);
+	struct llama_context *(*init)(struct llama_model *, struct llama_context_params);
+	struct llama_context_params (*cparams)(void);
+
+	if (!h)
+		return 1;
+	configure = dlsym(h, "fakellama_configure");
+	load = dlsym(h, "llama_model_load_from_file");
+	mparams = dlsym(h, "llama_model_default_params");
+	init = dlsym(h, "llama_init_from_model");
+	cparams = dlsym(h, "llama_context_default_params");
+	memset(&w, 0, sizeof(w));
+	w.ctx_bytes = 24ULL << 20;
+	configure(&w);
+	return init(load(NULL, mparams()), cparams()) ? 0 : 2;
+}
+"""
+
+
+def test_dlopened_library_probed_in_time():
+    """A library mapped by dlopen() is probed before the target may call into it (run
+    mode holds the target at the mapping), so the first call's phase is not missed."""
+    harness.need_root()
+    with harness.workdir() as d:
+        src, exe, out = (os.path.join(d, f) for f in ("dl.c", "dl", "out.json"))
+        with open(src, "w") as f:
+            f.write(DLOPEN)
+        inc = os.path.join(harness.ROOT, "tests", "workload")
+        r = harness.run(["cc", "-O2", "-I", inc, "-o", exe, src, "-ldl"])
+        assert r.returncode == 0, r.stderr
+        lib = os.path.join(harness.WORKLOAD, "libllama.so")
+        for _ in range(3):
+            r = harness.memphase(["run", "--json", out, "--", exe, lib])
+            assert r.returncode == 0, r.stderr
+            doc = harness.load_json(out)
+            assert doc["target"]["exit"]["code"] == 0, doc["target"]
+            ctx = harness.phase(doc, "context")
+            assert ctx["calls"] == 1, ctx
+            harness.assert_close(ctx["rss_growth_bytes"]["anon"], 24 * MIB, 64 * KIB,
+                                 "context anon")
