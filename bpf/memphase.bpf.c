@@ -1208,7 +1208,8 @@ SEC("uprobe")
 int handle_marker(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 kind = (cookie >> 8) & 0xff, phase = cookie & 0xff, tgid, old;
+	__u32 kind = (cookie >> 8) & 0xff, phase = cookie & 0xff, arg = (cookie >> 16) & 0xff;
+	__u32 tgid, old;
 	struct thread_state *ts;
 	struct mp_phase_stats *s;
 	struct mp_target *t;
@@ -1222,6 +1223,15 @@ int handle_marker(struct pt_regs *ctx)
 
 		bpf_probe_read_user(&n_tokens, sizeof(n_tokens), (void *)(PT_REGS_SP(ctx) + 8));
 		phase = n_tokens > 1 ? cfg.phase_prompt : cfg.phase_generate;
+	} else if (kind == MP_MARK_STATE_EXT) {
+		/* a context checkpoint saves only the partial (SWA/recurrent) state */
+		/* probe reads: the compiler would fold two direct ctx loads into a
+		 * computed ctx offset, which the verifier refuses */
+		__u64 flags = arg == 3 ? PT_REGS_PARM3_CORE(ctx) :
+			      arg == 5 ? PT_REGS_PARM5_CORE(ctx) : 0;
+
+		if ((flags & MP_STATE_PARTIAL_ONLY) && cfg.phase_checkpoint)
+			phase = cfg.phase_checkpoint;
 	}
 	phase &= MP_MAX_PHASES - 1;
 	call_flush(t);

@@ -31,17 +31,25 @@ enum mp_hist {
 	MP_NR_HISTS = 2,
 };
 
-/* Marker cookie (bpf_get_attach_cookie): low 8 bits phase id, bits 8..15 the kind. */
+/*
+ * Marker cookie (bpf_get_attach_cookie): bits 0..7 phase id, 8..15 the kind, 16..23 the
+ * argument (1-based) that holds llama_state_seq_flags for MP_MARK_STATE_EXT.
+ */
 enum mp_marker_kind {
 	MP_MARK_PHASE = 0,	/* switch to the cookie's phase */
 	MP_MARK_DECODE = 1,	/* llama_decode: prompt (n_tokens > 1) or generate (== 1) */
+	MP_MARK_STATE_EXT = 2,	/* llama_state_seq_*_ext: flags & PARTIAL_ONLY is a checkpoint */
 };
-#define MP_COOKIE(kind, phase)	(((__u64)(kind) << 8) | (__u64)(phase))
+#define MP_COOKIE(kind, phase, arg) \
+	(((__u64)(arg) << 16) | ((__u64)(kind) << 8) | (__u64)(phase))
+#define MP_STATE_PARTIAL_ONLY	1	/* LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY (was SWA_ONLY) */
 
 /* Configuration the BPF side reads (rodata). Phase ids of the decode split. */
 struct mp_config {
 	__u32 phase_prompt;
 	__u32 phase_generate;
+	__u32 phase_checkpoint;	/* partial state saves (context checkpoints) */
+	__u32 pad0;
 	__u32 stop_on_exec_map;	/* SIGSTOP a target that maps a new executable file */
 	__u32 stack_mode;	/* enum mp_stack_mode */
 	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */

@@ -53,6 +53,29 @@
 #
 # Adding a configuration: write desc_NAME (prints a one-line description) and cfg_NAME DIR (runs
 # the workload once; the run's files go to DIR, see run_wrapped) and add NAME to BENCH_CONFIGS.
+#
+# Live-view section (BENCH_LIVE=1, the default; a separate set of configurations, run after the
+# ones above, in its own rounds, with its own summary below theirs): memphase's own CPU use and
+# peak RSS while its full-screen live view runs (issue 4's budgets: under 2% of one core at the
+# default refresh, under 64 MiB). memphase runs under script(1), so its stdout is a pseudo-terminal
+# (BENCH_LIVE_COLS x BENCH_LIVE_ROWS, TERM=xterm-256color) and the ncurses view engages (checked
+# in each run's raw screen output), against a long, slow workload: build/workload/llama-driver on
+# a 64 MiB model file (build/bench/live-model.bin, made once), ~10 s alone. The workload ends on
+# its own; memphase then restores the terminal and exits. memphase is started by
+# scripts/livestat.c, which samples its own process only (not the workload, not script) every
+# 100 ms and at its exit stop. Reported: its CPU time in % of one core over the whole run (BPF
+# load/attach and detach included) and over a steady-state window (from 1 s after its start, and
+# not before the workload was resumed, to the workload's exit), and its peak RSS (VmHWM).
+#   live_alone         llama-driver alone
+#   live_tui           memphase run -- llama-driver, live view on the pseudo-terminal
+#   live_notui         the same with --no-tui (a status line per second, on the same terminal)
+# BENCH_CONFIGS may name them (or 'live' for the three): it then selects exactly the
+# configurations that run, e.g. BENCH_CONFIGS=live runs the live-view section alone.
+#   BENCH_LIVE=1          0: skip the live-view section (even when BENCH_CONFIGS names it)
+#   BENCH_LIVE_ROUNDS=3   interleaved rounds, order rotated, no warm-up (~40 s a round)
+#   BENCH_LIVE_ARGS="--ctx-mib 64 --prompt-batches 4 --batch-mib 16 --tokens 400 --token-kib 256
+#                    --sleep-ms 25"   llama-driver options (its --model is added)
+#   BENCH_LIVE_COLS=120 BENCH_LIVE_ROWS=40   size of the pseudo-terminal
 
 set -uo pipefail
 
@@ -67,7 +90,27 @@ MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
 ALL_CONFIGS="baseline memphase memphase_nostats memphase_none memphase_fp memphase_dwarf perf_fp perf_dwarf"
-read -r -a CONFIGS <<<"${BENCH_CONFIGS:-$ALL_CONFIGS}"
+ALL_LIVE="live_alone live_tui live_notui"
+LIVE=${BENCH_LIVE:-1}
+LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
+LIVE_ARGS=${BENCH_LIVE_ARGS:---ctx-mib 64 --prompt-batches 4 --batch-mib 16 --tokens 400 --token-kib 256 --sleep-ms 25}
+LIVE_COLS=${BENCH_LIVE_COLS:-120}
+LIVE_ROWS=${BENCH_LIVE_ROWS:-40}
+LIVE_MODEL_MIB=64
+# CONFIGS: the touch configurations; LIVE_CONFIGS: the live-view ones (see the header)
+CONFIGS=()
+LIVE_CONFIGS=()
+for cfg in ${BENCH_CONFIGS:-$ALL_CONFIGS $ALL_LIVE}; do
+	[[ $cfg == live ]] && cfg=$ALL_LIVE
+	for c in $cfg; do
+		if [[ $c == live_* ]]; then
+			[[ $LIVE == 1 ]] && LIVE_CONFIGS+=("$c")
+		else
+			CONFIGS+=("$c")
+		fi
+	done
+done
+unset cfg c
 FAULT_PROGS=${BENCH_FAULT_PROGS:-handle_fault handle_fault_kernel handle_rss_stat}
 SAMPLE_PROG=${BENCH_SAMPLE_PROG:-handle_rss_stat}
 PERF_DWARF_SMALL_MIB=${BENCH_PERF_DWARF_MIB:-256}
@@ -78,6 +121,9 @@ PERF=${PERF:-perf}
 BENCH_BIN=$ROOT/build/bench
 TOUCH=$BENCH_BIN/touch
 RUNSTAT=$BENCH_BIN/runstat
+LIVESTAT=$BENCH_BIN/livestat
+DRIVER=$ROOT/build/workload/llama-driver
+LIVE_MODEL=$BENCH_BIN/live-model.bin
 OUT=${BENCH_OUT:-$BENCH_BIN/run-$(date +%Y%m%d-%H%M%S)}
 PERF_DWARF_MIB=$MIB	# decided in main() from the free space
 PERF_DWARF_WHY=""
@@ -95,6 +141,17 @@ build() {
 	if [[ ! -x $MEMPHASE ]]; then
 		make -C "$ROOT" --no-print-directory "$MEMPHASE" || die "building memphase failed"
 	fi
+	((${#LIVE_CONFIGS[@]})) || return 0
+	cc -O2 -Wall -Wextra -o "$LIVESTAT" "$ROOT/scripts/livestat.c" || die "building livestat failed"
+	if [[ ! -x $DRIVER ]]; then
+		make -C "$ROOT" --no-print-directory workload || die "building the workload failed"
+	fi
+	# the model file the driver maps and reads (made once, kept for later runs)
+	if [[ $(stat -c %s "$LIVE_MODEL" 2>/dev/null) != $((LIVE_MODEL_MIB << 20)) ]]; then
+		dd if=/dev/zero of="$LIVE_MODEL" bs=1M count="$LIVE_MODEL_MIB" status=none ||
+			die "cannot create $LIVE_MODEL"
+	fi
+	chmod 644 "$LIVE_MODEL"
 }
 
 # run_wrapped DIR CMD ARGS...: runs CMD under runstat. Files in DIR:
@@ -220,6 +277,61 @@ desc_perf_dwarf() {
 }
 cfg_perf_dwarf() {
 	perf_record "$1" "$PERF_DWARF_MIB" -e page-faults -c 1 --call-graph dwarf
+}
+
+# --- live-view configurations (see the header) -------------------------------------------------
+
+# live_target DIR: sets LIVE_CMD to the workload command: llama-driver under its own runstat
+# (DIR/target: the workload's own wall time). Under sudo it runs as the invoking user: DIR/target
+# must be writable by them.
+live_target() {
+	local dir=$1 args
+	: >"$dir/target"
+	if [[ -n ${SUDO_UID:-} ]]; then
+		chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$dir/target" 2>/dev/null
+	fi
+	read -r -a args <<<"$LIVE_ARGS"
+	LIVE_CMD=("$RUNSTAT" "$dir/target" -- "$DRIVER" --model "$LIVE_MODEL" "${args[@]}")
+}
+
+desc_live_alone() { echo "llama-driver --model F($LIVE_MODEL_MIB MiB) $LIVE_ARGS, alone"; }
+cfg_live_alone() {
+	echo "tool=none" >"$1/extra"
+	live_target "$1"
+	"${LIVE_CMD[@]}" >"$1/stdout" 2>"$1/stderr" </dev/null
+}
+
+# live_memphase DIR [MEMPHASE-OPTIONS...]: memphase run -- the workload, started by livestat
+# (DIR/livestat, DIR/samples.tsv) on a LIVE_COLS x LIVE_ROWS pseudo-terminal made by script(1);
+# everything written to the terminal (the screen, the summary, stderr) goes to DIR/tty. The
+# command run inside script is kept in DIR/cmd.sh.
+live_memphase() {
+	local dir=$1 rc q
+	shift
+	live_target "$dir"
+	printf -v q '%q ' "$LIVESTAT" "$dir/livestat" "$dir/samples.tsv" -- "$MEMPHASE" run \
+		--target-log "$dir/target.log" "$@" -- "${LIVE_CMD[@]}"
+	printf 'stty rows %d cols %d\nexec %s\n' "$LIVE_ROWS" "$LIVE_COLS" "$q" >"$dir/cmd.sh"
+	TERM=xterm-256color script -qfec "bash $(printf %q "$dir/cmd.sh")" /dev/null \
+		</dev/null >"$dir/tty" 2>"$dir/stderr"
+	rc=$?
+	# did the full-screen view engage? (ncurses switches to the alternate screen: smcup)
+	if grep -q $'\e\[?1049h' "$dir/tty"; then echo "tui=1"; else echo "tui=0"; fi >>"$dir/extra"
+	return "$rc"
+}
+
+desc_live_tui() {
+	echo "memphase run -- llama-driver ..., live view on a ${LIVE_COLS}x$LIVE_ROWS pseudo-terminal (script)"
+}
+cfg_live_tui() {
+	echo "tool=memphase" >"$1/extra"
+	live_memphase "$1"
+}
+
+desc_live_notui() { echo "memphase run --no-tui -- llama-driver ..., status lines on the same pseudo-terminal"; }
+cfg_live_notui() {
+	echo "tool=memphase" >"$1/extra"
+	live_memphase "$1" --no-tui
 }
 
 # perf_dwarf_size: decide the size perf_dwarf runs at. perf writes one sample per fault with an

@@ -18,6 +18,7 @@ struct marker {
 	char binary[PHASE_BIN_MAX];	/* "" = any file */
 	__u32 phase;			/* id; for MP_MARK_DECODE: unused */
 	__u32 kind;			/* enum mp_marker_kind */
+	__u32 arg;			/* MP_MARK_STATE_EXT: the flags argument (1-based) */
 	bool user;			/* from --phase */
 };
 
@@ -27,6 +28,7 @@ struct phases {
 	unsigned int nmarkers;
 	struct marker markers[PHASES_MAX_MARKERS];
 	__u32 prompt, generate;		/* ids of the decode split (0 when no preset) */
+	__u32 checkpoint;		/* id of partial state saves (0 when no preset) */
 	bool preset;
 };
 

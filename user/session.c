@@ -186,6 +186,7 @@ static int bpf_setup(struct session *s)
 	cfg = (struct mp_config *)&s->skel->rodata->cfg;
 	cfg->phase_prompt = s->phases.prompt;
 	cfg->phase_generate = s->phases.generate;
+	cfg->phase_checkpoint = s->phases.checkpoint;
 	cfg->stop_on_exec_map = s->stop_on_map;
 	cfg->stack_mode = s->env->stack_mode;
 	cfg->sample_bytes = s->env->sample_bytes;

@@ -106,3 +106,22 @@ def test_dlopened_library_probed_in_time():
             assert ctx["calls"] == 1, ctx
             harness.assert_close(ctx["rss_growth_bytes"]["anon"], 24 * MIB, 64 * KIB,
                                  "context anon")
+
+
+def test_checkpoints_apart_from_state():
+    """llama_state_seq_*_ext with LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY (context checkpoints)
+    count in 'checkpoint', whole-sequence saves (the prompt cache) in 'state'."""
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--json", out, "--", harness.DRIVER, "--ctx-mib", "8",
+                              "--prompt-batches", "1", "--batch-mib", "4", "--tokens", "4",
+                              "--token-kib", "64", "--state-mib", "16", "--checkpoints", "3",
+                              "--checkpoint-mib", "4"])
+        assert r.returncode == 0, r.stderr
+        doc = harness.load_json(out)
+        st, ck = harness.phase(doc, "state"), harness.phase(doc, "checkpoint")
+        harness.assert_close(st["rss_growth_bytes"]["anon"], 16 * MIB, 64 * KIB, "state anon")
+        harness.assert_close(ck["rss_growth_bytes"]["anon"], 12 * MIB, 64 * KIB,
+                             "checkpoint anon")
+        assert ck["calls"] == 6 and ck["entries"] == 1, ck

@@ -51,6 +51,8 @@ enum {
 	OPT_TOKEN_KIB,
 	OPT_STATE_MIB,
 	OPT_FORK_MIB,
+	OPT_CHECKPOINTS,
+	OPT_CHECKPOINT_MIB,
 	OPT_SLEEP_MS,
 	OPT_START_DELAY_MS,
 	OPT_DIE_IN_GENERATE,
@@ -71,6 +73,8 @@ static const struct option long_opts[] = {
 	{ "token-kib", required_argument, NULL, OPT_TOKEN_KIB },
 	{ "state-mib", required_argument, NULL, OPT_STATE_MIB },
 	{ "fork-mib", required_argument, NULL, OPT_FORK_MIB },
+	{ "checkpoints", required_argument, NULL, OPT_CHECKPOINTS },
+	{ "checkpoint-mib", required_argument, NULL, OPT_CHECKPOINT_MIB },
 	{ "sleep-ms", required_argument, NULL, OPT_SLEEP_MS },
 	{ "start-delay-ms", required_argument, NULL, OPT_START_DELAY_MS },
 	{ "die-in-generate", required_argument, NULL, OPT_DIE_IN_GENERATE },
@@ -98,6 +102,8 @@ static const char usage[] =
 	"  --state-mib N          state size; the driver maps and zero-fills the buffer between\n"
 	"                         llama_state_seq_get_size_ext and _get_data_ext (0)\n"
 	"  --fork-mib N           after the state save, fork a child touching N MiB anon (off)\n"
+	"  --checkpoints N        after the state save, N context checkpoints (PARTIAL_ONLY) (0)\n"
+	"  --checkpoint-mib N     size of each checkpoint buffer in MiB (0)\n"
 	"  --sleep-ms N           sleep after every step, tokens included (0)\n"
 	"  --start-delay-ms N     sleep before anything else (0)\n"
 	"  --die-in-generate K    SIGKILL itself after K generated tokens (off)\n"
@@ -119,6 +125,8 @@ struct opts {
 	uint64_t token_kib;
 	uint64_t state_mib;
 	uint64_t fork_mib;
+	uint64_t checkpoints;		/* context checkpoints after the state save */
+	uint64_t checkpoint_mib;
 	uint64_t sleep_ms;
 	uint64_t start_delay_ms;
 	bool die_in_generate;
@@ -332,6 +340,8 @@ static int report_write(void)
 	out_add(&o, "expected_generate_anon_bytes=%" PRIu64 "\n", run.generate_bytes);
 	out_add(&o, "expected_state_anon_bytes=%" PRIu64 "\n", run.state_bytes);
 	out_add(&o, "expected_fork_child_anon_bytes=%" PRIu64 "\n", run.fork_bytes);
+	out_add(&o, "expected_checkpoint_anon_bytes=%" PRIu64 "\n",
+		opts.checkpoints * opts.checkpoint_mib * MIB);
 	if (run.fork_pid > 0) {
 		out_add(&o, "fork_child_pid=%d\n", (int)run.fork_pid);
 		out_add(&o, "fork_child_exit_status=%d\n", run.fork_status);
@@ -543,6 +553,12 @@ static int parse_args(int argc, char **argv)
 		case OPT_FORK_MIB:
 			err = parse_u64(name, optarg, max_mib, &opts.fork_mib);
 			break;
+		case OPT_CHECKPOINTS:
+			err = parse_u64(name, optarg, 64, &opts.checkpoints);
+			break;
+		case OPT_CHECKPOINT_MIB:
+			err = parse_u64(name, optarg, max_mib, &opts.checkpoint_mib);
+			break;
 		case OPT_SLEEP_MS:
 			err = parse_u64(name, optarg, max_count, &opts.sleep_ms);
 			break;
@@ -591,6 +607,8 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
+#define MAX_CHECKPOINTS	64
+
 int main(int argc, char **argv)
 {
 	struct llama_model_params mparams = llama_model_default_params();
@@ -600,8 +618,8 @@ int main(int argc, char **argv)
 	struct fakellama_work work = {};
 	llama_token *prompt = NULL;
 	size_t ps = page_size();
-	uint8_t *state = NULL;
-	size_t state_len = 0;
+	uint8_t *state = NULL, *ckpt[MAX_CHECKPOINTS] = {};
+	size_t state_len = 0, ckpt_len[MAX_CHECKPOINTS] = {};
 	struct mem_snap s;
 	llama_token tok;
 	struct stat st;
@@ -641,6 +659,7 @@ int main(int argc, char **argv)
 	if (opts.grow_mib_per_s)
 		work.gen_reserve_bytes += opts.grow_limit_mib * MIB;
 	work.state_bytes = run.state_bytes;
+	work.checkpoint_bytes = opts.checkpoint_mib * MIB;
 	fakellama_configure(&work);
 
 	/* Also warms the stack and the report path so later snapshots add nothing. */
@@ -725,6 +744,31 @@ int main(int argc, char **argv)
 	phase_done(SNAP_STATE);
 	step_sleep();
 
+	/* Context checkpoints, as llama-server keeps them: PARTIAL_ONLY state, each in a
+	 * buffer allocated and zeroed between the size and data calls, kept to the end. */
+	for (i = 0; i < opts.checkpoints && i < MAX_CHECKPOINTS; i++) {
+		size_t len = llama_state_seq_get_size_ext(ctx, 0,
+							  LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY);
+
+		ckpt[i] = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (ckpt[i] == MAP_FAILED) {
+			ckpt[i] = NULL;
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		ckpt_len[i] = len ? len : 1;
+		madvise(ckpt[i], ckpt_len[i], MADV_NOHUGEPAGE);
+		memset(ckpt[i], 0, len);
+		if (llama_state_seq_get_data_ext(ctx, ckpt[i], len, 0,
+						 LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != len) {
+			fprintf(stderr, "failed to copy checkpoint: short copy\n");
+			err = -EIO;
+			goto cleanup;
+		}
+		step_sleep();
+	}
+
 	if (opts.fork_mib) {
 		verbose("fork %" PRIu64 " MiB\n", opts.fork_mib);
 		err = fork_child();
@@ -750,6 +794,9 @@ int main(int argc, char **argv)
 	run.status = "done";
 
 cleanup:
+	for (i = 0; i < MAX_CHECKPOINTS; i++)
+		if (ckpt[i])
+			munmap(ckpt[i], ckpt_len[i]);
 	if (err)
 		run.status = "error";
 	llama_free(ctx);

@@ -351,14 +351,19 @@ LLAMA_API int32_t llama_decode(struct llama_context *ctx, struct llama_batch bat
 	return 0;
 }
 
-static size_t state_size(struct llama_context *ctx)
+/* A checkpoint (PARTIAL_ONLY) is the SWA/recurrent part only: its own, smaller size. */
+static size_t state_size(struct llama_context *ctx, llama_state_seq_flags flags)
 {
-	return ctx && ctx->in_use ? page_round(work.state_bytes) : 0;
+	if (!ctx || !ctx->in_use)
+		return 0;
+	return page_round(flags & LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY ? work.checkpoint_bytes :
+								       work.state_bytes);
 }
 
-static size_t state_copy(struct llama_context *ctx, uint8_t *dst, size_t size)
+static size_t state_copy(struct llama_context *ctx, uint8_t *dst, size_t size,
+			 llama_state_seq_flags flags)
 {
-	size_t n = state_size(ctx);
+	size_t n = state_size(ctx, flags);
 
 	if (!dst || size < n)
 		return 0;
@@ -369,23 +374,23 @@ static size_t state_copy(struct llama_context *ctx, uint8_t *dst, size_t size)
 LLAMA_API size_t llama_state_seq_get_size_ext(struct llama_context *ctx, llama_seq_id seq_id,
 					      llama_state_seq_flags flags)
 {
-	return state_size(ctx);
+	return state_size(ctx, flags);
 }
 
 LLAMA_API size_t llama_state_seq_get_data_ext(struct llama_context *ctx, uint8_t *dst,
 					      size_t size, llama_seq_id seq_id,
 					      llama_state_seq_flags flags)
 {
-	return state_copy(ctx, dst, size);
+	return state_copy(ctx, dst, size, flags);
 }
 
 LLAMA_API size_t llama_state_seq_get_size(struct llama_context *ctx, llama_seq_id seq_id)
 {
-	return state_size(ctx);
+	return state_size(ctx, LLAMA_STATE_SEQ_FLAGS_NONE);
 }
 
 LLAMA_API size_t llama_state_seq_get_data(struct llama_context *ctx, uint8_t *dst, size_t size,
 					  llama_seq_id seq_id)
 {
-	return state_copy(ctx, dst, size);
+	return state_copy(ctx, dst, size, LLAMA_STATE_SEQ_FLAGS_NONE);
 }

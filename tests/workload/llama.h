@@ -130,6 +130,7 @@ struct fakellama_work {
 	uint64_t token_bytes;
 	uint64_t gen_reserve_bytes;
 	uint64_t state_bytes;
+	uint64_t checkpoint_bytes;	/* state with LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY */
 };
 
 LLAMA_API int fakellama_configure(const struct fakellama_work *work);
