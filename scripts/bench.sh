@@ -281,24 +281,22 @@ cfg_perf_dwarf() {
 
 # --- live-view configurations (see the header) -------------------------------------------------
 
-# live_target DIR: sets LIVE_CMD to the workload command: llama-driver under its own runstat
-# (DIR/target: the workload's own wall time). Under sudo it runs as the invoking user: DIR/target
-# must be writable by them.
+# live_target: sets LIVE_CMD to the workload command, llama-driver. Under memphase it is the
+# command itself, not wrapped in runstat as in the touch configurations: the live view shows the
+# phases of the process it runs, and a wrapper would leave it on the wrapper's (no markers, no
+# histograms), which is not the view being measured. Its wall time under memphase is taken from
+# livestat's samples instead (to 0.1 s).
 live_target() {
-	local dir=$1 args
-	: >"$dir/target"
-	if [[ -n ${SUDO_UID:-} ]]; then
-		chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$dir/target" 2>/dev/null
-	fi
+	local args
 	read -r -a args <<<"$LIVE_ARGS"
-	LIVE_CMD=("$RUNSTAT" "$dir/target" -- "$DRIVER" --model "$LIVE_MODEL" "${args[@]}")
+	LIVE_CMD=("$DRIVER" --model "$LIVE_MODEL" "${args[@]}")
 }
 
 desc_live_alone() { echo "llama-driver --model F($LIVE_MODEL_MIB MiB) $LIVE_ARGS, alone"; }
 cfg_live_alone() {
 	echo "tool=none" >"$1/extra"
-	live_target "$1"
-	"${LIVE_CMD[@]}" >"$1/stdout" 2>"$1/stderr" </dev/null
+	live_target
+	"$RUNSTAT" "$1/target" -- "${LIVE_CMD[@]}" >"$1/stdout" 2>"$1/stderr" </dev/null
 }
 
 # live_memphase DIR [MEMPHASE-OPTIONS...]: memphase run -- the workload, started by livestat
@@ -308,7 +306,7 @@ cfg_live_alone() {
 live_memphase() {
 	local dir=$1 rc q
 	shift
-	live_target "$dir"
+	live_target
 	printf -v q '%q ' "$LIVESTAT" "$dir/livestat" "$dir/samples.tsv" -- "$MEMPHASE" run \
 		--target-log "$dir/target.log" "$@" -- "${LIVE_CMD[@]}"
 	printf 'stty rows %d cols %d\nexec %s\n' "$LIVE_ROWS" "$LIVE_COLS" "$q" >"$dir/cmd.sh"
@@ -388,9 +386,37 @@ run_one() { # ROUND CONFIG
 	return "$rc"
 }
 
+run_live_one() { # ROUND CONFIG
+	local round=$1 cfg=$2 dir rc what
+	dir=$OUT/live-r${round}-$cfg
+	mkdir -p "$dir"
+	"cfg_$cfg" "$dir"
+	rc=$?
+	printf '%s\t%s\t%s\t%s\n' "$round" "$cfg" "$dir" "$rc" >>"$OUT/live-runs.tsv"
+	if [[ -f $dir/livestat ]]; then
+		printf -v what 'memphase wall=%s ms cpu=%s ms (schedstat) VmHWM=%s KiB %s' \
+			"$(sed -n 's/^wall_ms=//p' "$dir/livestat")" "$(sed -n 's/^sched_cpu_ms=//p' "$dir/livestat")" \
+			"$(sed -n 's/^self_maxrss_kib=//p' "$dir/livestat")" "$(grep -h '^tui=' "$dir/extra")"
+	else
+		what="workload wall=$(sed -n 's/^wall_ms=//p' "$dir/target" 2>/dev/null) ms"
+	fi
+	printf '  live round %-3s %-11s rc=%d %s\n' "$round" "$cfg" "$rc" "$what" >&2
+	[[ $rc -eq 0 ]] || echo "bench.sh: $cfg failed in live round $round (rc=$rc): see $dir/stderr and $dir/tty" >&2
+	sleep "$SETTLE"
+	return "$rc"
+}
+
 # summarize: prints the summary of the runs in $OUT (also kept in $OUT/summary.txt)
 summarize() {
-	python3 - "$OUT" "$FAULT_PROGS" "$SAMPLE_PROG" <<'PY' | tee "$OUT/summary.txt"
+	{
+		[[ -s $OUT/configs.tsv ]] && summarize_touch
+		[[ -s $OUT/live-configs.tsv ]] && summarize_live
+	} | tee "$OUT/summary.txt"
+}
+
+# summarize_touch: the summary of the touch configurations
+summarize_touch() {
+	python3 - "$OUT" "$FAULT_PROGS" "$SAMPLE_PROG" <<'PY'
 import os, re, statistics, sys
 
 out, fault_progs, sample_prog = sys.argv[1], sys.argv[2].split(), sys.argv[3]
@@ -673,20 +699,225 @@ for c, _ in configs:
 PY
 }
 
+# summarize_live: the summary of the live-view section
+summarize_live() {
+	python3 - "$OUT" <<'PY'
+import os, statistics, sys
+
+out = sys.argv[1]
+BUDGET_CPU_PCT, BUDGET_RSS_MIB, SKIP_MS = 2.0, 64, 1000
+
+def kv(path):
+    d = {}
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                k, sep, v = line.strip().partition("=")
+                if sep and k.isidentifier():
+                    d[k] = v
+    except FileNotFoundError:
+        pass
+    return d
+
+def num(d, k):
+    try:
+        return float(d[k])
+    except (KeyError, ValueError):
+        return None
+
+def samples(path):
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) == 8:
+                    rows.append({"t": float(p[0]), "stat": float(p[1]), "sched": float(p[2]),
+                                 "threads": int(p[3]), "hwm": int(p[4]), "child": int(p[6]),
+                                 "state": p[7]})
+    except FileNotFoundError:
+        pass
+    return rows
+
+def steady(rows, r):
+    """memphase's CPU over the steady-state window: from the first sample at or after both
+    SKIP_MS and the workload's resumption (its child no longer stopped) to the last sample with
+    the workload alive; ns-exact schedstat when memphase had one thread all along, else
+    utime+stime (10 ms ticks)"""
+    alive = [x for x in rows if x["child"] and x["state"] not in "ZX-"]
+    running = [x for x in alive if x["state"] not in "Tt"]
+    if not running:
+        return
+    r["startup_ms"] = running[0]["t"]
+    r["startup_first"] = running[0] is rows[0]
+    r["target_ms"] = alive[-1]["t"] - running[0]["t"]
+    r["exit_ms"] = (r["wall_ms"] - alive[-1]["t"]) if r["wall_ms"] is not None else None
+    start = max(SKIP_MS, running[0]["t"])
+    win = [x for x in rows if start <= x["t"] <= alive[-1]["t"]]
+    if len(win) < 2 or win[-1]["t"] - win[0]["t"] < 1000:
+        return
+    src = "sched" if all(x["threads"] == 1 for x in win) else "stat"
+    r["win_s"] = (win[-1]["t"] - win[0]["t"]) / 1e3
+    r["win_from_s"] = win[0]["t"] / 1e3
+    r["steady_cpu_ms"] = win[-1][src] - win[0][src]
+    r["steady_pct"] = 100 * r["steady_cpu_ms"] / (win[-1]["t"] - win[0]["t"])
+    r["steady_src"] = src
+
+env = kv(os.path.join(out, "env"))
+configs = [l.rstrip("\n").split("\t", 1) for l in open(os.path.join(out, "live-configs.tsv"))]
+runs = []
+for line in open(os.path.join(out, "live-runs.tsv")):
+    rnd, cfg, d, rc = line.rstrip("\n").split("\t")
+    x, ls, tg = kv(f"{d}/extra"), kv(f"{d}/livestat"), kv(f"{d}/target")
+    r = {"round": int(rnd), "cfg": cfg, "rc": int(rc), "tool": x.get("tool") == "memphase",
+         "tui": x.get("tui"), "target_ms": num(tg, "wall_ms"), "wall_ms": num(ls, "wall_ms"),
+         "cpu_ms": None, "pct": None, "rss_kib": None, "startup_ms": None, "exit_ms": None,
+         "win_s": None, "win_from_s": None, "steady_cpu_ms": None, "steady_pct": None,
+         "steady_src": None, "startup_first": False}
+    if r["tool"]:
+        # whole run: utime+stime at the exit stop counts every thread, exited ones too, in 10 ms
+        # ticks; the schedstat sum is ns-exact but misses exited threads: both are lower bounds
+        c = [v for v in (num(ls, "stat_cpu_ms"), num(ls, "sched_cpu_ms")) if v is not None]
+        r["cpu_ms"] = max(c) if c else None
+        if r["cpu_ms"] is not None and r["wall_ms"]:
+            r["pct"] = 100 * r["cpu_ms"] / r["wall_ms"]
+        # VmHWM comes from the approximate per-CPU RSS counters: keep the max of the exit value
+        # and the polled ones
+        h = [v for v in (num(ls, "self_maxrss_kib"), num(ls, "polled_maxrss_kib")) if v and v > 0]
+        r["rss_kib"] = max(h) if h else None
+        steady(samples(f"{d}/samples.tsv"), r)
+    runs.append(r)
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+def f0(v):
+    return "-" if v is None else f"{v:.0f}"
+
+def f1(v):
+    return "-" if v is None else f"{v:.1f}"
+
+def fpct(v):
+    return "-" if v is None else f"{v:.2f}%"
+
+def fmib(kib):
+    return "-" if kib is None else f"{kib / 1024:.1f}"
+
+ok = [r for r in runs if r["rc"] == 0 and not (r["cfg"] == "live_tui" and r["tui"] != "1")]
+by = {c: [r for r in ok if r["cfg"] == c] for c, _ in configs}
+alone = med(r["target_ms"] for r in by.get("live_alone", []))
+
+print()
+print(f"memphase live-view benchmark: {env.get('live_rounds', '?')} interleaved rounds, no warm-up; "
+      f"{env.get('cpus', '?')} CPUs, kernel {env.get('kernel', '?')}, loadavg at start "
+      f"{env.get('live_load_start', '?')}, at end {env.get('live_load_end', '?')}; "
+      f"{env.get('live_elapsed_s', '?')} s")
+print(f"workload: llama-driver --model F({env.get('live_model_mib', '?')} MiB) {env.get('live_args', '?')}")
+print(f"terminal: {env.get('live_term', '?')}; memphase binary: {env.get('memphase', '?')}")
+print()
+print("Runs (memphase = its own process only; the workload and script excluded):")
+print(f"{'round':>5} {'config':<11} {'rc':>3} {'tui':>4} {'workload ms':>11} {'memphase ms':>11} "
+      f"{'start-up ms':>11} {'exit ms':>7} {'cpu ms':>7} {'cpu% whole':>10} {'window s':>12} "
+      f"{'cpu ms':>7} {'cpu% steady':>11} {'peak RSS MiB':>12}")
+for r in runs:
+    win = "-" if r["win_s"] is None else f"{r['win_from_s']:.1f}+{r['win_s']:.1f}"
+    su = f"<{int(r['startup_ms'])}" if r["startup_first"] else f0(r["startup_ms"])
+    wl = ("~" if r["tool"] and r["target_ms"] is not None else "") + f0(r["target_ms"])
+    tui = {"1": "yes", "0": "no"}.get(r["tui"], "-")
+    if r["cfg"] == "live_tui" and r["tui"] != "1":
+        tui = "NO!"
+    print(f"{r['round']:>5} {r['cfg']:<11} {r['rc']:>3} {tui:>4} {wl:>11} "
+          f"{f0(r['wall_ms']):>11} {su:>11} {f0(r['exit_ms']):>7} {f0(r['cpu_ms']):>7} "
+          f"{fpct(r['pct']):>10} {win:>12} {f1(r['steady_cpu_ms']):>7} {fpct(r['steady_pct']):>11} "
+          f"{fmib(r['rss_kib']):>12}")
+bad = [r for r in runs if r["cfg"] == "live_tui" and r["tui"] != "1"]
+if bad:
+    print(f"WARNING: the live view did not engage in {len(bad)} live_tui run(s) (no alternate screen "
+          f"in their tty output): left out of the medians")
+
+print()
+print("Medians:")
+print(f"{'config':<11} {'n':>2} {'workload ms':>11} {'vs alone':>8} {'memphase ms':>11} {'cpu% whole':>10} "
+      f"{'cpu% steady':>11} {'steady range':>15} {'peak RSS MiB':>12} {'RSS range':>11}")
+for c, _ in configs:
+    rs = by[c]
+    tw = med(r["target_ms"] for r in rs)
+    sp = [r["steady_pct"] for r in rs if r["steady_pct"] is not None]
+    rss = [r["rss_kib"] for r in rs if r["rss_kib"] is not None]
+    print(f"{c:<11} {len(rs):>2} {f0(tw):>11} "
+          f"{'-' if tw is None or not alone else f'{tw / alone:.2f}x':>8} "
+          f"{f0(med(r['wall_ms'] for r in rs)):>11} {fpct(med(r['pct'] for r in rs)):>10} "
+          f"{fpct(med(sp)):>11} {(f'{min(sp):.2f}-{max(sp):.2f}%' if sp else '-'):>15} "
+          f"{fmib(med(rss)):>12} {(f'{min(rss) / 1024:.1f}-{max(rss) / 1024:.1f}' if rss else '-'):>11}")
+print()
+for c, desc in configs:
+    print(f"  {c}: {desc}")
+print(f"""
+Columns: workload = llama-driver's wall time: alone, fork to reap (by runstat); under memphase
+(~), from the first to the last 100 ms sample that saw it running (memphase runs it directly, so
+no wrapper takes its time; to 0.1 s). 'vs alone' = ratio to live_alone's median. memphase = its
+process from exec to its exit stop. start-up = until the workload was first seen resumed
+(memphase spawns it stopped, loads and attaches BPF, then resumes it; '<100': already at the first
+sample), exit = from the workload's last sample to memphase's exit (final collection, summary,
+detach). cpu whole = memphase's utime+stime at its exit stop (all its
+threads; the larger of that and its ns-exact schedstat sum) / its wall time. cpu steady = its CPU
+over the window 'from+length' (s): from the first sample at or after {SKIP_MS / 1000:g} s and after
+the workload was resumed, to the last sample with the workload alive (so BPF load/attach and the
+exit are outside it); ns-exact schedstat when memphase had a single thread over the window (else
+utime+stime in 10 ms ticks). All in % of one core. peak RSS = VmHWM of memphase's process at its
+exit stop (or the largest polled, when larger: the kernel's RSS counters are approximate).
+live_notui runs on the same pseudo-terminal with --no-tui, so the difference to live_tui is the
+live view's cost (ncurses screen updates, 4 a second) over the status line's.
+""".rstrip())
+
+print()
+print("Budgets (issue 4):")
+t = by.get("live_tui", [])
+st, wh = med(r["steady_pct"] for r in t), med(r["pct"] for r in t)
+if st is not None:
+    print(f"live view CPU: {st:.2f}% of one core (budget {BUDGET_CPU_PCT:g}%)  [live_tui, steady state, median "
+          f"of {len(t)}; {'within' if st < BUDGET_CPU_PCT else 'OVER'} budget; whole run, BPF load/attach "
+          f"and detach included: {fpct(wh)}]")
+else:
+    print("live view CPU: - (no usable live_tui run)")
+rss = med(r["rss_kib"] for r in t)
+if rss is not None:
+    mx = max(r["rss_kib"] for r in t if r["rss_kib"] is not None)
+    print(f"memphase peak RSS: {rss / 1024:.1f} MiB (budget {BUDGET_RSS_MIB} MiB)  [live_tui, VmHWM, median of "
+          f"{len(t)}, max {mx / 1024:.1f} MiB; {'within' if rss < BUDGET_RSS_MIB * 1024 else 'OVER'} budget]")
+else:
+    print("memphase peak RSS: - (no usable live_tui run)")
+n = by.get("live_notui", [])
+if n:
+    ns_, nw = med(r["steady_pct"] for r in n), med(r["pct"] for r in n)
+    print(f"for comparison, --no-tui: CPU {fpct(ns_)} steady, {fpct(nw)} whole run; peak RSS "
+          f"{fmib(med(r['rss_kib'] for r in n))} MiB  [live_notui, median of {len(n)}]")
+    if st is not None and ns_ is not None:
+        print(f"live view's own cost over the status lines: {st - ns_:+.2f} points of one core (steady state)")
+PY
+}
+
 main() {
 	local cfg r i n failed=0 t0
 	if [[ -n ${BENCH_REPORT:-} ]]; then
 		OUT=$BENCH_REPORT
-		[[ -f $OUT/runs.tsv && -f $OUT/env ]] || die "$OUT holds no benchmark run"
+		[[ (-f $OUT/runs.tsv || -f $OUT/live-runs.tsv) && -f $OUT/env ]] || die "$OUT holds no benchmark run"
 		summarize
 		exit 0
 	fi
+	((${#CONFIGS[@]} + ${#LIVE_CONFIGS[@]})) || die "no configuration selected (BENCH_CONFIGS, BENCH_LIVE)"
 	[[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 ]] || die "BENCH_ROUNDS must be a positive integer"
 	[[ $MIB =~ ^[0-9]+$ && $MIB -ge 1 ]] || die "BENCH_MIB must be a positive integer"
-	for cfg in "${CONFIGS[@]}"; do
+	[[ $LIVE_ROUNDS =~ ^[0-9]+$ && $LIVE_ROUNDS -ge 1 ]] || die "BENCH_LIVE_ROUNDS must be a positive integer"
+	[[ $LIVE_COLS =~ ^[0-9]+$ && $LIVE_ROWS =~ ^[0-9]+$ ]] || die "BENCH_LIVE_COLS/ROWS must be integers"
+	for cfg in "${CONFIGS[@]}" "${LIVE_CONFIGS[@]}"; do
 		declare -F "cfg_$cfg" >/dev/null || die "unknown configuration '$cfg'"
 		if [[ $cfg == perf_* ]] && ! command -v "$PERF" >/dev/null; then
 			die "configuration $cfg needs perf (Debian: linux-perf), or set PERF=PATH"
+		fi
+		if [[ $cfg == live_* ]] && ! command -v script >/dev/null; then
+			die "configuration $cfg needs script(1) (Debian: bsdutils)"
 		fi
 	done
 	command -v python3 >/dev/null || die "python3 is needed for the statistics"
@@ -694,9 +925,13 @@ main() {
 	mkdir -p "$OUT" || die "cannot create $OUT"
 	perf_dwarf_size
 	: >"$OUT/runs.tsv"
+	: >"$OUT/live-runs.tsv"
 	for cfg in "${CONFIGS[@]}"; do
 		printf '%s\t%s\n' "$cfg" "$("desc_$cfg")"
 	done >"$OUT/configs.tsv"
+	for cfg in "${LIVE_CONFIGS[@]}"; do
+		printf '%s\t%s\n' "$cfg" "$("desc_$cfg")"
+	done >"$OUT/live-configs.tsv"
 	{
 		echo "mib=$MIB"
 		echo "perf_dwarf_mib=$PERF_DWARF_MIB"
@@ -705,23 +940,46 @@ main() {
 		echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "memphase=$MEMPHASE"
 		echo "kernel=$(uname -r)"
+		echo "live_args=$LIVE_ARGS"
+		echo "live_model_mib=$LIVE_MODEL_MIB"
+		echo "live_rounds=$LIVE_ROUNDS"
+		echo "live_term=${LIVE_COLS}x$LIVE_ROWS pseudo-terminal from script(1), TERM=xterm-256color"
 	} >"$OUT/env"
 
 	n=${#CONFIGS[@]}
 	t0=$SECONDS
-	echo "memphase overhead benchmark: touch $MIB MiB in 4 KiB pages; $WARMUP warm-up + $ROUNDS" \
-		"interleaved rounds of: ${CONFIGS[*]}; raw output in $OUT" >&2
-	for ((r = 1 - WARMUP; r <= ROUNDS; r++)); do
-		# rotate the order every round so no configuration always runs first
-		for ((i = 0; i < n; i++)); do
-			cfg=${CONFIGS[$(((i + r + n * WARMUP) % n))]}
-			run_one "$r" "$cfg" || failed=1
+	if ((n)); then
+		echo "memphase overhead benchmark: touch $MIB MiB in 4 KiB pages; $WARMUP warm-up + $ROUNDS" \
+			"interleaved rounds of: ${CONFIGS[*]}; raw output in $OUT" >&2
+		for ((r = 1 - WARMUP; r <= ROUNDS; r++)); do
+			# rotate the order every round so no configuration always runs first
+			for ((i = 0; i < n; i++)); do
+				cfg=${CONFIGS[$(((i + r + n * WARMUP) % n))]}
+				run_one "$r" "$cfg" || failed=1
+			done
 		done
-	done
+	fi
 	{
 		echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "elapsed_s=$((SECONDS - t0))"
 	} >>"$OUT/env"
+
+	n=${#LIVE_CONFIGS[@]}
+	if ((n)); then
+		t0=$SECONDS
+		echo "live_load_start=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/env"
+		echo "memphase live-view benchmark: llama-driver $LIVE_ARGS; $LIVE_ROUNDS interleaved rounds" \
+			"of: ${LIVE_CONFIGS[*]}; raw output in $OUT/live-*" >&2
+		for ((r = 1; r <= LIVE_ROUNDS; r++)); do
+			for ((i = 0; i < n; i++)); do
+				run_live_one "$r" "${LIVE_CONFIGS[$(((i + r) % n))]}" || failed=1
+			done
+		done
+		{
+			echo "live_load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
+			echo "live_elapsed_s=$((SECONDS - t0))"
+		} >>"$OUT/env"
+	fi
 	summarize
 	if ((failed)); then
 		echo "bench.sh: some runs failed (see above); their rows are left out of the summary" >&2
