@@ -114,10 +114,18 @@ void model__on_event(struct model *m, const struct mp_event *e)
 
 	switch (e->type) {
 	case MP_EV_PHASE:
-		/* every process's phases count in the table; time is the root's */
+		/*
+		 * Every process's phases count in the table. The timeline (current phase,
+		 * time per phase) follows the root, or, while the root has no phases of its
+		 * own (a wrapper: sh -c, a launcher script), the child that last had one.
+		 */
 		if (e->arg < MP_MAX_PHASES)
 			order_note(m, e->arg);
-		if (e->pid == m->root_pid && !m->finished)
+		if (e->pid == m->root_pid)
+			m->root_phased = true;
+		if (!m->root_phased)
+			m->focus_pid = e->pid;
+		if ((e->pid == m->root_pid || e->pid == m->focus_pid) && !m->finished)
 			phase_switch(m, e->arg, e->ts_ns);
 		break;
 	case MP_EV_FORK:

@@ -75,8 +75,10 @@ struct model {
 	unsigned int order[MP_MAX_PHASES];	/* ids in the order first entered */
 	unsigned int norder;
 
-	/* the root process's phase timeline */
+	/* the phase timeline: the root's, or a phased child's under a wrapper root */
 	__u32 root_pid;
+	__u32 focus_pid;		/* whose phases the timeline follows */
+	bool root_phased;		/* the root has entered a phase itself */
 	__u32 cur_phase;
 	__u64 phase_since_ns;
 	__u64 start_ns, end_ns;		/* CLOCK_MONOTONIC */
