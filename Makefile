@@ -26,7 +26,8 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(OUTPUT) -Ibpf $(CLANG_BPF_SYS_INCLUDES)
 CFLAGS ?= -g -O2
-CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
+# override: `make CFLAGS=...` replaces the optimisation flags, never what the build needs
+override CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
 	-DMEMPHASE_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
 LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm \
 	$(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++

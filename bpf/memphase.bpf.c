@@ -27,6 +27,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define TMPFS_MAGIC	0x01021994
 #define HUGETLBFS_MAGIC	0x958458f6
 #define PF_KTHREAD	0x00200000
+#define EBUSY		16
 #define MAP_FLUSH_BYTES	(1ULL << 20)	/* per-thread mapping bytes batched before a flush */
 /* x86-64 syscall numbers */
 #define __NR_mmap	9
@@ -35,6 +36,9 @@ char LICENSE[] SEC("license") = "GPL";
 #define __NR_mremap	25
 
 const volatile struct mp_config cfg = {};
+/* Run mode: hold a target that maps or execs code not seen before, until its markers are
+ * probed. Writable: user space turns it off before it stops listening. */
+__u32 stop_on_map = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -135,7 +139,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 65536);
 	__type(key, struct mp_map_key);
 	__type(value, struct mp_map_val);
 } mappings SEC(".maps");
@@ -276,13 +280,15 @@ static __always_inline void call_flush(struct mp_target *t)
 	struct mp_phase_stats *s = stats_get(t->phase);
 	__u64 g = __sync_lock_test_and_set(&t->call_growth, 0);
 
-	if (s)
+	/* startup is not a marker call (and a process without markers has only that) */
+	if (s && t->phase)
 		hist_add(s, MP_HIST_CALL_GROWTH, g);
 }
 
 struct classify_ctx {
 	struct thread_state *ts;
 	__u64 sp;
+	__u64 addr;
 };
 
 /* bpf_find_vma callback: what kind of mapping holds the faulting address */
@@ -310,7 +316,9 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 			ts->map.kind = MP_MAP_HEAP;
 		else if (start <= start_stack && start_stack < end)
 			ts->map.kind = MP_MAP_STACK;
-		else if (start <= c->sp && c->sp < end)
+		else if (start <= c->sp && c->sp < end &&
+			 c->addr + (1 << 20) > c->sp && c->addr < c->sp + (1 << 16))
+			/* near the thread's sp: a stack can share its VMA with a buffer */
 			ts->map.kind = MP_MAP_THREAD_STACK;
 		else {
 			ts->map.kind = MP_MAP_ANON;
@@ -357,13 +365,36 @@ static __always_inline void fault_classify(struct thread_state *ts)
 	struct pt_regs *regs;
 	__u64 addr = ts->fault_addr;
 
+	struct mp_map_key prev = ts->map;
+	__u64 prev_start = ts->vm_start;
+
 	if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
 		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c.sp = BPF_CORE_READ(regs, sp);
-	ts->map.kind = MP_MAP_UNKNOWN;
+	c.addr = addr;
+	__builtin_memset(&ts->map, 0, sizeof(ts->map));
 	ts->vm_start = ts->vm_end = 0;
-	bpf_find_vma(task, addr, classify_cb, &c, 0);
+	if (bpf_find_vma(task, addr, classify_cb, &c, 0) == -EBUSY) {
+		/*
+		 * Another thread holds the address space locked (mmap, mprotect). The heap
+		 * is known from the mm's bounds; a fault just past the thread's last
+		 * mapping is most likely that mapping grown by mprotect (glibc arenas grow
+		 * that way, up to 64 MiB): keep its answer, without widening the cache.
+		 */
+		struct mm_struct *mm = task->mm;
+		struct mp_drops *d = drops_get();
+
+		if (d)
+			d->vma_busy++;
+		if (addr >= BPF_CORE_READ(mm, start_brk) && addr < BPF_CORE_READ(mm, brk)) {
+			ts->map.kind = MP_MAP_HEAP;
+		} else if (prev.kind == MP_MAP_ANON && addr >= prev_start &&
+			   addr < prev_start + (64ULL << 20)) {
+			ts->map = prev;
+			ts->vm_start = prev_start;
+		}
+	}
 }
 
 SEC("tp_btf/page_fault_user")
@@ -424,8 +455,13 @@ static __always_inline void mapping_flush(struct thread_state *ts)
 			bpf_map_update_elem(&mappings, &key, &nv, BPF_NOEXIST);
 		}
 		v = bpf_map_lookup_elem(&mappings, &key);
-		if (!v)
+		if (!v) {
+			struct mp_drops *d = drops_get();
+
+			if (d)
+				d->mapping_lost_bytes += bytes;
 			return;
+		}
 	}
 	__sync_fetch_and_add(&v->bytes, bytes);
 	if (key.kind != MP_MAP_UNKNOWN) {
@@ -473,7 +509,7 @@ static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u
 }
 
 /*
- * At most cfg.max_samples_per_sec, spread evenly (a burst of 16 allowed): a thread that
+ * At most cfg.max_samples_per_sec, spread evenly (a burst of 64 allowed): a thread that
  * is refused keeps its bytes, and its next sample carries them, so a capped sample
  * stands for more bytes instead of bytes being lost.
  */
@@ -489,7 +525,7 @@ static __always_inline bool rate_allows(void)
 	if (!w)
 		return false;
 	now = bpf_ktime_get_ns();
-	burst = cfg.sample_interval_ns * 16;
+	burst = cfg.sample_interval_ns * 64;
 	tat = w->tat;
 	if (now + burst < tat)
 		return false;
@@ -640,6 +676,14 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 	ts->acc_next = cfg.sample_bytes;
 }
 
+/* The counters as the OOM report prints them (get_mm_counter: the approximate value). */
+static __always_inline __u64 mm_counter(struct mm_struct *mm, int member)
+{
+	__s64 v = BPF_CORE_READ(mm, rss_stat[member].count);
+
+	return v > 0 ? (__u64)v << 12 : 0;
+}
+
 /*
  * --max-rss: freeze the process at the page that crossed the limit (in its own context,
  * so the stop is immediate); user space writes the outputs, then ends it.
@@ -671,7 +715,7 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	/* clang 14: read ctx fields once into locals (see PLATFORM.md item 1) */
 	__u32 mm_id = ctx->mm_id, curr = ctx->curr;
 	int member = ctx->member;
-	__s64 size = ctx->size, delta, total;
+	__s64 size = ctx->size, delta, total, old;
 	struct mp_phase_stats *s;
 	struct mp_target *t;
 	struct mp_mm *mm, fresh = {};
@@ -684,18 +728,39 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 		if (!t)
 			return 0;
 		mm = bpf_map_lookup_elem(&mms, &mm_id);
+		if (mm && mm->tgid != tgid) {
+			/* vfork/CLONE_VM: a child running on its live parent's mm charges it */
+			struct mp_target *owner = target_lookup(mm->tgid);
+
+			if (owner && !(owner->flags & MP_T_EXITED) && mm->gen == owner->mm_gen) {
+				t = owner;
+				tgid = mm->tgid;
+			}
+		}
 		/* an entry left by an exited process whose mm struct was recycled */
 		if (mm && (mm->tgid != tgid || mm->gen != t->mm_gen)) {
 			bpf_map_delete_elem(&mms, &mm_id);
 			mm = NULL;
 		}
 		if (!mm) {
+			struct mm_struct *cmm = bpf_get_current_task_btf()->mm;
+			int c;
+
 			fresh.tgid = tgid;
 			fresh.gen = t->mm_gen;
-			/* after exec the new mm starts empty: count from zero */
 			if (t->flags & MP_T_FRESH_MM) {
+				/* after exec the new mm starts empty: count from zero */
 				fresh.seeded = (1 << MP_NR_CLASSES) - 1;
 				__sync_fetch_and_and(&t->flags, ~MP_T_FRESH_MM);
+			} else if (cmm) {
+				/*
+				 * Attached or forked: what it already holds is not growth. Until
+				 * each class's first exact event, show the approximate counters.
+				 */
+				for (c = 0; c < MP_NR_CLASSES; c++)
+					fresh.rss[c] = fresh.peak[c] = mm_counter(cmm, c);
+				fresh.peak_total = fresh.rss[MP_FILE] + fresh.rss[MP_ANON] +
+						   fresh.rss[MP_SHMEM];
 			}
 			if (bpf_map_update_elem(&mms, &mm_id, &fresh, BPF_NOEXIST) &&
 			    bpf_map_lookup_elem(&mms, &mm_id) == NULL) {
@@ -733,14 +798,16 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 
 	bit = 1U << member;
 	member &= MP_NR_CLASSES - 1;
+	/* an exchange: with events of several CPUs the deltas still add up to the net */
+	old = __sync_lock_test_and_set(&mm->rss[member], size);
 	if (!(mm->seeded & bit)) {
-		/* attach: the first event only sets the baseline */
-		mm->rss[member] = size;
+		/* attached or forked: the first exact value is the baseline */
 		__sync_fetch_and_or(&mm->seeded, bit);
+		if (t->flags & MP_T_FORKED)
+			mm->floor[member] = size;
 		delta = 0;
 	} else {
-		delta = size - mm->rss[member];
-		mm->rss[member] = size;
+		delta = size - old;
 	}
 	if (size > mm->peak[member])
 		mm->peak[member] = size;
@@ -756,7 +823,13 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	if (!s)
 		return 0;
 	if (delta <= 0) {
-		s->shrink[member] += -delta;
+		/* a forked child giving back what it inherited never grew it here */
+		__s64 floor = mm->floor[member];
+
+		if (size < floor)
+			mm->floor[member] = size;
+		if (old > floor)
+			s->shrink[member] += old - (size > floor ? size : floor);
 		return 0;
 	}
 	s->growth[member] += delta;
@@ -854,9 +927,10 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
 	e->addr = vf.start;
 	e->ino = vf.ino;
 	e->dev = vf.dev;
-	if (exec && cfg.stop_on_exec_map)
+	if (exec && stop_on_map)
 		bpf_send_signal(SIGSTOP);
-	event_submit(e, exec);
+	/* wake user space at once: the path is read from /proc/PID/maps while it lives */
+	event_submit(e, true);
 }
 
 /*
@@ -1002,6 +1076,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	ct.phase = pt->phase;
 	ct.parent = ptgid;
 	ct.tgid = ctgid;
+	ct.flags = MP_T_FORKED;
 	if (target_add(ctgid, &ct)) {
 		struct mp_drops *d = drops_get();
 
@@ -1022,17 +1097,35 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mp_target *t = target_lookup(tgid);
+	struct file_key key = {};
 	struct mp_event *e;
+	__u8 one = 1;
 
 	if (!t)
 		return 0;
-	__sync_fetch_and_and(&t->flags, ~MP_T_WAIT_EXEC);
+	__sync_fetch_and_and(&t->flags, ~(MP_T_WAIT_EXEC | MP_T_FORKED));
 	__sync_fetch_and_or(&t->flags, MP_T_FRESH_MM);
 	t->mm_gen++;
 	t->last_brk = 0;
 	e = event_new(MP_EV_EXEC, tgid, t->phase);
-	if (e)
-		event_submit(e, false);
+	if (!e)
+		return 0;
+	/*
+	 * The kernel maps the new program itself (no mmap): if its file is new, user space
+	 * probes its markers, holding the target in run mode (e->arg = 1) until then.
+	 */
+	key.ino = BPF_CORE_READ(bprm, file, f_inode, i_ino);
+	key.dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev);
+	key.exec = 1;
+	if (!bpf_map_update_elem(&seen_files, &key, &one, BPF_NOEXIST)) {
+		e->ino = key.ino;
+		e->dev = key.dev;
+		if (stop_on_map) {
+			bpf_send_signal(SIGSTOP);
+			e->arg = 1;
+		}
+	}
+	event_submit(e, true);
 	return 0;
 }
 
@@ -1064,14 +1157,6 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 		e->arg = BPF_CORE_READ(task, exit_code);
 	event_submit(e, true);
 	return 0;
-}
-
-/* The counters as the OOM report prints them (get_mm_counter: the approximate value). */
-static __always_inline __u64 mm_counter(struct mm_struct *mm, int member)
-{
-	__s64 v = BPF_CORE_READ(mm, rss_stat[member].count);
-
-	return v > 0 ? (__u64)v << 12 : 0;
 }
 
 /*

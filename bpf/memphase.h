@@ -50,7 +50,7 @@ struct mp_config {
 	__u32 phase_generate;
 	__u32 phase_checkpoint;	/* partial state saves (context checkpoints) */
 	__u32 pad0;
-	__u32 stop_on_exec_map;	/* SIGSTOP a target that maps a new executable file */
+	__u32 stop_unused;	/* (was stop_on_exec_map: now the writable stop_on_map) */
 	__u32 stack_mode;	/* enum mp_stack_mode */
 	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */
 	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */
@@ -82,6 +82,7 @@ struct mp_phase_stats {
 #define MP_T_EXITED	(1U << 2)
 #define MP_T_ROOT	(1U << 3)	/* the process memphase was asked to observe */
 #define MP_T_GUARD_HIT	(1U << 4)	/* crossed --max-rss: stopped, user space ends it */
+#define MP_T_FORKED	(1U << 5)	/* forked from a target: its first image is inherited */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
@@ -105,6 +106,7 @@ struct mp_mm {
 	__u32 seeded;			/* bit per class: baseline known */
 	__u32 gen;			/* the owner's mm_gen when this mm was its own */
 	__u32 pad;
+	__s64 floor[MP_NR_CLASSES];	/* inherited at fork: shrink below it was never growth */
 	__s64 rss[MP_NR_CLASSES];	/* bytes, exact (rss_stat size) */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;		/* max of file + anon + shmem */
@@ -148,6 +150,8 @@ struct mp_drops {
 	__u64 stacks;		/* stack samples dropped (ring buffer full) */
 	__u64 stacks_capped;	/* samples postponed by the rate cap (bytes carried over) */
 	__u64 mappings_full;	/* mapping keys that did not fit (counted as unknown) */
+	__u64 mapping_lost_bytes; /* growth whose mapping entry could not be stored at all */
+	__u64 vma_busy;		/* bpf_find_vma found the address space locked */
 	__u64 targets_full;	/* a child could not join the target set */
 	__u64 mms_full;		/* an address space could not be tracked */
 };

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
@@ -114,7 +116,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	int fd = bpf_map__fd(skel->maps.drops), n = ncpus(), c;
 	struct mp_drops *v;
 	__u32 zero = 0;
-	__u64 lost = 0, stacks = 0;
+	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -123,10 +125,14 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 		for (c = 0; c < n; c++) {
 			lost += v[c].ringbuf + v[c].targets_full + v[c].mms_full;
 			stacks += v[c].stacks;
+			map_lost += v[c].mapping_lost_bytes;
+			busy += v[c].vma_busy;
 		}
 	}
 	m->lost_kernel = lost;
 	m->lost_stacks = stacks;
+	m->mapping_lost_bytes = map_lost;
+	m->vma_busy = busy;
 	free(v);
 	return 0;
 }
@@ -240,6 +246,24 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		model__offer_mapping(m, key.phase, &mm);
 	}
 	return 0;
+}
+
+void collect__learn_file(struct strmap *paths, const char *path, const char *name)
+{
+	struct strmap_entry *e;
+	char key[64];
+	struct stat st;
+
+	if (stat(path, &st))
+		return;
+	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64,
+		 (uint64_t)(((__u64)major(st.st_dev) << 20) | minor(st.st_dev)),
+		 (uint64_t)st.st_ino);
+	if (strmap__find(paths, key))
+		return;
+	e = strmap__get(paths, key);
+	if (e)
+		e->value = (uintptr_t)strdup(name);
 }
 
 void collect__learn_paths(struct strmap *paths, __u32 pid)

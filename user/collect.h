@@ -16,6 +16,9 @@ struct strmap;
  * so a mapping seen once keeps its name after its process exits.
  */
 int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths);
+/* Learns one file's name (an executable the kernel mapped at exec); it is looked at
+ * through path (e.g. /proc/PID/exe). */
+void collect__learn_file(struct strmap *paths, const char *path, const char *name);
 /* Learns the paths of every file pid maps (after a MP_EV_FILE_MAP, at attach). */
 void collect__learn_paths(struct strmap *paths, __u32 pid);
 /*

@@ -14,7 +14,7 @@
 struct env env = {
 	.stack_mode = MP_STACKS_DWARF,
 	.sample_bytes = 1ULL << 20,
-	.max_samples = 200,
+	.max_samples = 1000,
 	.interval = 1.0,
 	.oom_warn = 60.0,
 	.grace = 3.0,
@@ -39,7 +39,7 @@ static const char usage_doc[] =
 "  sudo memphase run --max-rss 48G -- ./llama-cli -m model.gguf -c 102400\n"
 "  sudo memphase run --phase warm=myapp:warm_up --phase eval=libfoo.so:run \\\n"
 "      -- ./myapp\n"
-"  sudo memphase run --no-preset --phase step=train_step -- python3 train.py\n"
+"  sudo memphase run --no-preset --phase step=libtrainer.so:train_step -- ./train\n"
 "\n"
 "The command runs as the invoking user (SUDO_UID/SUDO_GID under sudo), never\n"
 "as root. On a terminal a live view shows memory moving ('q' detaches). When\n"
@@ -82,7 +82,7 @@ static const struct argp_option options[] = {
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0,
 	  "One stack sample per SIZE of a thread's RSS growth (default 1M)", 0 },
 	{ "max-samples", OPT_MAX_SAMPLES, "N", 0,
-	  "At most N stack samples per second in all (default 200; 0: no cap)", 0 },
+	  "At most N stack samples per second in all (default 1000; 0: no cap)", 0 },
 	{ "max-rss", OPT_MAX_RSS, "SIZE", 0,
 	  "Guard: when an observed process's RSS crosses SIZE, write the outputs, then end it "
 	  "(SIGTERM, SIGKILL after --grace)", 0 },

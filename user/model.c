@@ -97,6 +97,15 @@ struct model_proc *model__root(struct model *m)
 	return model__proc(m, m->root_pid, false);
 }
 
+struct model_proc *model__main(struct model *m)
+{
+	struct model_proc *p = NULL;
+
+	if (!m->root_phased && m->focus_pid)
+		p = model__proc(m, m->focus_pid, false);
+	return p ? p : model__root(m);
+}
+
 static void phase_switch(struct model *m, __u32 phase, __u64 ts)
 {
 	if (phase >= MP_MAX_PHASES)
@@ -250,6 +259,8 @@ __u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap)
 void model__clear_mappings(struct model *m)
 {
 	memset(m->ntop, 0, sizeof(m->ntop));
+	memset(m->nmappings, 0, sizeof(m->nmappings));
+	memset(m->mapping_bytes, 0, sizeof(m->mapping_bytes));
 }
 
 void model__offer_mapping(struct model *m, unsigned int id, const struct model_mapping *mm)
@@ -259,6 +270,8 @@ void model__offer_mapping(struct model *m, unsigned int id, const struct model_m
 
 	if (id >= MP_MAX_PHASES || !mm->bytes)
 		return;
+	m->nmappings[id]++;
+	m->mapping_bytes[id] += mm->bytes;
 	top = m->top[id];
 	n = m->ntop[id];
 	if (n == MODEL_TOP_MAPPINGS && top[n - 1].bytes >= mm->bytes)

@@ -63,6 +63,10 @@ struct model {
 	/* the mappings that grew most, per phase, largest first */
 	unsigned int ntop[MP_MAX_PHASES];
 	struct model_mapping top[MP_MAX_PHASES][MODEL_TOP_MAPPINGS];
+	unsigned int nmappings[MP_MAX_PHASES];	/* all mappings offered, and their bytes */
+	__u64 mapping_bytes[MP_MAX_PHASES];
+	__u64 mapping_lost_bytes;		/* growth no mapping entry could hold */
+	__u64 vma_busy;				/* faults classified without their VMA */
 	/* memory pressure per phase: the system's PSI stall time while in the phase */
 	bool have_psi;
 	__u64 psi_some_us[MP_MAX_PHASES];
@@ -124,6 +128,9 @@ void model__finish(struct model *m, __u64 now_ns);
 __u64 model__phase_time(const struct model *m, unsigned int id, __u64 now_ns);
 /* The root process record (may be NULL before the first event). */
 struct model_proc *model__root(struct model *m);
+/* The process the run is about: the root, or under a wrapper root that never entered a
+ * phase (sh -c, env, a launcher), the child whose phases the timeline follows. */
+struct model_proc *model__main(struct model *m);
 /* True when the phase has anything to show (entered, or counted something). */
 bool model__phase_used(const struct model *m, unsigned int id);
 /* Everything observed but not kept. */

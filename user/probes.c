@@ -67,6 +67,21 @@ static bool file_seen(struct probes *p, const struct stat *st)
 	return false;
 }
 
+/* Libraries nearly every process maps: markers there cost the whole machine. */
+static bool shared_widely(const char *path)
+{
+	static const char *const libs[] = { "libc.so", "libc-", "ld-linux", "libpthread.so",
+					    "libstdc++.so", "libm.so", "libgcc_s.so" };
+	const char *base = strrchr(path, '/');
+	unsigned int i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (!strncmp(base, libs[i], strlen(libs[i])))
+			return true;
+	return false;
+}
+
 int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 {
 	const char *path = open_path ? open_path : name;
@@ -107,6 +122,10 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 			continue;
 		}
 		p->links[p->nlinks++] = link;
+		if (mk->user && shared_widely(name))
+			fprintf(stderr, "memphase: marker %s is in %s: every process that maps it "
+					"takes a uprobe trap on each call, not only the target\n",
+				mk->symbol, name);
 		if (mk->user) {
 			if (!p->user_found[i])
 				p->nuser++;

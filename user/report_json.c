@@ -79,7 +79,8 @@ static void target(struct jsonw *w, const struct model *m)
 
 static void peak(struct jsonw *w, const struct model *m)
 {
-	const struct model_proc *root = model__root((struct model *)m);
+	/* of the process the run is about (see model__main), named by rss_peak_pid */
+	const struct model_proc *root = model__main((struct model *)m);
 	__u64 v[MP_NR_CLASSES] = {};
 	int c;
 
@@ -258,6 +259,8 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__double_field(w, "duration_s",
 			    (m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0) / 1e9);
 	peak(w, m);
+	jsonw__u64_field(w, "rss_peak_pid", model__main((struct model *)m) ?
+			 model__main((struct model *)m)->pid : m->root_pid);
 	phases(w, m);
 	processes(w, m);
 	ooms(w, m);
@@ -269,8 +272,10 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__start_object(w);
 	jsonw__u64_field(w, "events", model__lost_events(m));
 	jsonw__u64_field(w, "stacks", m->lost_stacks);
+	jsonw__u64_field(w, "mapping_bytes", m->mapping_lost_bytes);
 	jsonw__end_object(w);
 	jsonw__u64_field(w, "markers_attached", m->markers_attached);
+	jsonw__u64_field(w, "faults_vma_busy", m->vma_busy);
 	jsonw__end_object(w);
 	jsonw__free(w);
 	fflush(f);

@@ -6,6 +6,7 @@
  * cleanup, so no BPF program or link outlives memphase.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -155,11 +157,27 @@ static int ensure_tracefs(void)
 	return 0;
 }
 
+/* A guard that would fire at once is a mistake in the command line. */
+static int check_min_available(const struct env *e)
+{
+	struct sysmem sm = {};
+	char b[2][24];
+
+	if (!e->min_available || sysmem__read_meminfo(&sm, NULL) || !sm.have_meminfo ||
+	    sm.mem_available >= e->min_available)
+		return 0;
+	fprintf(stderr, "memphase: MemAvailable is already %s, below --min-available %s\n",
+		util__fmt_bytes(b[0], sizeof(b[0]), sm.mem_available),
+		util__fmt_bytes(b[1], sizeof(b[1]), e->min_available));
+	return -EINVAL;
+}
+
 static int open_output(const char *path, FILE **out)
 {
 	if (!path)
 		return 0;
-	*out = util__fopen_user(path, "w");
+	/* close-on-exec: the command must not inherit memphase's files */
+	*out = util__fopen_user(path, "we");
 	if (!*out) {
 		fprintf(stderr, "memphase: cannot write '%s': %s\n", path, strerror(errno));
 		return -errno ? -errno : -EIO;
@@ -168,6 +186,25 @@ static int open_output(const char *path, FILE **out)
 }
 
 /* ---- BPF ---- */
+
+/* A full mapping map must still take growth: every phase's "unknown" rows exist. */
+static void unknown_mappings_reserve(struct session *s)
+{
+	struct mp_map_val zero = {};
+	struct mp_map_key key;
+	unsigned int id;
+	int c;
+
+	for (id = 0; id < s->phases.nphases; id++) {
+		for (c = 0; c < MP_NR_CLASSES; c++) {
+			memset(&key, 0, sizeof(key));
+			key.phase = id;
+			key.cls = c;
+			bpf_map__update_elem(s->skel->maps.mappings, &key, sizeof(key), &zero,
+					     sizeof(zero), BPF_NOEXIST);
+		}
+	}
+}
 
 static int bpf_setup(struct session *s)
 {
@@ -187,7 +224,6 @@ static int bpf_setup(struct session *s)
 	cfg->phase_prompt = s->phases.prompt;
 	cfg->phase_generate = s->phases.generate;
 	cfg->phase_checkpoint = s->phases.checkpoint;
-	cfg->stop_on_exec_map = s->stop_on_map;
 	cfg->stack_mode = s->env->stack_mode;
 	cfg->sample_bytes = s->env->sample_bytes;
 	cfg->sample_interval_ns = s->env->max_samples ? 1000000000ULL / s->env->max_samples : 0;
@@ -205,6 +241,8 @@ static int bpf_setup(struct session *s)
 			err == -EPERM ? " (needs root or CAP_BPF and CAP_PERFMON)" : "");
 		return err;
 	}
+	s->skel->bss->stop_on_map = s->stop_on_map;
+	unknown_mappings_reserve(s);
 	err = memphase_bpf__attach(s->skel);
 	if (err) {
 		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
@@ -217,6 +255,21 @@ static int bpf_setup(struct session *s)
 fail:
 	fprintf(stderr, "memphase: failed to configure BPF object: %s\n", strerror(-err));
 	return err;
+}
+
+static void exec_scan(struct session *s, __u32 pid)
+{
+	char link[64], name[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	n = readlink(link, name, sizeof(name) - 1);
+	if (n <= 0)
+		return;
+	name[n] = '\0';
+	probes__scan_file(s->probes, name, link);
+	s->model.markers_attached = probes__count(s->probes);
+	collect__learn_file(&s->paths, link, name);
 }
 
 /* What killed it (the BPF side saw whether a memory cgroup was at its limit) and what
@@ -269,6 +322,11 @@ static int on_event(void *ctx, void *data, size_t len)
 	case MP_EV_EXEC:
 		stacks__note_process(s->stacks, e->pid);
 		collect__learn_paths(&s->paths, e->pid);
+		/* a program reached by exec (env, sh -c, a launcher): probe its markers */
+		if (e->ino)
+			exec_scan(s, e->pid);
+		if (e->arg)
+			kill(e->pid, SIGCONT);	/* held by the BPF side until now */
 		break;
 	case MP_EV_FILE_MAP:
 		collect__learn_paths(&s->paths, e->pid);
@@ -328,6 +386,24 @@ static FILE *target_stdio(struct session *s, int fds[3])
 	return log;
 }
 
+/* Marks an executable as probed for the BPF side (key: inode, kernel dev_t, exec). */
+static void seen_file_add(struct session *s, const char *path)
+{
+	struct {
+		__u64 ino, dev, exec;
+	} key;
+	struct stat st;
+	__u8 one = 1;
+
+	if (stat(path, &st))
+		return;
+	key.ino = st.st_ino;
+	key.dev = ((__u64)major(st.st_dev) << 20) | minor(st.st_dev);
+	key.exec = 1;
+	bpf_map__update_elem(s->skel->maps.seen_files, &key, sizeof(key), &one, sizeof(one),
+			     BPF_ANY);
+}
+
 static int setup_run(struct session *s)
 {
 	const struct env *e = s->env;
@@ -367,9 +443,29 @@ static int setup_run(struct session *s)
 	if (err < 0 && err != -ENOENT)
 		fprintf(stderr, "memphase: cannot read symbols of %s: %s\n", s->target.exe,
 			strerror(-err));
+	/* scanned already: its exec need not hold the target */
+	seen_file_add(s, s->target.exe);
+	collect__learn_file(&s->paths, s->target.exe, s->target.exe);
 	s->model.markers_attached = probes__count(s->probes);
 	s->model.start_ns = s->model.phase_since_ns = util__now_ns();
 	return target__resume(&s->target);
+}
+
+static bool is_kthread(pid_t pid)
+{
+	char fn[64], line[128];
+	bool k = false;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Kthread:", 8))
+			k = atoi(line + 8) == 1;
+	fclose(f);
+	return k;
 }
 
 static int setup_attach(struct session *s)
@@ -383,6 +479,11 @@ static int setup_attach(struct session *s)
 	if (err) {
 		fprintf(stderr, "memphase: no such process: %d\n", e->pid);
 		return err;
+	}
+	if (is_kthread(e->pid)) {
+		fprintf(stderr, "memphase: pid %d is a kernel thread: it has no user memory\n",
+			e->pid);
+		return -EINVAL;
 	}
 	model__init(&s->model, e->pid, util__now_ns());
 	argv = target__cmdline(e->pid);
@@ -577,8 +678,11 @@ static int poll_loop(struct session *s)
 		} else if (s->root_exited || !target__alive(&s->target)) {
 			return 0;
 		}
-		if (deadline && now >= deadline)
+		/* --duration: stop observing; a command memphase started keeps running */
+		if (deadline && now >= deadline) {
+			s->detached = true;
 			return 0;
+		}
 		if (s->kill_at && now >= s->kill_at) {
 			if (s->target.spawned) {
 				target__abort(&s->target);
@@ -755,11 +859,31 @@ static void stacks_to_model(struct session *s)
 	}
 }
 
+/*
+ * Stop holding targets at new code, then let go of any that a hold caught while
+ * memphase stopped listening (the ring buffer is not read after this).
+ */
+static void release_holds(struct session *s)
+{
+	unsigned int i;
+
+	if (!s->skel || !s->stop_on_map)
+		return;
+	s->skel->bss->stop_on_map = 0;
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	for (i = 0; i < s->model.nprocs; i++)
+		if (!s->model.procs[i].exited)
+			kill(s->model.procs[i].pid, SIGCONT);
+}
+
 static int finish(struct session *s)
 {
 	struct model_proc *root;
 	__u64 end = util__now_ns();
 	int err = 0;
+
+	release_holds(s);
 
 	/* the summary and the last notices go to the restored terminal */
 	live__free(s->live);
@@ -844,6 +968,9 @@ int session__run(const struct env *e)
 		fprintf(stderr, "memphase: too many phases (max %d)\n", MP_MAX_PHASES);
 		goto cleanup;
 	}
+	err = check_min_available(e);
+	if (err)
+		goto cleanup;
 	err = outputs_open(s);
 	if (err)
 		goto cleanup;
@@ -899,6 +1026,7 @@ cleanup:
 	if (!s->detached)
 		target__abort(&s->target);
 	outputs_close(s);
+	release_holds(s);
 	ring_buffer__free(s->rb);
 	probes__free(s->probes);
 	if (s->skel)

@@ -47,11 +47,14 @@ static void print_run_line(FILE *f, const struct model *m)
 
 static void print_peak(FILE *f, const struct model *m)
 {
-	const struct model_proc *root = model__root((struct model *)m);
+	const struct model_proc *root = model__main((struct model *)m);
 	char b[5][24];
 
 	if (!root)
 		return;
+	if (root->pid != m->root_pid)
+		fprintf(f, "%s (pid %u) ran the phases under the command's pid %u\n", root->comm,
+			root->pid, m->root_pid);
 	fprintf(f, "RSS peak %s (anon %s, file %s, shmem %s; swap peak %s)\n",
 		util__fmt_bytes(b[0], 24, root->peak_total),
 		util__fmt_bytes(b[1], 24, root->peak[MP_ANON]),
@@ -59,8 +62,8 @@ static void print_peak(FILE *f, const struct model *m)
 		util__fmt_bytes(b[3], 24, root->peak[MP_SHMEM]),
 		util__fmt_bytes(b[4], 24, root->peak[MP_SWAP]));
 	if (m->nprocs > 1)
-		fprintf(f, "%u processes observed (the root and %u children)\n", m->nprocs,
-			m->nprocs - 1);
+		fprintf(f, "%u processes observed (the command and %u descendant%s)\n",
+			m->nprocs, m->nprocs - 1, m->nprocs > 2 ? "s" : "");
 }
 
 /* "prompt +1.20 GiB anon, +12.0 MiB file; generate +..." over the window */
@@ -211,11 +214,36 @@ static void print_mappings(FILE *f, const struct model *m)
 					"PHASE", "CLASS", "GROWTH", "MAPPING");
 				header = true;
 			}
-			fprintf(f, "%-10.10s %-6s %9s  %.50s\n", k ? "" : m->names[id],
+			/* long paths keep their end: the file name */
+			fprintf(f, "%-10.10s %-6s %9s  %s%s\n", k ? "" : m->names[id],
 				mp_class_name(mm->cls), util__fmt_bytes(b, sizeof(b), mm->bytes),
-				mm->path);
+				strlen(mm->path) > 50 ? "..." : "",
+				mm->path + (strlen(mm->path) > 50 ? strlen(mm->path) - 47 : 0));
+		}
+		if (m->nmappings[id] > k) {
+			__u64 shown = 0;
+			unsigned int j;
+
+			for (j = 0; j < k; j++)
+				shown += m->top[id][j].bytes;
+			fprintf(f, "%-10s %-6s %9s  (%u more mappings)\n", "", "",
+				util__fmt_bytes(b, sizeof(b), m->mapping_bytes[id] - shown),
+				m->nmappings[id] - k);
 		}
 	}
+}
+
+static void print_mapping_notes(FILE *f, const struct model *m)
+{
+	char b[24];
+
+	if (m->vma_busy)
+		fprintf(f, "%llu faults found their address space locked (another thread in "
+			   "mmap/mprotect): their growth is [unknown] unless on the heap\n",
+			(unsigned long long)m->vma_busy);
+	if (m->mapping_lost_bytes)
+		fprintf(f, "%s of growth could not be charged to any mapping (map full)\n",
+			util__fmt_bytes(b, sizeof(b), m->mapping_lost_bytes));
 }
 
 static void print_stacks(FILE *f, const struct model *m)
@@ -232,9 +260,9 @@ static void print_stacks(FILE *f, const struct model *m)
 	}
 	if (!samples && !m->lost_stacks)
 		return;
-	fprintf(f, "\nstacks: %llu samples carry %.1f%% of the RSS growth; %llu lost\n",
-		(unsigned long long)samples, growth ? 100.0 * sampled / growth : 0.0,
-		(unsigned long long)m->lost_stacks);
+	fprintf(f, "\nstacks: %llu sample%s carry %.1f%% of the RSS growth; %llu lost\n",
+		(unsigned long long)samples, samples == 1 ? "" : "s",
+		growth ? 100.0 * sampled / growth : 0.0, (unsigned long long)m->lost_stacks);
 }
 
 static void print_hists(FILE *f, const struct model *m)
@@ -275,6 +303,7 @@ void summary__print(FILE *f, const struct model *m)
 	summary__phase_table(f, m, m->end_ns);
 	print_pressure(f, m);
 	print_mappings(f, m);
+	print_mapping_notes(f, m);
 	print_stacks(f, m);
 	print_hists(f, m);
 	fflush(f);

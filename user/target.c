@@ -69,6 +69,8 @@ static void child_run(char *const argv[], const char *exe, bool drop, uid_t uid,
 			setenv("LOGNAME", pw->pw_name, 1);
 		}
 	}
+	/* memphase ignores SIGPIPE; an ignored signal would survive exec */
+	signal(SIGPIPE, SIG_DFL);
 	/* stopped until the probes are attached */
 	raise(SIGSTOP);
 	execv(exe, argv);
