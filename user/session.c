@@ -451,6 +451,31 @@ static int setup_run(struct session *s)
 	return target__resume(&s->target);
 }
 
+/* RSS per class from /proc/PID/status, as the starting point of an attached process. */
+static void rss_from_proc(struct session *s, pid_t pid)
+{
+	static const struct {
+		const char *key;
+		int cls;
+	} keys[] = { { "RssAnon:", MP_ANON }, { "RssFile:", MP_FILE },
+		     { "RssShmem:", MP_SHMEM }, { "VmSwap:", MP_SWAP } };
+	__s64 rss[MP_NR_CLASSES] = {};
+	char fn[64], line[128];
+	unsigned int i;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
+				rss[keys[i].cls] = atoll(line + strlen(keys[i].key)) * 1024;
+	fclose(f);
+	model__set_rss(&s->model, pid, rss, rss, rss[MP_ANON] + rss[MP_FILE] + rss[MP_SHMEM]);
+}
+
 static bool is_kthread(pid_t pid)
 {
 	char fn[64], line[128];
@@ -498,6 +523,8 @@ static int setup_attach(struct session *s)
 	root = model__root(&s->model);
 	if (root)
 		target__comm(e->pid, root->comm, sizeof(root->comm));
+	/* what it holds already; an idle process may not touch memory again for a while */
+	rss_from_proc(s, e->pid);
 	s->stop_on_map = false;
 	err = bpf_setup(s);
 	if (err)

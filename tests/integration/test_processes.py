@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: GPL-2.0
+"""How memphase treats the processes it observes: programs reached by exec, attached
+processes that already hold memory, forked children, what the command inherits, and
+--duration."""
+import os
+import re
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import KIB, MIB  # noqa: E402
+
+FORKER = r"""
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void touch(size_t mib)
+{
+	size_t n = mib << 20;
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	madvise(p, n, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < n; i += 4096)
+		((volatile char *)p)[i] = 1;
+}
+
+int main(void)
+{
+	touch(64);			/* the parent holds 64 MiB */
+	for (int i = 0; i < 3; i++) {
+		pid_t c = fork();
+
+		if (!c) {
+			touch(8);	/* each child grows 8 MiB of its own */
+			_exit(0);
+		}
+		waitpid(c, NULL, 0);
+	}
+	return 0;
+}
+"""
+
+
+def build(d, name, src, extra=()):
+    path = os.path.join(d, name)
+    with open(path + ".c", "w") as f:
+        f.write(src)
+    r = harness.run(["cc", "-O2", "-o", path, path + ".c"] + list(extra))
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def test_program_reached_by_exec_is_probed():
+    """The llama code is in an executable started through env: no mmap brings it in."""
+    harness.need_root()
+    with harness.workdir() as d:
+        src = os.path.join(harness.ROOT, "tests", "workload")
+        exe = os.path.join(d, "llama-static")
+        r = harness.run(["cc", "-O2", "-D_GNU_SOURCE", "-I", src, "-o", exe,
+                         os.path.join(src, "driver.c"), os.path.join(src, "fake_llama.c")])
+        assert r.returncode == 0, r.stderr
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--json", out, "--", "env", "X=1", exe, "--ctx-mib",
+                              "16", "--prompt-batches", "2", "--batch-mib", "4"])
+        assert r.returncode == 0, r.stderr
+        doc = harness.load_json(out)
+        harness.assert_close(harness.phase(doc, "context")["rss_growth_bytes"]["anon"],
+                             16 * MIB, 64 * KIB, "context anon")
+        assert harness.phase(doc, "prompt")["calls"] == 2
+        # the wrapper never entered a phase: the report is about the llama process
+        assert doc["rss_peak_pid"] == doc["target"]["pid"]  # env execs: same pid
+
+
+def test_attach_sees_memory_already_held():
+    harness.need_root()
+    with harness.workdir() as d:
+        prog = build(d, "hold", r"""
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+int main(void)
+{
+	size_t n = 96UL << 20;
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 1;
+	printf("ready\n");
+	fflush(stdout);
+	sleep(3);
+	return 0;
+}
+""")
+        p = subprocess.Popen([prog], stdout=subprocess.PIPE, text=True)
+        try:
+            assert p.stdout.readline().strip() == "ready"
+            with open("/proc/%d/status" % p.pid) as f:
+                anon = int(re.search(r"RssAnon:\s+(\d+)", f.read()).group(1)) * KIB
+            out = os.path.join(d, "out.json")
+            r = harness.memphase(["attach", "-p", str(p.pid), "--json", out])
+            assert r.returncode == 0, r.stderr
+        finally:
+            p.kill()
+            p.wait()
+        doc = harness.load_json(out)
+        peak = doc["rss_peak_bytes"]["anon"]
+        # held before memphase came: a peak, not growth (approximate counters, 2%)
+        assert abs(peak - anon) <= 0.02 * anon, (peak, anon)
+        assert harness.phase(doc, "startup")["rss_growth_bytes"]["anon"] < 4 * MIB
+
+
+def test_forked_children_balance():
+    """A child's inherited pages are neither growth nor, when it exits, shrink."""
+    harness.need_root()
+    with harness.workdir() as d:
+        prog = build(d, "forker", FORKER)
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--stacks", "none", "--json", out, "--", prog])
+        assert r.returncode == 0, r.stderr
+        st = harness.phase(harness.load_json(out), "startup")
+        grown, shrunk = st["rss_growth_bytes"]["anon"], st["rss_shrink_bytes"]["anon"]
+        harness.assert_close(grown, (64 + 3 * 8) * MIB, 512 * KIB, "anon growth")
+        harness.assert_close(shrunk, grown, 512 * KIB, "anon shrink")
+
+
+def test_command_inherits_nothing_from_memphase():
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--json", out, "--", "sh", "-c",
+                              "grep SigIgn /proc/self/status; ls -l /proc/$$/fd"])
+        assert r.returncode == 0, r.stderr
+        ign = int(re.search(r"SigIgn:\s+([0-9a-f]+)", r.stdout).group(1), 16)
+        assert not ign & (1 << 12), "SIGPIPE is ignored in the command: %x" % ign
+        assert "out.json" not in r.stdout, "the command holds memphase's output file"
+
+
+def test_duration_detaches():
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        t0 = time.time()
+        # files, not pipes: the command keeps memphase's stdout open after it detaches
+        with open(os.path.join(d, "log"), "w") as log:
+            rc = subprocess.call([harness.MEMPHASE, "run", "--duration", "1", "--json", out,
+                                  "--", "sleep", "4"], stdout=log, stderr=log)
+        assert rc == 0, open(os.path.join(d, "log")).read()
+        assert time.time() - t0 < 3.5
+        doc = harness.load_json(out)
+        assert doc["target"]["exit"] is None, doc["target"]
+        pid = doc["target"]["pid"]
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        assert state in "SR", "the command is not running on its own: %s" % state
+        os.kill(pid, 9)
