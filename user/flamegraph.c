@@ -48,6 +48,7 @@ struct fg_tree {
 struct fg_ent {
 	const char *name;
 	__u32 len, parent, id;
+	__u32 rank;		/* first level: place in fg_opts.first_order */
 };
 
 struct fg_walk {
@@ -344,14 +345,27 @@ static int fg_ent__cmp(const void *a, const void *b)
 
 	if (x->parent != y->parent)
 		return x->parent < y->parent ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	c = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
 	if (c)
 		return c;
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-/* fills kids/nkids: each node's children, sorted by name */
-static int fg_tree__sort(struct fg_tree *t)
+/* place of a first-level frame in the requested order, or past it */
+static __u32 fg_rank(const struct fg_opts *o, const char *name, __u32 len)
+{
+	size_t i;
+
+	for (i = 0; o && i < o->nfirst; i++)
+		if (strlen(o->first_order[i]) == len && !memcmp(o->first_order[i], name, len))
+			return i;
+	return UINT32_MAX;
+}
+
+/* fills kids/nkids: each node's children, sorted by name (first level: o's order) */
+static int fg_tree__sort(struct fg_tree *t, const struct fg_opts *o)
 {
 	struct fg_ent *ents;
 	struct fg_node *nd;
@@ -365,7 +379,8 @@ static int fg_tree__sort(struct fg_tree *t)
 	}
 	for (i = 1; i < t->nr; i++) {
 		nd = &t->nodes[i];
-		ents[i - 1] = (struct fg_ent){ nd->name, nd->len, nd->parent, i };
+		ents[i - 1] = (struct fg_ent){ nd->name, nd->len, nd->parent, i,
+					       nd->parent ? 0 : fg_rank(o, nd->name, nd->len) };
 	}
 	qsort(ents, t->nr - 1, sizeof(*ents), fg_ent__cmp);
 	for (k = 0; k + 1 < t->nr; k++) {
@@ -801,7 +816,7 @@ int flamegraph__write(FILE *f, const struct fg_stack *stacks, size_t n,
 	if (!t.nodes[0].total) {
 		err = fg_write_empty(f, &c);
 	} else {
-		err = fg_tree__sort(&t);
+		err = fg_tree__sort(&t, o);
 		if (!err)
 			err = fg_write_graph(f, &t, &c);
 	}

@@ -42,6 +42,12 @@ struct fg_opts {
 	 */
 	const char *unit;
 	int width;		/* image width in px; <= 0: 1200; raised to at least 200 */
+	/*
+	 * Optional: the first-level frames (memphase's phases) in the order to draw them,
+	 * left to right; others follow by name. NULL: all by name.
+	 */
+	const char *const *first_order;
+	size_t nfirst;
 };
 
 /*

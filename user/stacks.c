@@ -264,6 +264,7 @@ int stacks__write_svg(const struct stacks *st, const struct model *m, FILE *f)
 	struct fg_opts o = { .title = "memphase: RSS growth by phase and code path",
 			     .unit = "bytes", .width = 1200 };
 	struct fg_stack *fs = NULL;
+	const char *order[MP_MAX_PHASES];
 	char sub[256], cmd[128] = "";
 	size_t n = 0, k;
 	unsigned int i;
@@ -289,6 +290,11 @@ int stacks__write_svg(const struct stacks *st, const struct model *m, FILE *f)
 		fs[n].frames = rest_names[i];
 		fs[n++].weight = rest;
 	}
+	/* phases left to right in the order they were entered */
+	for (i = 0; i < m->norder; i++)
+		order[i] = m->names[m->order[i]];
+	o.first_order = order;
+	o.nfirst = m->norder;
 	if (m->argv && m->argv[0])
 		snprintf(cmd, sizeof(cmd), "%s", m->argv[0]);
 	snprintf(sub, sizeof(sub), "%s (pid %u): %llu samples", cmd, m->root_pid,
