@@ -49,8 +49,6 @@ struct mp_config {
 	__u32 phase_prompt;
 	__u32 phase_generate;
 	__u32 phase_checkpoint;	/* partial state saves (context checkpoints) */
-	__u32 pad0;
-	__u32 stop_unused;	/* (was stop_on_exec_map: now the writable stop_on_map) */
 	__u32 stack_mode;	/* enum mp_stack_mode */
 	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */
 	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */

@@ -10,7 +10,6 @@
 #include <bpf/libbpf.h>
 #include "elfsym.h"
 #include "probes.h"
-#include "util.h"
 
 #define PROBES_MAX_FILES	512
 #define PROBES_MAX_LINKS	1024
@@ -46,9 +45,12 @@ struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, in
 
 void probes__free(struct probes *p)
 {
+	unsigned int i;
+
 	if (!p)
 		return;
-	util__links_destroy(p->links, p->nlinks);
+	for (i = 0; i < p->nlinks; i++)
+		bpf_link__destroy(p->links[i]);
 	free(p);
 }
 

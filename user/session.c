@@ -1056,9 +1056,6 @@ cleanup:
 	release_holds(s);
 	ring_buffer__free(s->rb);
 	probes__free(s->probes);
-	if (s->skel)
-		util__links_destroy((struct bpf_link **)&s->skel->links,
-				    sizeof(s->skel->links) / sizeof(struct bpf_link *));
 	memphase_bpf__destroy(s->skel);
 	/* a detached command must not stay stopped by a library-load stop in flight */
 	if (s->detached)

@@ -2,14 +2,11 @@
 /* Small helpers: clocks, sizes, files owned by the invoking user. */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 #include "util.h"
 
 __u64 util__now_ns(void)
@@ -131,34 +128,4 @@ FILE *util__fopen_user(const char *path, const char *mode)
 	}
 	errno = err;
 	return f;
-}
-
-static void *link_destroy_thread(void *arg)
-{
-	bpf_link__destroy(arg);
-	return NULL;
-}
-
-void util__links_destroy(struct bpf_link **links, size_t n)
-{
-	pthread_t *th = calloc(n, sizeof(*th));
-	bool *started = calloc(n, sizeof(*started));
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (!links[i])
-			continue;
-		/* one thread per link: their grace periods overlap */
-		if (th && started && !pthread_create(&th[i], NULL, link_destroy_thread, links[i]))
-			started[i] = true;
-		else
-			bpf_link__destroy(links[i]);
-	}
-	for (i = 0; th && started && i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
-	for (i = 0; i < n; i++)
-		links[i] = NULL;
-	free(started);
-	free(th);
 }

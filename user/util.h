@@ -25,12 +25,4 @@ FILE *util__fopen_user(const char *path, const char *mode);
  * Returns 1 when memphase should drop privileges for the target. */
 int util__invoking_user(uid_t *uid, gid_t *gid);
 
-struct bpf_link;
-/*
- * Destroys links concurrently: detaching a tracepoint or uprobe waits for an RCU grace
- * period (tens of ms on a small VM), and one at a time they add up to a second.
- * Sets every entry to NULL.
- */
-void util__links_destroy(struct bpf_link **links, size_t n);
-
 #endif
