@@ -6,21 +6,17 @@
  * cleanup, so no BPF program or link outlives memphase.
  */
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/capability.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -28,9 +24,10 @@
 #include "live.h"
 #include "model.h"
 #include "oom.h"
+#include "outputs.h"
 #include "phases.h"
+#include "preflight.h"
 #include "probes.h"
-#include "report_json.h"
 #include "session.h"
 #include "stacks.h"
 #include "strmap.h"
@@ -56,10 +53,7 @@ struct session {
 	struct phases phases;
 	struct target target;
 	struct model model;
-	FILE *json;
-	FILE *folded;
-	FILE *perf;
-	FILE *svg;
+	struct outputs out;
 	struct unwinder *unwinder;
 	struct stacks *stacks;
 	struct strmap paths;		/* mapping "dev:ino" -> path */
@@ -79,7 +73,6 @@ struct session {
 	/* OOM forensics and the guard */
 	struct oom_ring *growth_ring;	/* recent per-phase growth, for OOM reports */
 	__u64 kill_at;			/* SIGKILL the target at this time (0: no) */
-	bool outputs_written;
 	bool detached;			/* 'q': stop observing, leave the command running */
 };
 
@@ -99,90 +92,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (!env.verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
-}
-
-/* ---- preflight ---- */
-
-static int check_caps(void)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = {};
-	static const int need[] = { CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE };
-	unsigned int i;
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-		int c = need[i];
-
-		if (!(data[c / 32].effective & (1U << (c % 32)))) {
-			fprintf(stderr, "memphase: needs root (or CAP_BPF, CAP_PERFMON and "
-					"CAP_SYS_PTRACE): run it with sudo\n");
-			return -EPERM;
-		}
-	}
-	return 0;
-}
-
-static const char *btf_path(void)
-{
-	const char *p = getenv("MEMPHASE_VMLINUX_BTF");
-
-	return p && *p ? p : "/sys/kernel/btf/vmlinux";
-}
-
-static int check_btf(void)
-{
-	const char *p = btf_path();
-
-	if (access(p, R_OK)) {
-		fprintf(stderr, "memphase: kernel BTF not found at %s: the kernel needs "
-				"CONFIG_DEBUG_INFO_BTF=y\n", p);
-		return -ENOENT;
-	}
-	return 0;
-}
-
-/* libbpf resolves tracepoint ids through tracefs; mount it if nobody did. */
-static int ensure_tracefs(void)
-{
-	if (!access("/sys/kernel/tracing/events", F_OK) ||
-	    !access("/sys/kernel/debug/tracing/events", F_OK))
-		return 0;
-	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL)) {
-		fprintf(stderr, "memphase: tracefs is not mounted at /sys/kernel/tracing and "
-				"mounting it failed: %s\n", strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
-/* A guard that would fire at once is a mistake in the command line. */
-static int check_min_available(const struct env *e)
-{
-	struct sysmem sm = {};
-	char b[2][24];
-
-	if (!e->min_available || sysmem__read_meminfo(&sm, NULL) || !sm.have_meminfo ||
-	    sm.mem_available >= e->min_available)
-		return 0;
-	fprintf(stderr, "memphase: MemAvailable is already %s, below --min-available %s\n",
-		util__fmt_bytes(b[0], sizeof(b[0]), sm.mem_available),
-		util__fmt_bytes(b[1], sizeof(b[1]), e->min_available));
-	return -EINVAL;
-}
-
-static int open_output(const char *path, FILE **out)
-{
-	if (!path)
-		return 0;
-	/* close-on-exec: the command must not inherit memphase's files */
-	*out = util__fopen_user(path, "we");
-	if (!*out) {
-		fprintf(stderr, "memphase: cannot write '%s': %s\n", path, strerror(errno));
-		return -errno ? -errno : -EIO;
-	}
-	return 0;
 }
 
 /* ---- BPF ---- */
@@ -212,8 +121,8 @@ static int bpf_setup(struct session *s)
 	struct mp_config *cfg;
 	int err;
 
-	if (getenv("MEMPHASE_VMLINUX_BTF"))
-		oo.btf_custom_path = btf_path();
+	if (preflight__btf_overridden())
+		oo.btf_custom_path = preflight__btf_path();
 	s->skel = memphase_bpf__open_opts(&oo);
 	if (!s->skel) {
 		err = -errno;
@@ -765,117 +674,6 @@ static void print_bpf_stats(struct session *s)
 	fprintf(stderr, "%-18s %10llu %10.2f\n", "total", (unsigned long long)cnt, ns / 1e6);
 }
 
-static int write_json(struct session *s, const struct model *m, FILE *f)
-{
-	return report_json__write(f, m);
-}
-
-static int write_folded(struct session *s, const struct model *m, FILE *f)
-{
-	return stacks__write_folded(s->stacks, m, f);
-}
-
-static int write_perf(struct session *s, const struct model *m, FILE *f)
-{
-	return stacks__write_perf(s->stacks, m, f);
-}
-
-static int write_svg(struct session *s, const struct model *m, FILE *f)
-{
-	return stacks__write_svg(s->stacks, m, f);
-}
-
-/*
- * The files asked for: opened before the run (so a bad path fails early), written at
- * the end (and, when the guard ends the target, once before as well), removed if the
- * run never produced anything.
- */
-struct output {
-	const char *path;
-	size_t file_off;	/* offsetof(struct session, FILE *) */
-	int (*write)(struct session *s, const struct model *m, FILE *f);
-};
-
-#define OUTPUT(p, member, fn) { p, offsetof(struct session, member), fn }
-
-static int outputs(const struct env *e, struct output out[4])
-{
-	struct output all[] = {
-		OUTPUT(e->json_path, json, write_json),
-		OUTPUT(e->folded_path, folded, write_folded),
-		OUTPUT(e->perf_path, perf, write_perf),
-		OUTPUT(e->svg_path, svg, write_svg),
-	};
-
-	memcpy(out, all, sizeof(all));
-	return 4;
-}
-
-static FILE **output_file(struct session *s, const struct output *o)
-{
-	return (FILE **)((char *)s + o->file_off);
-}
-
-/* Writes every file from m, replacing what an earlier write put there. */
-static int outputs_write(struct session *s, const struct model *m)
-{
-	struct output out[4];
-	int n = outputs(s->env, out), i, err, ret = 0;
-
-	for (i = 0; i < n; i++) {
-		FILE **f = output_file(s, &out[i]);
-
-		if (!*f)
-			continue;
-		rewind(*f);
-		err = ftruncate(fileno(*f), 0) ? -errno : 0;
-		if (!err)
-			err = out[i].write(s, m, *f);
-		if (fflush(*f) && !err)
-			err = -errno;
-		if (err) {
-			fprintf(stderr, "memphase: writing %s failed: %s\n", out[i].path,
-				strerror(-err));
-			ret = err;
-		}
-	}
-	s->outputs_written = true;
-	return ret;
-}
-
-static int outputs_open(struct session *s)
-{
-	struct output out[4];
-	int n = outputs(s->env, out), i, err;
-
-	for (i = 0; i < n; i++) {
-		err = open_output(out[i].path, output_file(s, &out[i]));
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* Closes the files; never written ones are removed (nothing was observed). */
-static void outputs_close(struct session *s)
-{
-	struct output out[4];
-	int n = outputs(s->env, out), i;
-
-	for (i = 0; i < n; i++) {
-		FILE **f = output_file(s, &out[i]);
-
-		if (!*f)
-			continue;
-		if (fclose(*f) && s->outputs_written)
-			fprintf(stderr, "memphase: writing %s failed: %s\n", out[i].path,
-				strerror(errno));
-		*f = NULL;
-		if (!s->outputs_written)
-			unlink(out[i].path);
-	}
-}
-
 static void stacks_to_model(struct session *s)
 {
 	unsigned int i;
@@ -930,7 +728,7 @@ static int finish(struct session *s)
 	summary__print(stdout, &s->model);
 	if (s->env->bpf_stats)
 		print_bpf_stats(s);
-	err = outputs_write(s, &s->model);
+	err = outputs__write(&s->out, &s->model, s->stacks);
 	return err;
 }
 
@@ -958,7 +756,7 @@ static void guard_stop(struct session *s, const char *fmt, ...)
 	if (snap) {
 		*snap = s->model;
 		model__finish(snap, util__now_ns());
-		outputs_write(s, snap);
+		outputs__write(&s->out, snap, s->stacks);
 		free(snap);
 	}
 	kill(s->target.pid, SIGTERM);
@@ -981,11 +779,7 @@ int session__run(const struct env *e)
 	s->use_tui = !e->no_tui && isatty(STDOUT_FILENO);
 	libbpf_set_print(libbpf_print);
 
-	err = check_caps();
-	if (!err)
-		err = check_btf();
-	if (!err)
-		err = ensure_tracefs();
+	err = preflight__check(e);
 	if (err)
 		goto cleanup;
 	err = phases__init(&s->phases, !e->no_preset);
@@ -995,10 +789,7 @@ int session__run(const struct env *e)
 		fprintf(stderr, "memphase: too many phases (max %d)\n", MP_MAX_PHASES);
 		goto cleanup;
 	}
-	err = check_min_available(e);
-	if (err)
-		goto cleanup;
-	err = outputs_open(s);
+	err = outputs__open(&s->out, e);
 	if (err)
 		goto cleanup;
 	strmap__init(&s->paths);
@@ -1052,7 +843,7 @@ cleanup:
 	/* a command that never ran, or that memphase stops observing (not after 'q') */
 	if (!s->detached)
 		target__abort(&s->target);
-	outputs_close(s);
+	outputs__close(&s->out);
 	release_holds(s);
 	ring_buffer__free(s->rb);
 	probes__free(s->probes);
