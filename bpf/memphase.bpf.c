@@ -356,9 +356,12 @@ static __always_inline void fault_note(__u64 addr)
 		ts->fault_addr = addr;
 }
 
-/* The mapping of the thread's last fault; the last VMA's answer is reused while the
- * faults stay inside it (sequential touches almost always do). */
-static __always_inline void fault_classify(struct thread_state *ts)
+/*
+ * The mapping of the thread's last fault; the last VMA's answer is reused while the
+ * faults stay inside it (sequential touches almost always do). Returns false when the
+ * mapping could not be known: the caller charges "unknown", the cache stays as it was.
+ */
+static __always_inline bool fault_classify(struct thread_state *ts)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct classify_ctx c = { .ts = ts };
@@ -366,10 +369,10 @@ static __always_inline void fault_classify(struct thread_state *ts)
 	__u64 addr = ts->fault_addr;
 
 	struct mp_map_key prev = ts->map;
-	__u64 prev_start = ts->vm_start;
+	__u64 prev_start = ts->vm_start, prev_end = ts->vm_end;
 
 	if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
-		return;
+		return true;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c.sp = BPF_CORE_READ(regs, sp);
 	c.addr = addr;
@@ -389,12 +392,16 @@ static __always_inline void fault_classify(struct thread_state *ts)
 			d->vma_busy++;
 		if (addr >= BPF_CORE_READ(mm, start_brk) && addr < BPF_CORE_READ(mm, brk)) {
 			ts->map.kind = MP_MAP_HEAP;
-		} else if (prev.kind == MP_MAP_ANON && addr >= prev_start &&
-			   addr < prev_start + (64ULL << 20)) {
-			ts->map = prev;
-			ts->vm_start = prev_start;
+			return true;
 		}
+		/* the cache keeps its last good answer either way */
+		ts->map = prev;
+		ts->vm_start = prev_start;
+		ts->vm_end = prev_end;
+		return prev.kind == MP_MAP_ANON && addr >= prev_start &&
+		       addr < prev_start + (64ULL << 20);
 	}
+	return true;
 }
 
 SEC("tp_btf/page_fault_user")
@@ -487,9 +494,9 @@ static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u
 	struct mp_map_key key = {};
 
 	if (ts->fault_addr) {
-		fault_classify(ts);
+		if (fault_classify(ts))
+			key = ts->map;
 		ts->fault_addr = 0;
-		key = ts->map;
 	}
 	key.phase = phase;
 	key.cls = cls;
