@@ -361,7 +361,7 @@ static __always_inline void fault_note(__u64 addr)
  * faults stay inside it (sequential touches almost always do). Returns false when the
  * mapping could not be known: the caller charges "unknown", the cache stays as it was.
  */
-static __always_inline bool fault_classify(struct thread_state *ts)
+static __always_inline bool fault_classify(struct thread_state *ts, bool *heap)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct classify_ctx c = { .ts = ts };
@@ -390,14 +390,14 @@ static __always_inline bool fault_classify(struct thread_state *ts)
 
 		if (d)
 			d->vma_busy++;
-		if (addr >= BPF_CORE_READ(mm, start_brk) && addr < BPF_CORE_READ(mm, brk)) {
-			ts->map.kind = MP_MAP_HEAP;
-			return true;
-		}
 		/* the cache keeps its last good answer either way */
 		ts->map = prev;
 		ts->vm_start = prev_start;
 		ts->vm_end = prev_end;
+		if (addr >= BPF_CORE_READ(mm, start_brk) && addr < BPF_CORE_READ(mm, brk)) {
+			*heap = true;
+			return false;
+		}
 		return prev.kind == MP_MAP_ANON && addr >= prev_start &&
 		       addr < prev_start + (64ULL << 20);
 	}
@@ -415,6 +415,9 @@ int BPF_PROG(handle_fault, unsigned long addr, struct pt_regs *regs, unsigned lo
 	s = stats_get(t->phase);
 	if (s)
 		s->faults++;
+	/* it runs: whatever held it was let go */
+	if (t->flags & MP_T_HELD)
+		__sync_fetch_and_and(&t->flags, ~MP_T_HELD);
 	if (cfg.map_tracking)
 		fault_note(addr);
 	return 0;
@@ -494,8 +497,12 @@ static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u
 	struct mp_map_key key = {};
 
 	if (ts->fault_addr) {
-		if (fault_classify(ts))
+		bool heap = false;
+
+		if (fault_classify(ts, &heap))
 			key = ts->map;
+		else if (heap)
+			key.kind = MP_MAP_HEAP;	/* known from the mm's brk bounds alone */
 		ts->fault_addr = 0;
 	}
 	key.phase = phase;
@@ -821,6 +828,10 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
 	if (total > mm->peak_total)
 		mm->peak_total = total;
+	if (size > t->peak[member])
+		t->peak[member] = size;
+	if (total > t->peak_total)
+		t->peak_total = total;
 	if (cfg.max_rss_bytes && total > cfg.max_rss_bytes && curr)
 		guard_trip(t, tgid, total);
 	if (!delta)
@@ -934,8 +945,10 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
 	e->addr = vf.start;
 	e->ino = vf.ino;
 	e->dev = vf.dev;
-	if (exec && stop_on_map)
+	if (exec && stop_on_map) {
+		__sync_fetch_and_or(&t->flags, MP_T_HELD);
 		bpf_send_signal(SIGSTOP);
+	}
 	/* wake user space at once: the path is read from /proc/PID/maps while it lives */
 	event_submit(e, true);
 }
@@ -1128,6 +1141,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		e->ino = key.ino;
 		e->dev = key.dev;
 		if (stop_on_map) {
+			__sync_fetch_and_or(&t->flags, MP_T_HELD);
 			bpf_send_signal(SIGSTOP);
 			e->arg = 1;
 		}

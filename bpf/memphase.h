@@ -81,6 +81,7 @@ struct mp_phase_stats {
 #define MP_T_ROOT	(1U << 3)	/* the process memphase was asked to observe */
 #define MP_T_GUARD_HIT	(1U << 4)	/* crossed --max-rss: stopped, user space ends it */
 #define MP_T_FORKED	(1U << 5)	/* forked from a target: its first image is inherited */
+#define MP_T_HELD	(1U << 6)	/* stopped by the BPF side until user space continues it */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
@@ -96,6 +97,9 @@ struct mp_target {
 	__u32 mm_gen;		/* bumped at exec: address spaces of older images are dead */
 	__u64 call_growth;	/* RSS growth since the last marker call */
 	__u64 last_brk;
+	/* peaks over all its address spaces (an mm's own entry can go before it is read) */
+	__s64 peak[MP_NR_CLASSES];
+	__s64 peak_total;
 };
 
 /* mms: mm_id (rss_stat's hashed mm pointer) -> RSS of one address space. */

@@ -137,6 +137,28 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	return 0;
 }
 
+/* Per-process peaks, kept with the process (its address spaces' entries may be gone). */
+static void collect_peaks(struct memphase_bpf *skel, struct model *m)
+{
+	struct mp_target t;
+	unsigned int i;
+	__u32 slot;
+
+	for (i = 0; i < m->nprocs; i++) {
+		struct model_proc *p = &m->procs[i];
+
+		if (p->forgotten)
+			continue;
+		slot = p->pid % MP_TSLOTS;
+		if (bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &t, sizeof(t), 0) ||
+		    (t.tgid != p->pid &&
+		     bpf_map__lookup_elem(skel->maps.targets, &p->pid, sizeof(p->pid), &t,
+					  sizeof(t), 0)))
+			continue;
+		model__raise_peaks(m, p->pid, t.peak, t.peak_total);
+	}
+}
+
 int collect__maps(struct memphase_bpf *skel, struct model *m)
 {
 	int err;
@@ -144,6 +166,8 @@ int collect__maps(struct memphase_bpf *skel, struct model *m)
 	err = collect_stats(skel, m);
 	if (!err)
 		err = collect_mms(skel, m);
+	if (!err)
+		collect_peaks(skel, m);
 	if (!err)
 		err = collect_drops(skel, m);
 	return err;

@@ -99,11 +99,16 @@ struct model_proc *model__root(struct model *m)
 
 struct model_proc *model__main(struct model *m)
 {
-	struct model_proc *p = NULL;
+	struct model_proc *root = model__root(m), *best = root;
+	unsigned int i;
 
-	if (!m->root_phased && m->focus_pid)
-		p = model__proc(m, m->focus_pid, false);
-	return p ? p : model__root(m);
+	if (m->root_phased)
+		return root;
+	/* a wrapper: the descendant that held the most */
+	for (i = 0; i < m->nprocs; i++)
+		if (!best || m->procs[i].peak_total > best->peak_total)
+			best = &m->procs[i];
+	return best;
 }
 
 static void phase_switch(struct model *m, __u32 phase, __u64 ts)
@@ -150,6 +155,12 @@ void model__on_event(struct model *m, const struct mp_event *e)
 			memcpy(p->comm, e->comm, MP_COMM_LEN);
 		break;
 	case MP_EV_EXIT:
+		/* under a wrapper, the time after the phased child ends is the wrapper's */
+		if (!m->root_phased && e->pid == m->focus_pid && e->pid != m->root_pid &&
+		    !m->finished) {
+			phase_switch(m, 0, e->ts_ns);
+			m->focus_pid = m->root_pid;
+		}
 		p = model__proc(m, e->pid, true);
 		if (!p)
 			break;
@@ -213,6 +224,21 @@ void model__set_rss(struct model *m, __u32 pid, const __s64 rss[MP_NR_CLASSES],
 		if (peak[c] > p->peak[c])
 			p->peak[c] = peak[c];
 	}
+	if (peak_total > p->peak_total)
+		p->peak_total = peak_total;
+}
+
+void model__raise_peaks(struct model *m, __u32 pid, const __s64 peak[MP_NR_CLASSES],
+			__s64 peak_total)
+{
+	struct model_proc *p = model__proc(m, pid, false);
+	int c;
+
+	if (!p)
+		return;
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		if (peak[c] > p->peak[c])
+			p->peak[c] = peak[c];
 	if (peak_total > p->peak_total)
 		p->peak_total = peak_total;
 }

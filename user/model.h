@@ -118,6 +118,9 @@ void model__set_stats(struct model *m, unsigned int id, const struct mp_phase_st
 /* Replaces a process's RSS and peaks (from one of its address spaces). */
 void model__set_rss(struct model *m, __u32 pid, const __s64 rss[MP_NR_CLASSES],
 		    const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
+/* Raises a process's peaks (never lowers them). */
+void model__raise_peaks(struct model *m, __u32 pid, const __s64 peak[MP_NR_CLASSES],
+			__s64 peak_total);
 /* Offers a mapping's growth for a phase's top list (kept sorted, largest first). */
 void model__offer_mapping(struct model *m, unsigned int id, const struct model_mapping *mm);
 /* Empties the top lists (before a fresh pass over the mapping counters). */
@@ -129,7 +132,7 @@ __u64 model__phase_time(const struct model *m, unsigned int id, __u64 now_ns);
 /* The root process record (may be NULL before the first event). */
 struct model_proc *model__root(struct model *m);
 /* The process the run is about: the root, or under a wrapper root that never entered a
- * phase (sh -c, env, a launcher), the child whose phases the timeline follows. */
+ * phase (sh -c, env, a launcher), the observed process with the largest peak. */
 struct model_proc *model__main(struct model *m);
 /* True when the phase has anything to show (entered, or counted something). */
 bool model__phase_used(const struct model *m, unsigned int id);

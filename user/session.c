@@ -37,6 +37,7 @@
 #include "timeline.h"
 #include "unwind.h"
 #include "util.h"
+#include "watchdog.h"
 #include "memphase.skel.h"
 
 #define POLL_MS		100
@@ -54,6 +55,7 @@ struct session {
 	struct target target;
 	struct model model;
 	struct outputs out;
+	struct watchdog wd;		/* run mode: continues held targets if memphase dies */
 	struct unwinder *unwinder;
 	struct stacks *stacks;
 	struct strmap paths;		/* mapping "dev:ino" -> path */
@@ -73,6 +75,8 @@ struct session {
 	/* OOM forensics and the guard */
 	struct oom_ring *growth_ring;	/* recent per-phase growth, for OOM reports */
 	__u64 kill_at;			/* SIGKILL the target at this time (0: no) */
+	pid_t guard_pid;		/* the process the guard is ending */
+	__u64 guard_kill_at;		/* SIGKILL it at this time (0: no) */
 	bool detached;			/* 'q': stop observing, leave the command running */
 };
 
@@ -208,8 +212,8 @@ static void oom_forensics(struct session *s, const struct mp_event *e)
 	}
 }
 
-static void guard_stop(struct session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void guard_stop(struct session *s, pid_t victim, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -260,7 +264,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		oom_forensics(s, e);
 		return 0;
 	case MP_EV_GUARD:
-		guard_stop(s, "RSS of %.16s (pid %u) crossed --max-rss %s", e->comm, e->pid,
+		guard_stop(s, e->pid, "RSS of %.16s (pid %u) crossed --max-rss %s", e->comm, e->pid,
 			   util__fmt_bytes(sz, sizeof(sz), s->env->max_rss));
 		break;
 	default:
@@ -342,6 +346,9 @@ static int setup_run(struct session *s)
 		return err;
 	s->stop_on_map = true;
 	err = bpf_setup(s);
+	if (err)
+		return err;
+	err = watchdog__start(&s->wd, s->skel);
 	if (err)
 		return err;
 	/* ignore the forked copy of memphase until it execs the command */
@@ -484,7 +491,28 @@ static void handle_signal(struct session *s)
 	live__notice(s->live, "%s: stopping %s (pid %d)", strsignal(sig), s->target.exe,
 		     s->target.pid);
 	target__signal(&s->target, sig == SIGINT ? SIGINT : SIGTERM);
-	s->kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
+	/* a guard's SIGKILL already due stays due */
+	if (!s->kill_at)
+		s->kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
+}
+
+/* The live observed process holding the most: what --min-available ends. */
+static pid_t largest_process(struct session *s)
+{
+	pid_t best = s->model.root_pid;
+	__s64 most = -1;
+	unsigned int i;
+
+	for (i = 0; i < s->model.nprocs; i++) {
+		const struct model_proc *p = &s->model.procs[i];
+		__s64 rss = p->rss[MP_ANON] + p->rss[MP_FILE] + p->rss[MP_SHMEM];
+
+		if (!p->exited && rss > most) {
+			most = rss;
+			best = p->pid;
+		}
+	}
+	return best;
 }
 
 /*
@@ -521,7 +549,7 @@ static void sysmem_tick(struct session *s)
 	s->sm = sm;
 	s->have_sm = true;
 	if (s->env->min_available && sm.have_meminfo && sm.mem_available < s->env->min_available)
-		guard_stop(s, "MemAvailable %s fell below --min-available %s",
+		guard_stop(s, largest_process(s), "MemAvailable %s fell below --min-available %s",
 			   util__fmt_bytes(b[0], sizeof(b[0]), sm.mem_available),
 			   util__fmt_bytes(b[1], sizeof(b[1]), s->env->min_available));
 }
@@ -614,8 +642,14 @@ static int poll_loop(struct session *s)
 		} else if (s->root_exited || !target__alive(&s->target)) {
 			return 0;
 		}
-		/* --duration: stop observing; a command memphase started keeps running */
-		if (deadline && now >= deadline) {
+		/* the guard's SIGKILL after --grace, whatever else is going on */
+		if (s->guard_kill_at && now >= s->guard_kill_at) {
+			kill(s->guard_pid, SIGKILL);
+			s->guard_kill_at = 0;
+		}
+		/* --duration: stop observing (not while the guard is ending a process); a
+		 * command memphase started keeps running */
+		if (deadline && now >= deadline && !s->guard_kill_at) {
 			s->detached = true;
 			return 0;
 		}
@@ -624,11 +658,8 @@ static int poll_loop(struct session *s)
 				target__abort(&s->target);
 				return 0;
 			}
-			/* attach: only the guard ends the process; else Ctrl-C just detaches */
-			if (!s->model.stop_reason[0])
-				return 0;
-			kill(s->target.pid, SIGKILL);
-			s->kill_at = 0;
+			/* attach: Ctrl-C detaches */
+			return 0;
 		}
 	}
 }
@@ -737,8 +768,9 @@ static int finish(struct session *s)
  * goes down anyway keeps them), then SIGTERM and, after --grace, SIGKILL. The final
  * outputs replace these at the end.
  */
-static void guard_stop(struct session *s, const char *fmt, ...)
+static void guard_stop(struct session *s, pid_t victim, const char *fmt, ...)
 {
+	struct model_proc *p = model__proc(&s->model, victim, false);
 	struct model *snap;
 	va_list ap;
 
@@ -747,9 +779,10 @@ static void guard_stop(struct session *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s->model.stop_reason, sizeof(s->model.stop_reason), fmt, ap);
 	va_end(ap);
-	kill(s->target.pid, SIGSTOP);
+	s->guard_pid = victim;
+	kill(victim, SIGSTOP);
 	live__notice(s->live, "%s: ending %s (pid %d)", s->model.stop_reason,
-		     s->target.exe[0] ? s->target.exe : "the target", s->target.pid);
+		     p && p->comm[0] ? p->comm : "the target", victim);
 	collect__maps(s->skel, &s->model);
 	stacks_to_model(s);
 	snap = malloc(sizeof(*snap));
@@ -759,9 +792,9 @@ static void guard_stop(struct session *s, const char *fmt, ...)
 		outputs__write(&s->out, snap, s->stacks);
 		free(snap);
 	}
-	kill(s->target.pid, SIGTERM);
-	kill(s->target.pid, SIGCONT);
-	s->kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
+	kill(victim, SIGTERM);
+	kill(victim, SIGCONT);
+	s->guard_kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
 }
 
 int session__run(const struct env *e)
@@ -776,6 +809,7 @@ int session__run(const struct env *e)
 	s->env = e;
 	s->target.exec_fd = -1;
 	s->stats_fd = -1;
+	s->wd.pid = s->wd.fd = -1;
 	s->use_tui = !e->no_tui && isatty(STDOUT_FILENO);
 	libbpf_set_print(libbpf_print);
 
@@ -845,6 +879,7 @@ cleanup:
 		target__abort(&s->target);
 	outputs__close(&s->out);
 	release_holds(s);
+	watchdog__stop(&s->wd);
 	ring_buffer__free(s->rb);
 	probes__free(s->probes);
 	memphase_bpf__destroy(s->skel);

@@ -53,8 +53,8 @@ static void print_peak(FILE *f, const struct model *m)
 	if (!root)
 		return;
 	if (root->pid != m->root_pid)
-		fprintf(f, "%s (pid %u) ran the phases under the command's pid %u\n", root->comm,
-			root->pid, m->root_pid);
+		fprintf(f, "largest process: %s (pid %u), under the command's pid %u\n",
+			root->comm, root->pid, m->root_pid);
 	fprintf(f, "RSS peak %s (anon %s, file %s, shmem %s; swap peak %s)\n",
 		util__fmt_bytes(b[0], 24, root->peak_total),
 		util__fmt_bytes(b[1], 24, root->peak[MP_ANON]),

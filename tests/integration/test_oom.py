@@ -205,3 +205,21 @@ def test_projection_matches_real_time_to_limit():
                 t, proj, real)
             checked += 1
         assert checked >= 2, "too few projections to check:\n" + err
+
+
+def test_guard_ends_the_child_that_crossed():
+    """Under a wrapper, --max-rss ends the process that crossed, not the wrapper; and a
+    --duration that expires during the grace period does not cancel the SIGKILL."""
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--json", out, "--max-rss", "96M", "--grace", "1",
+                              "--duration", "1.5", "--", "sh", "-c",
+                              "trap '' TERM; %s; echo wrapper-continued" %
+                              " ".join(growing_driver(d, 200, 2048))], timeout=60)
+        assert r.returncode == 0, r.stderr
+        doc = harness.load_json(out)
+        assert "max-rss" in (doc["stopped_by_memphase"] or "")
+        kid = [p for p in doc["processes"] if p["comm"] == "llama-driver"]
+        assert kid and kid[0]["exited"], doc["processes"]
+        assert "wrapper-continued" in r.stdout, r.stdout

@@ -158,3 +158,70 @@ def test_duration_detaches():
             state = f.read().rsplit(")", 1)[1].split()[0]
         assert state in "SR", "the command is not running on its own: %s" % state
         os.kill(pid, 9)
+
+
+def test_wrapper_reports_its_largest_child():
+    """sh -c running two llama processes: the headline is about the larger one."""
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        drv = harness.DRIVER
+        r = harness.memphase(["run", "--json", out, "--", "sh", "-c",
+                              "%s --ctx-mib 64 --tokens 2; %s --ctx-mib 4 --tokens 2; "
+                              "sleep 0.3" % (drv, drv)])
+        assert r.returncode == 0, r.stderr
+        doc = harness.load_json(out)
+        assert doc["rss_peak_pid"] != doc["target"]["pid"], doc["rss_peak_pid"]
+        assert doc["rss_peak_bytes"]["anon"] >= 64 * MIB, doc["rss_peak_bytes"]
+        assert "largest process: llama-driver" in r.stdout
+        # the time after the last llama process ended is the wrapper's (startup)
+        assert harness.phase(doc, "teardown")["time_s"] < 0.2, harness.phase(doc, "teardown")
+
+
+def test_sigkill_of_memphase_leaves_no_stopped_target():
+    """The BPF side holds a target at each new library until memphase probes it; if
+    memphase is killed meanwhile, its watchdog lets the target go."""
+    harness.need_root()
+    with harness.workdir() as d:
+        libs = []
+        for i in range(40):
+            src = os.path.join(d, "l%d.c" % i)
+            with open(src, "w") as f:
+                f.write("int f%d(void) { return %d; }\n" % (i, i))
+            lib = os.path.join(d, "l%d.so" % i)
+            r = harness.run(["cc", "-shared", "-fPIC", "-o", lib, src])
+            assert r.returncode == 0, r.stderr
+            libs.append(lib)
+        prog = build(d, "dl", r"""
+#include <dlfcn.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		dlopen(argv[i], RTLD_NOW);
+		usleep(3000);
+	}
+	sleep(3);
+	return 0;
+}
+""", ["-ldl"])
+        for delay in (0.15, 0.3, 0.45):
+            # same process group as the tests: were it orphaned, the kernel would
+            # SIGHUP+SIGCONT a stopped member and the check would prove nothing
+            p = subprocess.Popen([harness.MEMPHASE, "run", "--no-tui", "--", prog] + libs,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(delay)
+            kids = harness.run(["pgrep", "-P", str(p.pid)]).stdout.split()
+            p.kill()
+            p.wait()
+            time.sleep(0.5)
+            for k in kids:
+                try:
+                    with open("/proc/%s/status" % k) as f:
+                        state = re.search(r"State:\s+(\S)", f.read()).group(1)
+                except OSError:
+                    continue
+                try:
+                    assert state != "T", "pid %s left stopped after memphase was killed" % k
+                finally:
+                    os.kill(int(k), 9)
