@@ -82,10 +82,19 @@ struct model_proc *model__proc(struct model *m, __u32 pid, bool create)
 	if (!create)
 		return NULL;
 	if (m->nprocs == MODEL_MAX_PROCS) {
-		m->lost_model++;
-		return NULL;
+		/* many short-lived processes: reuse the record of one long gone */
+		for (i = 0; i < m->nprocs; i++)
+			if (m->procs[i].forgotten && m->procs[i].pid != m->root_pid)
+				break;
+		if (i == m->nprocs) {
+			m->lost_model++;
+			return NULL;
+		}
+		p = &m->procs[i];
+		m->procs_recycled++;
+	} else {
+		p = &m->procs[m->nprocs++];
 	}
-	p = &m->procs[m->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->exit_code = -1;

@@ -91,6 +91,7 @@ struct model {
 	/* what was run */
 	char **argv;			/* NULL-terminated, owned */
 	unsigned int nprocs;
+	unsigned int procs_recycled;	/* records reused for later processes */
 	struct model_proc procs[MODEL_MAX_PROCS];
 	unsigned int nooms;
 	struct model_oom ooms[MODEL_MAX_OOMS];

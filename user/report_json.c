@@ -263,6 +263,8 @@ int report_json__write(FILE *f, const struct model *m)
 			 model__main((struct model *)m)->pid : m->root_pid);
 	phases(w, m);
 	processes(w, m);
+	/* "processes" lists the last MODEL_MAX_PROCS; this counts them all */
+	jsonw__u64_field(w, "processes_total", m->nprocs + m->procs_recycled);
 	ooms(w, m);
 	if (m->stop_reason[0])
 		jsonw__string_field(w, "stopped_by_memphase", m->stop_reason);

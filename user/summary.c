@@ -61,9 +61,10 @@ static void print_peak(FILE *f, const struct model *m)
 		util__fmt_bytes(b[2], 24, root->peak[MP_FILE]),
 		util__fmt_bytes(b[3], 24, root->peak[MP_SHMEM]),
 		util__fmt_bytes(b[4], 24, root->peak[MP_SWAP]));
-	if (m->nprocs > 1)
+	if (m->nprocs + m->procs_recycled > 1)
 		fprintf(f, "%u processes observed (the command and %u descendant%s)\n",
-			m->nprocs, m->nprocs - 1, m->nprocs > 2 ? "s" : "");
+			m->nprocs + m->procs_recycled, m->nprocs + m->procs_recycled - 1,
+			m->nprocs + m->procs_recycled > 2 ? "s" : "");
 }
 
 /* "prompt +1.20 GiB anon, +12.0 MiB file; generate +..." over the window */
