@@ -275,16 +275,6 @@ __u64 model__phase_time(const struct model *m, unsigned int id, __u64 now_ns)
 	return t;
 }
 
-bool model__phase_used(const struct model *m, unsigned int id)
-{
-	unsigned int i;
-
-	for (i = 0; i < m->norder; i++)
-		if (m->order[i] == id)
-			return true;
-	return false;
-}
-
 __u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap)
 {
 	return s->growth[MP_ANON] + s->growth[MP_FILE] + s->growth[MP_SHMEM] +

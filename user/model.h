@@ -135,8 +135,6 @@ struct model_proc *model__root(struct model *m);
 /* The process the run is about: the root, or under a wrapper root that never entered a
  * phase (sh -c, env, a launcher), the observed process with the largest peak. */
 struct model_proc *model__main(struct model *m);
-/* True when the phase has anything to show (entered, or counted something). */
-bool model__phase_used(const struct model *m, unsigned int id);
 /* Everything observed but not kept. */
 static inline __u64 model__lost_events(const struct model *m)
 {

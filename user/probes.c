@@ -27,7 +27,6 @@ struct probes {
 	struct file_id files[PROBES_MAX_FILES];
 	unsigned int nlinks;
 	struct bpf_link *links[PROBES_MAX_LINKS];
-	unsigned int nuser;
 	bool user_found[PHASES_MAX_MARKERS];
 };
 
@@ -128,11 +127,8 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 			fprintf(stderr, "memphase: marker %s is in %s: every process that maps it "
 					"takes a uprobe trap on each call, not only the target\n",
 				mk->symbol, name);
-		if (mk->user) {
-			if (!p->user_found[i])
-				p->nuser++;
+		if (mk->user)
 			p->user_found[i] = true;
-		}
 		if (p->verbose)
 			fprintf(stderr, "memphase: marker %s:%s (+%#" PRIx64 ") -> phase %s\n",
 				name, mk->symbol, (uint64_t)off,
@@ -233,10 +229,6 @@ unsigned int probes__count(const struct probes *p)
 	return p->nlinks;
 }
 
-unsigned int probes__user_count(const struct probes *p)
-{
-	return p->nuser;
-}
 
 void probes__missing_user(const struct probes *p, char *buf, size_t len)
 {

@@ -27,9 +27,8 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 int probes__scan_mapping(struct probes *p, pid_t pid, __u64 addr);
 /* Every file-backed executable mapping of a running process (attach mode). */
 int probes__scan_pid(struct probes *p, pid_t pid);
-/* Probes attached so far, and how many were user (--phase) markers. */
+/* Probes attached so far. */
 unsigned int probes__count(const struct probes *p);
-unsigned int probes__user_count(const struct probes *p);
 /* Names of user markers never found in any scanned file (for a warning); "a, b". */
 void probes__missing_user(const struct probes *p, char *buf, size_t len);
 
