@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "elfsym.h"
+#include "fixture.h"
 #include "harness.h"
 #include "hist.h"
 
@@ -64,34 +65,9 @@ static void fix_path(char *buf, size_t len, const char *name)
 
 static int write_file(const char *name, const void *data, size_t len)
 {
-	char path[128];
-	FILE *f;
-	size_t n;
-
-	fix_path(path, sizeof(path), name);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	n = fwrite(data, 1, len, f);
-	if (fclose(f) || n != len)
-		return -EIO;
-	return 0;
+	return fixture__write(fix_dir, name, data, len);
 }
 
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(cmd))
-		return -1;
-	return system(cmd);
-}
 
 static void fixtures_remove(void)
 {
@@ -125,11 +101,11 @@ static bool fixtures(void)
 		return false;
 	}
 	fix_state = -1;
-	if (run("cc --version >/dev/null 2>&1")) {
+	if (fixture__run("cc --version >/dev/null 2>&1")) {
 		snprintf(fix_reason, sizeof(fix_reason), "no working 'cc' to build ELF fixtures");
 		goto skip;
 	}
-	if (run("readelf --version >/dev/null 2>&1 && strip --version >/dev/null 2>&1")) {
+	if (fixture__run("readelf --version >/dev/null 2>&1 && strip --version >/dev/null 2>&1")) {
 		snprintf(fix_reason, sizeof(fix_reason), "readelf or strip (binutils) missing");
 		goto skip;
 	}
@@ -148,7 +124,7 @@ static bool fixtures(void)
 		goto fail;
 	}
 	/* libshift.so: text at 0x11000 but file offset 0x1000, so offset != address */
-	if (run("cd %s && { "
+	if (fixture__run("cd %s && { "
 		"cc -O1 -fPIC -shared -Wl,--version-script=ver.map -o libfix.so lib.c && "
 		"cc -O1 -fPIC -shared -Wl,--version-script=ver.map -Wl,-Ttext-segment=0x10000 "
 		"-o libshift.so lib.c && "
@@ -157,7 +133,7 @@ static bool fixtures(void)
 		"strip -o exe_pie.stripped exe_pie && "
 		"cc -O1 -no-pie -o exe_nopie exe.c && "
 		"cc -O1 -c -o obj.o exe.c; } >build.log 2>&1", d)) {
-		run("cat %s/build.log", d);
+		fixture__run("cat %s/build.log", d);
 		snprintf(fix_reason, sizeof(fix_reason), "building ELF fixtures with cc failed");
 		goto fail;
 	}

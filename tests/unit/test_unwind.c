@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "harness.h"
 #include "unwind.h"
 
@@ -107,9 +108,9 @@ static const char cxx_src[] =
 	"namespace mp {\n"
 	"template <typename T> struct Worker {\n"
 	"	T v;\n"
-	"	__attribute__((noinline)) T run(int n);\n"
+	"	__attribute__((noinline)) T fixture__run(int n);\n"
 	"};\n"
-	"template <typename T> T Worker<T>::run(int n)\n"
+	"template <typename T> T Worker<T>::fixture__run(int n)\n"
 	"{\n"
 	"	v += n;\n"
 	"	if (n > 1)\n"
@@ -120,7 +121,7 @@ static const char cxx_src[] =
 	"int main(int argc, char **)\n"
 	"{\n"
 	"	mp::Worker<long> w{3};\n"
-	"	std::printf(\"%ld\\n\", w.run(argc));\n"
+	"	std::printf(\"%ld\\n\", w.fixture__run(argc));\n"
 	"	return 0;\n"
 	"}\n";
 
@@ -140,35 +141,9 @@ static void fix_path(char *buf, size_t len, const char *name)
 
 static int write_file(const char *name, const char *data)
 {
-	char path[128];
-	size_t len = strlen(data);
-	FILE *f;
-	size_t n;
-
-	fix_path(path, sizeof(path), name);
-	f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	n = fwrite(data, 1, len, f);
-	if (fclose(f) || n != len)
-		return -EIO;
-	return 0;
+	return fixture__write(fix_dir, name, data, strlen(data));
 }
 
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(cmd))
-		return -1;
-	return system(cmd);
-}
 
 static void buildid_debug_remove(void)
 {
@@ -190,7 +165,7 @@ __attribute__((destructor)) static void fixtures_cleanup(void)
 {
 	buildid_debug_remove();
 	if (fix_dir[0])
-		run("rm -rf '%s'", fix_dir);
+		fixture__run("rm -rf '%s'", fix_dir);
 	fix_dir[0] = '\0';
 }
 
@@ -214,7 +189,7 @@ static bool fixtures(void)
 		return false;
 	}
 	fix_state = -1;
-	if (run("cc --version >/dev/null 2>&1 && objcopy --version >/dev/null 2>&1")) {
+	if (fixture__run("cc --version >/dev/null 2>&1 && objcopy --version >/dev/null 2>&1")) {
 		snprintf(fix_reason, sizeof(fix_reason), "no working cc or objcopy for fixtures");
 		goto skip;
 	}
@@ -235,7 +210,7 @@ static bool fixtures(void)
 	 * prog_nodbg: no .symtab and no debug file; prog_bid (another build ID): no .symtab,
 	 * debug file by build ID only; uselib + libmpunw.so; late: dlopen()s libmpunw.so.
 	 */
-	if (run("cd %s && { "
+	if (fixture__run("cd %s && { "
 		"cc " CFLAGS_NOFP " -o prog prog.c && "
 		"cc " CFLAGS_NOFP " -no-pie -o prog_nopie prog.c && "
 		"cc " CFLAGS_NOFP " -o prog_dbg prog.c && "
@@ -249,11 +224,11 @@ static bool fixtures(void)
 		"cc " CFLAGS_NOFP " -o uselib use.c -L. -lmpunw -Wl,-rpath,%s && "
 		"cc " CFLAGS_NOFP " -DLIBPATH='\"%s/libmpunw.so\"' -o late late.c -ldl; "
 		"} >build.log 2>&1", d, d, d)) {
-		run("cat %s/build.log", d);
+		fixture__run("cat %s/build.log", d);
 		snprintf(fix_reason, sizeof(fix_reason), "building the fixtures with cc failed");
 		goto fail;
 	}
-	have_cxx = !run("cd %s && g++ " CFLAGS_NOFP " -o progxx prog.cpp >>build.log 2>&1", d);
+	have_cxx = !fixture__run("cd %s && g++ " CFLAGS_NOFP " -o progxx prog.cpp >>build.log 2>&1", d);
 	fix_state = 1;
 	return true;
 
@@ -688,7 +663,7 @@ TEST(unwind_buildid_debug)
 		test__skip("a debug file with the fixture's build ID exists already");
 		return;
 	}
-	if (!ASSERT_OK(run("mkdir -p '%s' && cp '%s' '%s'", dir, dbg, buildid_debug),
+	if (!ASSERT_OK(fixture__run("mkdir -p '%s' && cp '%s' '%s'", dir, dbg, buildid_debug),
 		       "install the debug file"))
 		goto cleanup;
 	check_fixture("prog_bid", false);
@@ -785,7 +760,7 @@ TEST(unwind_deleted_binary)
 	fr = calloc(1, sizeof(*fr));
 	u = unwinder__new();
 	if (!ASSERT_OK_PTR(fr, "calloc") || !ASSERT_OK_PTR(u, "unwinder__new") ||
-	    !ASSERT_OK(run("cp '%s' '%s'", src, del), "copy prog") ||
+	    !ASSERT_OK(fixture__run("cp '%s' '%s'", src, del), "copy prog") ||
 	    !child_start(&c, "prog_del") || !ASSERT_OK(unlink(del) ? -errno : 0, "unlink") ||
 	    child_capture(&c) <= 0 || !ASSERT_OK(unwinder__snapshot(u, c.pid), "snapshot") ||
 	    !frames_get(u, &c, c.pid, fr) || !frames_expect(fr, chain, 4, "prog_del"))
@@ -839,7 +814,7 @@ cleanup:
 /* C++: demangled names */
 TEST(unwind_cxx_demangle)
 {
-	static const char *const want[] = { "mp::Worker<long>::run(int)", "main" };
+	static const char *const want[] = { "mp::Worker<long>::fixture__run(int)", "main" };
 	struct unwinder *u = NULL;
 	struct frames *fr = NULL;
 	struct child c = {};
