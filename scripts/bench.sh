@@ -416,29 +416,14 @@ summarize() {
 
 # summarize_touch: the summary of the touch configurations
 summarize_touch() {
-	python3 - "$OUT" "$FAULT_PROGS" "$SAMPLE_PROG" <<'PY'
+	BENCH_SCRIPTS="$ROOT/scripts" python3 - "$OUT" "$FAULT_PROGS" "$SAMPLE_PROG" <<'PY'
 import os, re, statistics, sys
 
 out, fault_progs, sample_prog = sys.argv[1], sys.argv[2].split(), sys.argv[3]
 BUDGET_NS, BUDGET_WALL, BUDGET_OUT_PCT = 400, 1.10, 1.0
 
-def kv(path):
-    d = {}
-    try:
-        with open(path, errors="replace") as f:
-            for line in f:
-                k, sep, v = line.strip().partition("=")
-                if sep and k.isidentifier():
-                    d[k] = v
-    except FileNotFoundError:
-        pass
-    return d
-
-def num(d, k):
-    try:
-        return float(d[k])
-    except (KeyError, ValueError):
-        return None
+sys.path.insert(0, os.environ["BENCH_SCRIPTS"])
+from benchlib import kv, med, num  # noqa: E402
 
 def text(path):
     try:
@@ -504,10 +489,6 @@ for line in open(os.path.join(out, "runs.tsv")):
         if st.get(sample_prog, (0,))[0]:
             r["sp_nsrun"] = st[sample_prog][1] / st[sample_prog][0]
     runs.append(r)
-
-def med(vals):
-    vals = [v for v in vals if v is not None]
-    return statistics.median(vals) if vals else None
 
 def f0(v, suffix=""):
     return "-" if v is None else f"{v:.0f}{suffix}"
@@ -701,29 +682,14 @@ PY
 
 # summarize_live: the summary of the live-view section
 summarize_live() {
-	python3 - "$OUT" <<'PY'
+	BENCH_SCRIPTS="$ROOT/scripts" python3 - "$OUT" <<'PY'
 import os, statistics, sys
 
 out = sys.argv[1]
 BUDGET_CPU_PCT, BUDGET_RSS_MIB, SKIP_MS = 2.0, 64, 1000
 
-def kv(path):
-    d = {}
-    try:
-        with open(path, errors="replace") as f:
-            for line in f:
-                k, sep, v = line.strip().partition("=")
-                if sep and k.isidentifier():
-                    d[k] = v
-    except FileNotFoundError:
-        pass
-    return d
-
-def num(d, k):
-    try:
-        return float(d[k])
-    except (KeyError, ValueError):
-        return None
+sys.path.insert(0, os.environ["BENCH_SCRIPTS"])
+from benchlib import kv, med, num  # noqa: E402
 
 def samples(path):
     rows = []
@@ -787,10 +753,6 @@ for line in open(os.path.join(out, "live-runs.tsv")):
         r["rss_kib"] = max(h) if h else None
         steady(samples(f"{d}/samples.tsv"), r)
     runs.append(r)
-
-def med(vals):
-    vals = [v for v in vals if v is not None]
-    return statistics.median(vals) if vals else None
 
 def f0(v):
     return "-" if v is None else f"{v:.0f}"

@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "tracee.h"
 
 #define SAMPLE_MS 100
 
@@ -161,26 +162,9 @@ int main(int argc, char **argv)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, NULL);
-	pid = fork();
-	if (pid < 0) {
-		perror("livestat: fork");
+	pid = tracee_spawn("livestat", argv + 4, &chld);
+	if (pid < 0)
 		return 2;
-	}
-	if (pid == 0) {
-		sigprocmask(SIG_UNBLOCK, &chld, NULL);
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(126);
-		raise(SIGSTOP);
-		execvp(argv[4], argv + 4);
-		fprintf(stderr, "livestat: %s: %s\n", argv[4], strerror(errno));
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
-		fprintf(stderr, "livestat: child did not stop\n");
-		return 2;
-	}
-	ptrace(PTRACE_SETOPTIONS, pid, NULL,
-	       (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL));
 	t0 = now_ms();
 	t_next = t0 + SAMPLE_MS;
 	ptrace(PTRACE_CONT, pid, NULL, NULL);

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "tracee.h"
 
 static double now_ms(void)
 {
@@ -103,25 +104,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "runstat: %s: %s\n", argv[1], strerror(errno));
 		return 2;
 	}
-	pid = fork();
-	if (pid < 0) {
-		perror("runstat: fork");
+	pid = tracee_spawn("runstat", argv + 3, NULL);
+	if (pid < 0)
 		return 2;
-	}
-	if (pid == 0) {
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-			_exit(126);
-		raise(SIGSTOP);
-		execvp(argv[3], argv + 3);
-		fprintf(stderr, "runstat: %s: %s\n", argv[3], strerror(errno));
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
-		fprintf(stderr, "runstat: child did not stop\n");
-		return 2;
-	}
-	ptrace(PTRACE_SETOPTIONS, pid, NULL,
-	       (void *)(long)(PTRACE_O_TRACEEXIT | PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL));
 	t0 = now_ms();
 	ptrace(PTRACE_CONT, pid, NULL, NULL);
 	for (;;) {

@@ -523,6 +523,19 @@ static void put(int y, int x, attr_t a, const char *fmt, ...)
 	attroff(a);
 }
 
+/* "RSS now     1.2 GiB   1.0 GiB ..." : a total, then one column per class */
+static void class_row(int y, const char *label, __s64 total, const __s64 v[MP_NR_CLASSES])
+{
+	char b[32];
+	int k;
+
+	put(y, 0, A_BOLD, "%s", label);
+	put(y, LIVE_LABEL_COLS, 0, "%10s", util__fmt_bytes(b, sizeof(b), total));
+	for (k = 0; k < MP_NR_CLASSES; k++)
+		put(y, getcurx(stdscr), 0, " %10s",
+		    util__fmt_bytes(b, sizeof(b), v[mp_class_order[k]]));
+}
+
 static attr_t pair(const struct live *l, int p)
 {
 	return l->colors ? COLOR_PAIR(p) : 0;
@@ -575,18 +588,8 @@ static int draw_header(struct live *l, const struct frame *f, int y)
 	put(y, LIVE_LABEL_COLS, A_BOLD, "%10s %10s %10s %10s %10s", "total", "anon", "file",
 	    "shmem", "swap");
 	y++;
-	put(y, 0, A_BOLD, "RSS now");
-	put(y, LIVE_LABEL_COLS, 0, "%10s", util__fmt_bytes(b[0], 32, c->total));
-	for (k = 0; k < MP_NR_CLASSES; k++)
-		put(y, getcurx(stdscr), 0, " %10s",
-		    util__fmt_bytes(b[1 + k], 32, c->rss[mp_class_order[k]]));
-	y++;
-	put(y, 0, A_BOLD, "RSS peak");
-	put(y, LIVE_LABEL_COLS, 0, "%10s", util__fmt_bytes(b[0], 32, c->peak_total));
-	for (k = 0; k < MP_NR_CLASSES; k++)
-		put(y, getcurx(stdscr), 0, " %10s",
-		    util__fmt_bytes(b[1 + k], 32, c->peak[mp_class_order[k]]));
-	y++;
+	class_row(y++, "RSS now", c->total, c->rss);
+	class_row(y++, "RSS peak", c->peak_total, c->peak);
 
 	put(y, 0, A_BOLD, "system");
 	if (sm && sm->have_meminfo) {
