@@ -78,7 +78,6 @@ struct mp_phase_stats {
 #define MP_T_WAIT_EXEC	(1U << 0)	/* spawned, not exec'd yet: ignore its events */
 #define MP_T_FRESH_MM	(1U << 1)	/* exec'd: its next mm starts from zero RSS */
 #define MP_T_EXITED	(1U << 2)
-#define MP_T_ROOT	(1U << 3)	/* the process memphase was asked to observe */
 #define MP_T_GUARD_HIT	(1U << 4)	/* crossed --max-rss: stopped, user space ends it */
 #define MP_T_FORKED	(1U << 5)	/* forked from a target: its first image is inherited */
 #define MP_T_HELD	(1U << 6)	/* stopped by the BPF side until user space continues it */

@@ -67,6 +67,9 @@ struct model {
 	__u64 mapping_bytes[MP_MAX_PHASES];
 	__u64 mapping_lost_bytes;		/* growth no mapping entry could hold */
 	__u64 vma_busy;				/* faults classified without their VMA */
+	__u64 mappings_full;			/* growth events kept under [unknown]: table full */
+	__u64 stacks_capped;			/* samples postponed by the rate cap */
+	__u64 unwind_failures;			/* samples with no frame past the first */
 	/* memory pressure per phase: the system's PSI stall time while in the phase */
 	bool have_psi;
 	__u64 psi_some_us[MP_MAX_PHASES];

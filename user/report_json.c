@@ -278,6 +278,12 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__end_object(w);
 	jsonw__u64_field(w, "markers_attached", m->markers_attached);
 	jsonw__u64_field(w, "faults_vma_busy", m->vma_busy);
+	jsonw__u64_field(w, "mapping_table_full", m->mappings_full);
+	jsonw__name(w, "stack_sampling");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "postponed_by_cap", m->stacks_capped);
+	jsonw__u64_field(w, "unwind_failures", m->unwind_failures);
+	jsonw__end_object(w);
 	jsonw__end_object(w);
 	jsonw__free(w);
 	fflush(f);

@@ -352,7 +352,7 @@ static int setup_run(struct session *s)
 	if (err)
 		return err;
 	/* ignore the forked copy of memphase until it execs the command */
-	err = collect__add_target(s->skel, s->target.pid, MP_T_WAIT_EXEC | MP_T_ROOT);
+	err = collect__add_target(s->skel, s->target.pid, MP_T_WAIT_EXEC);
 	if (err)
 		return err;
 	err = probes__scan_file(s->probes, s->target.exe, NULL);
@@ -445,7 +445,7 @@ static int setup_attach(struct session *s)
 	err = bpf_setup(s);
 	if (err)
 		return err;
-	err = collect__add_target(s->skel, e->pid, MP_T_ROOT);
+	err = collect__add_target(s->skel, e->pid, 0);
 	if (err)
 		return err;
 	probes__scan_pid(s->probes, e->pid);
@@ -713,6 +713,7 @@ static void stacks_to_model(struct session *s)
 		s->model.samples[i] = stacks__samples(s->stacks, i);
 		s->model.sampled_bytes[i] = stacks__sampled_bytes(s->stacks, i);
 	}
+	s->model.unwind_failures = stacks__unwind_failures(s->stacks);
 }
 
 /*

@@ -217,10 +217,6 @@ __u64 stacks__samples(const struct stacks *st, unsigned int phase)
 	return st && phase < MP_MAX_PHASES ? st->samples[phase] : 0;
 }
 
-__u64 stacks__total_samples(const struct stacks *st)
-{
-	return st ? st->total : 0;
-}
 
 __u64 stacks__unwind_failures(const struct stacks *st)
 {

@@ -30,7 +30,6 @@ int stacks__add(struct stacks *st, const struct model *m, const void *data, size
 /* Bytes and samples per phase id. */
 __u64 stacks__sampled_bytes(const struct stacks *st, unsigned int phase);
 __u64 stacks__samples(const struct stacks *st, unsigned int phase);
-__u64 stacks__total_samples(const struct stacks *st);
 __u64 stacks__unwind_failures(const struct stacks *st);
 
 /* "phase;comm;outermost;...;innermost BYTES" lines, sorted; plus per phase a

@@ -242,6 +242,9 @@ static void print_mapping_notes(FILE *f, const struct model *m)
 		fprintf(f, "%llu faults found their address space locked (another thread in "
 			   "mmap/mprotect): their growth is [unknown] unless on the heap\n",
 			(unsigned long long)m->vma_busy);
+	if (m->mappings_full)
+		fprintf(f, "%llu growth events went under [unknown]: the mapping table was full\n",
+			(unsigned long long)m->mappings_full);
 	if (m->mapping_lost_bytes)
 		fprintf(f, "%s of growth could not be charged to any mapping (map full)\n",
 			util__fmt_bytes(b, sizeof(b), m->mapping_lost_bytes));
@@ -261,9 +264,11 @@ static void print_stacks(FILE *f, const struct model *m)
 	}
 	if (!samples && !m->lost_stacks)
 		return;
-	fprintf(f, "\nstacks: %llu sample%s carry %.1f%% of the RSS growth; %llu lost\n",
+	fprintf(f, "\nstacks: %llu sample%s carry %.1f%% of the RSS growth\n  %llu lost, %llu "
+		   "postponed by --max-samples, %llu not unwound past their first frame\n",
 		(unsigned long long)samples, samples == 1 ? "" : "s",
-		growth ? 100.0 * sampled / growth : 0.0, (unsigned long long)m->lost_stacks);
+		growth ? 100.0 * sampled / growth : 0.0, (unsigned long long)m->lost_stacks,
+		(unsigned long long)m->stacks_capped, (unsigned long long)m->unwind_failures);
 }
 
 static void print_hists(FILE *f, const struct model *m)
