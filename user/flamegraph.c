@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "flamegraph.h"
+#include "utf8.h"
 
 #define FG_DEF_WIDTH	1200
 #define FG_MIN_WIDTH	200
@@ -73,41 +74,17 @@ enum fg_ch { FG_CH_TEXT, FG_CH_DROP, FG_CH_BAD };
 /* the character at s[0..n), n > 0: text, dropped (a control), or not UTF-8; *len its bytes */
 static enum fg_ch fg_char(const unsigned char *s, size_t n, size_t *len)
 {
-	unsigned int cp, i, l;
+	uint32_t cp;
 
-	*len = 1;
-	if (s[0] < 0x20 || s[0] == 0x7f)
+	switch (utf8__next((const char *)s, n, len, &cp)) {
+	case UTF8_CONTROL:
 		return FG_CH_DROP;
-	if (s[0] < 0x80)
-		return FG_CH_TEXT;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		l = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		l = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		l = 4;
-		cp = s[0] & 0x07;
-	} else {
+	case UTF8_INVALID:
 		return FG_CH_BAD;
+	default:
+		/* the two non-characters XML 1.0 forbids */
+		return cp == 0xfffe || cp == 0xffff ? FG_CH_DROP : FG_CH_TEXT;
 	}
-	if (l > n)
-		return FG_CH_BAD;
-	for (i = 1; i < l; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return FG_CH_BAD;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates and beyond U+10FFFF are not UTF-8 */
-	if ((l == 3 && cp < 0x800) || (l == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return FG_CH_BAD;
-	*len = l;
-	/* C1 controls, and the two non-characters XML 1.0 forbids */
-	if (cp <= 0x9f || cp == 0xfffe || cp == 0xffff)
-		return FG_CH_DROP;
-	return FG_CH_TEXT;
 }
 
 static const char *fg_entity(unsigned char c)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "utf8.h"
 
 #define JSONW_MAX_STACK	64	/* levels remembered for auto-closing in jsonw__free() */
 
@@ -127,86 +128,52 @@ void jsonw__end_array(struct jsonw *w)
 	jsonw__end(w, ']');
 }
 
-/* length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates), or 0 */
-static int jsonw__utf8_len(const unsigned char *s)
+static void jsonw__puts(struct jsonw *w, const char *s)
 {
-	unsigned char c = s[0];
-	int n, i;
-	unsigned int min, cp;
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		min = 0x80;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		min = 0x800;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		min = 0x10000;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	/* the terminating NUL is not a continuation byte: no read past the end */
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-static void jsonw__puts(struct jsonw *w, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(s), i = 0, len;
 	FILE *f = w->out;
-	int n;
+	enum utf8_kind k;
+	uint32_t cp;
 
 	putc('"', f);
-	while (*s) {
-		switch (*s) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\b':
-			fputs("\\b", f);
-			break;
-		case '\f':
-			fputs("\\f", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*s < 0x20 || *s == 0x7f) {
-				fprintf(f, "\\u%04x", *s);
-			} else if (*s < 0x80) {
-				putc(*s, f);
-			} else {
-				n = jsonw__utf8_len(s);
-				if (!n) {
-					fputs("\\ufffd", f);
-					break;
-				}
-				fwrite(s, 1, n, f);
-				s += n;
-				continue;
+	while (i < n) {
+		k = utf8__next(s + i, n - i, &len, &cp);
+		if (k == UTF8_INVALID) {
+			fputs("\\ufffd", f);
+		} else if (len > 1) {
+			/* C1 controls are valid in a JSON string: they pass as UTF-8 */
+			fwrite(s + i, 1, len, f);
+		} else {
+			switch (cp) {
+			case '"':
+				fputs("\\\"", f);
+				break;
+			case '\\':
+				fputs("\\\\", f);
+				break;
+			case '\b':
+				fputs("\\b", f);
+				break;
+			case '\f':
+				fputs("\\f", f);
+				break;
+			case '\n':
+				fputs("\\n", f);
+				break;
+			case '\r':
+				fputs("\\r", f);
+				break;
+			case '\t':
+				fputs("\\t", f);
+				break;
+			default:
+				if (k == UTF8_CONTROL)
+					fprintf(f, "\\u%04x", cp);
+				else
+					putc(cp, f);
 			}
 		}
-		s++;
+		i += len;
 	}
 	putc('"', f);
 }
