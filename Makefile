@@ -89,16 +89,17 @@ deps:
 unit-test: $(OUTPUT)/unit-tests
 	$(Q)$(OUTPUT)/unit-tests
 
+# under sudo, build/ goes back to the user who ran it afterwards (scripts/own-build.sh)
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/unit-tests
-	$(Q)tests/run-all.sh
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/unit-tests && tests/run-all.sh; \
+		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)scripts/demo.sh
+	$(Q)$(MAKE) --no-print-directory all && scripts/demo.sh; \
+		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
 bench: all
-	$(Q)scripts/bench.sh
+	$(Q)scripts/bench.sh; rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
 install: $(OUTPUT)/memphase
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -209,7 +209,7 @@ desc_memphase() { echo "memphase run --bpf-stats -- touch $MIB (default mode: dw
 cfg_memphase() {
 	echo "tool=memphase" >"$1/extra"
 	target_cmd "$1"
-	run_wrapped "$1" "$MEMPHASE" run --bpf-stats -- "${TARGET_CMD[@]}"
+	run_wrapped "$1" "$MEMPHASE" run --allow-root --bpf-stats -- "${TARGET_CMD[@]}"
 }
 
 # Without --bpf-stats: BPF_STATS_RUN_TIME itself adds two clock reads to every program run.
@@ -217,14 +217,14 @@ desc_memphase_nostats() { echo "memphase run -- touch $MIB (default mode, no BPF
 cfg_memphase_nostats() {
 	echo "tool=memphase" >"$1/extra"
 	target_cmd "$1"
-	run_wrapped "$1" "$MEMPHASE" run -- "${TARGET_CMD[@]}"
+	run_wrapped "$1" "$MEMPHASE" run --allow-root -- "${TARGET_CMD[@]}"
 }
 
 desc_memphase_none() { echo "memphase run --bpf-stats --stacks none -- touch $MIB"; }
 cfg_memphase_none() {
 	echo "tool=memphase" >"$1/extra"
 	target_cmd "$1"
-	run_wrapped "$1" "$MEMPHASE" run --bpf-stats --stacks none -- "${TARGET_CMD[@]}"
+	run_wrapped "$1" "$MEMPHASE" run --allow-root --bpf-stats --stacks none -- "${TARGET_CMD[@]}"
 }
 
 desc_memphase_fp() { echo "memphase run --bpf-stats --stacks fp --folded F -- touch $MIB"; }
@@ -232,7 +232,7 @@ cfg_memphase_fp() {
 	local dir=$1 rc
 	echo "tool=memphase" >"$dir/extra"
 	target_cmd "$dir"
-	run_wrapped "$dir" "$MEMPHASE" run --bpf-stats --stacks fp --folded "$dir/out.folded" \
+	run_wrapped "$dir" "$MEMPHASE" run --allow-root --bpf-stats --stacks fp --folded "$dir/out.folded" \
 		-- "${TARGET_CMD[@]}"
 	rc=$?
 	note_output "$dir" "$dir/out.folded"
@@ -246,7 +246,7 @@ cfg_memphase_dwarf() {
 	local dir=$1 rc
 	echo "tool=memphase" >"$dir/extra"
 	target_cmd "$dir"
-	run_wrapped "$dir" "$MEMPHASE" run --bpf-stats --stacks dwarf --folded "$dir/out.folded" \
+	run_wrapped "$dir" "$MEMPHASE" run --allow-root --bpf-stats --stacks dwarf --folded "$dir/out.folded" \
 		--perf-data "$dir/out.perf.data" --svg "$dir/out.svg" -- "${TARGET_CMD[@]}"
 	rc=$?
 	note_output "$dir" "$dir/out.folded" "$dir/out.perf.data" "$dir/out.svg"
@@ -307,7 +307,7 @@ live_memphase() {
 	local dir=$1 rc q
 	shift
 	live_target
-	printf -v q '%q ' "$LIVESTAT" "$dir/livestat" "$dir/samples.tsv" -- "$MEMPHASE" run \
+	printf -v q '%q ' "$LIVESTAT" "$dir/livestat" "$dir/samples.tsv" -- "$MEMPHASE" run --allow-root \
 		--target-log "$dir/target.log" "$@" -- "${LIVE_CMD[@]}"
 	printf 'stty rows %d cols %d\nexec %s\n' "$LIVE_ROWS" "$LIVE_COLS" "$q" >"$dir/cmd.sh"
 	TERM=xterm-256color script -qfec "bash $(printf %q "$dir/cmd.sh")" /dev/null \

@@ -18,8 +18,14 @@ if [ ! -f "$demo/model.gguf" ]; then
 	head -c $((64 << 20)) /dev/urandom > "$demo/model.gguf"
 	chmod 644 "$demo/model.gguf"
 fi
+# root itself (no sudo): say that the workload may run as root
+as_root=()
+if [ -z "${SUDO_UID:-}" ]; then
+	echo "demo: started by root itself, not through sudo: the workload runs as root (--allow-root)"
+	as_root=(--allow-root)
+fi
 set -x
-"$out/memphase" run --json "$demo/run.json" ${MEMPHASE_DEMO_OPTS:-} -- \
+"$out/memphase" run "${as_root[@]}" --json "$demo/run.json" ${MEMPHASE_DEMO_OPTS:-} -- \
 	"$out/workload/llama-driver" --model "$demo/model.gguf" --ctx-mib 128 \
 	--prompt-batches 4 --batch-mib 32 --tokens 200 --token-kib 256 --state-mib 64 \
 	--sleep-ms 10

@@ -6,10 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <linux/types.h>
 #include "env.h"
 #include "memphase.h"
+#include "target.h"
 #include "util.h"
+
+/* The documented ranges of the numeric options (README, --help). */
+#define YEAR_S		(365.0 * 86400)
+#define KIB		1024ULL
+#define MIB		(1024ULL * KIB)
+#define TIB		(1024ULL * 1024 * MIB)
+#define PIB		(1024ULL * TIB)
 
 struct env env = {
 	.stack_mode = MP_STACKS_DWARF,
@@ -67,6 +76,8 @@ enum {
 	OPT_OOM_WARN,
 	OPT_NO_TUI,
 	OPT_TARGET_LOG,
+	OPT_USER,
+	OPT_ALLOW_ROOT,
 };
 
 static const struct argp_option options[] = {
@@ -80,22 +91,24 @@ static const struct argp_option options[] = {
 	{ "stacks", OPT_STACKS, "MODE", 0,
 	  "User stacks: dwarf (default, works without frame pointers), fp or none", 0 },
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0,
-	  "One stack sample per SIZE of a thread's RSS growth (default 1M)", 0 },
+	  "One stack sample per SIZE of a thread's RSS growth (default 1M; 4K..1T)", 0 },
 	{ "max-samples", OPT_MAX_SAMPLES, "N", 0,
-	  "At most N stack samples per second in all (default 1000; 0: no cap)", 0 },
+	  "At most N stack samples per second in all (default 1000; 0: no cap; up to 1000000)",
+	  0 },
 	{ "max-rss", OPT_MAX_RSS, "SIZE", 0,
-	  "Guard: when an observed process's RSS crosses SIZE, write the outputs, then end it "
-	  "(SIGTERM, SIGKILL after --grace)", 0 },
+	  "Guard: when an observed process's RSS crosses SIZE (1M..1P), write the outputs, "
+	  "then end it (SIGTERM, SIGKILL after --grace)", 0 },
 	{ "min-available", OPT_MIN_AVAILABLE, "SIZE", 0,
-	  "Guard: the same when the system's MemAvailable falls below SIZE", 0 },
+	  "Guard: the same when the memory left to the command (the system's MemAvailable, "
+	  "or its memory cgroup's room below the limit if less) falls below SIZE (1M..1P)", 0 },
 	{ "oom-warn", OPT_OOM_WARN, "SECONDS", 0,
-	  "Warn when the projected time to OOM is shorter (default 60)", 0 },
+	  "Warn when the projected time to OOM is shorter (default 60; 0..365d)", 0 },
 	{ "no-mappings", OPT_NO_MAPPINGS, NULL, 0, "Do not classify faults by mapping", 0 },
 	{ "phase", OPT_PHASE, "NAME=[BINARY:]SYMBOL", 0,
 	  "Enter phase NAME when SYMBOL is called (repeatable; BINARY limits the files)", 0 },
 	{ "no-preset", OPT_NO_PRESET, NULL, 0, "Do not use the llama.cpp phase markers", 0 },
-	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop observing after SECONDS", 0 },
-	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Status line period (default 1)", 0 },
+	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop observing after SECONDS (1ms..365d)", 0 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Status line period (default 1; 50ms..1h)", 0 },
 	{ "no-tui", OPT_NO_TUI, NULL, 0,
 	  "No full-screen live view: a status line every --interval on stderr (the default "
 	  "when stdout is not a terminal)", 0 },
@@ -103,8 +116,14 @@ static const struct argp_option options[] = {
 	  "run, live view: write the command's stdout and stderr to FILE (default "
 	  "memphase-target.log; its stdin is /dev/null)", 0 },
 	{ "grace", OPT_GRACE, "SECONDS", 0,
-	  "run: on Ctrl-C/SIGTERM, wait this long for the command to end before SIGKILL (3)", 0 },
-	{ "ringbuf-kib", OPT_RINGBUF, "KIB", 0, "Event ring buffer size (default 1024)", 0 },
+	  "On Ctrl-C/SIGTERM (run) or a guard, wait this long for the process to end before "
+	  "SIGKILL (default 3; 0..1h)", 0 },
+	{ "user", OPT_USER, "NAME", 0,
+	  "run: run the command as this user (default: the one who ran sudo)", 0 },
+	{ "allow-root", OPT_ALLOW_ROOT, NULL, 0,
+	  "run: started by root itself (no sudo), run the command as root", 0 },
+	{ "ringbuf-kib", OPT_RINGBUF, "KIB", 0,
+	  "Event ring buffer size (default 1024; a power of 2, 16..1048576)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0,
 	  "Print memphase's own BPF run time per program and event at exit", 0 },
 	{ "verbose", 'v', NULL, 0, "Print probes and libbpf debug output", 0 },
@@ -124,6 +143,51 @@ static int parse_pid(const char *s, pid_t *out)
 	return 0;
 }
 
+/* A time in [min, max] seconds ("90", "2.5", "500ms", "10m", "2h", "1d"). */
+static int opt_seconds(const char *arg, double min, double max, double *out)
+{
+	double v;
+
+	if (util__parse_seconds(arg, &v) || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* A size in [min, max] bytes ("4096", "512K", "1.5G"): a whole number of bytes. */
+static int opt_size(const char *arg, __u64 min, __u64 max, __u64 *out)
+{
+	__u64 v = 0;
+
+	if (util__parse_size(arg, &v) || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* A plain decimal integer in [min, max]. */
+static int opt_uint(const char *arg, __u64 min, __u64 max, __u64 *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!arg || *arg < '0' || *arg > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Options that only make sense for `memphase run`. */
+static void run_only(struct argp_state *state, const char *opt)
+{
+	if (env.mode != MODE_RUN)
+		argp_failure(state, TARGET_EXIT_FAILED, 0, "%s belongs to 'memphase run'", opt);
+}
+
 /*
  * argp follows getopt's "unrecognized option" with a "Try `memphase --help'" line: keep
  * errors to one line by dropping that hint from the error stream.
@@ -134,11 +198,16 @@ static ssize_t err_write(void *cookie, const char *buf, size_t len)
 	size_t i;
 
 	for (i = 0; i < len; i++) {
+		unsigned char c = buf[i];
+
 		if (at_line_start)
 			dropping = len - i >= 4 && !strncmp(buf + i, "Try ", 4);
-		if (!dropping)
-			fputc(buf[i], stderr);
-		at_line_start = buf[i] == '\n';
+		/* arguments are quoted in the errors: no control byte reaches the terminal */
+		if (!dropping && ((c < 0x20 && c != '\n') || c == 0x7f))
+			fprintf(stderr, "\\x%02x", c);
+		else if (!dropping)
+			fputc(c, stderr);
+		at_line_start = c == '\n';
 	}
 	return len;
 }
@@ -156,10 +225,22 @@ static FILE *err_stream(void)
 	return f ? f : stderr;
 }
 
+/* A --phase whose binary is a path must name an existing file. */
+static void check_phase_binary(struct argp_state *state, const char *arg,
+			       const struct phase_spec *sp)
+{
+	struct stat st;
+
+	if (!strchr(sp->binary, '/') || !stat(sp->binary, &st))
+		return;
+	argp_failure(state, TARGET_EXIT_FAILED, 0, "--phase %s: '%s': %s", arg, sp->binary,
+		     strerror(errno));
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	char err[256];
-	__u64 v;
+	__u64 v = 0;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
@@ -167,38 +248,45 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case 'p':
 		if (env.mode != MODE_ATTACH)
-			argp_failure(state, 2, 0, "-p/--pid belongs to 'memphase attach'");
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "-p/--pid belongs to 'memphase attach'");
 		if (parse_pid(arg, &env.pid))
-			argp_failure(state, 2, 0, "invalid pid '%s'", arg);
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid pid '%s'", arg);
 		break;
 	case OPT_JSON:
 		env.json_path = arg;
 		break;
 	case OPT_PHASE:
 		if (env.nspecs == ENV_MAX_SPECS)
-			argp_failure(state, 2, 0, "too many --phase options (max %d)", ENV_MAX_SPECS);
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "too many --phase options (max %d)",
+				     ENV_MAX_SPECS);
 		if (phasespec__parse(arg, &env.specs[env.nspecs], err, sizeof(err)))
-			argp_failure(state, 2, 0, "%s", err);
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "%s", err);
+		check_phase_binary(state, arg, &env.specs[env.nspecs]);
 		env.nspecs++;
 		break;
 	case OPT_NO_PRESET:
 		env.no_preset = true;
 		break;
 	case OPT_DURATION:
-		if (util__parse_seconds(arg, &env.duration) || env.duration <= 0)
-			argp_failure(state, 2, 0, "invalid --duration '%s'", arg);
+		if (opt_seconds(arg, 0.001, YEAR_S, &env.duration))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --duration '%s' (1ms to 365d: 90, 2.5, 500ms, 10m, 2h)",
+				     arg);
 		break;
 	case OPT_INTERVAL:
-		if (util__parse_seconds(arg, &env.interval) || env.interval < 0.05)
-			argp_failure(state, 2, 0, "invalid --interval '%s' (at least 0.05 s)", arg);
+		if (opt_seconds(arg, 0.05, 3600, &env.interval))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --interval '%s' (50ms to 1h)", arg);
 		break;
 	case OPT_GRACE:
-		if (util__parse_seconds(arg, &env.grace))
-			argp_failure(state, 2, 0, "invalid --grace '%s'", arg);
+		if (opt_seconds(arg, 0, 3600, &env.grace))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid --grace '%s' (0 to 1h)",
+				     arg);
 		break;
 	case OPT_RINGBUF:
-		if (util__parse_size(arg, &v) || v < 16 || v > 1024 * 1024 || (v & (v - 1)))
-			argp_failure(state, 2, 0,
+		if (opt_uint(arg, 16, 1024 * 1024, &v) || (v & (v - 1)))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "invalid --ringbuf-kib '%s' (a power of 2, 16..1048576)", arg);
 		env.ringbuf_kib = v;
 		break;
@@ -219,31 +307,37 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "none"))
 			env.stack_mode = MP_STACKS_NONE;
 		else
-			argp_failure(state, 2, 0, "invalid --stacks '%s' (dwarf, fp or none)", arg);
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --stacks '%s' (dwarf, fp or none)", arg);
 		break;
 	case OPT_SAMPLE_BYTES:
-		if (util__parse_size(arg, &v) || v < 4096)
-			argp_failure(state, 2, 0, "invalid --sample-bytes '%s' (at least 4K)", arg);
+		if (opt_size(arg, 4 * KIB, TIB, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --sample-bytes '%s' (4K to 1T)", arg);
 		env.sample_bytes = v;
 		break;
 	case OPT_MAX_SAMPLES:
-		if (util__parse_size(arg, &v))
-			argp_failure(state, 2, 0, "invalid --max-samples '%s'", arg);
+		if (opt_uint(arg, 0, 1000000, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --max-samples '%s' (a whole number, 0 to 1000000)", arg);
 		env.max_samples = v;
 		break;
 	case OPT_MAX_RSS:
-		if (util__parse_size(arg, &v) || !v)
-			argp_failure(state, 2, 0, "invalid --max-rss '%s' (e.g. 8G)", arg);
+		if (opt_size(arg, MIB, PIB, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --max-rss '%s' (1M to 1P, e.g. 8G)", arg);
 		env.max_rss = v;
 		break;
 	case OPT_MIN_AVAILABLE:
-		if (util__parse_size(arg, &v) || !v)
-			argp_failure(state, 2, 0, "invalid --min-available '%s' (e.g. 2G)", arg);
+		if (opt_size(arg, MIB, PIB, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --min-available '%s' (1M to 1P, e.g. 2G)", arg);
 		env.min_available = v;
 		break;
 	case OPT_OOM_WARN:
-		if (util__parse_seconds(arg, &env.oom_warn))
-			argp_failure(state, 2, 0, "invalid --oom-warn '%s'", arg);
+		if (opt_seconds(arg, 0, YEAR_S, &env.oom_warn))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --oom-warn '%s' (0 to 365d)", arg);
 		break;
 	case OPT_NO_MAPPINGS:
 		env.no_mappings = true;
@@ -252,7 +346,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.no_tui = true;
 		break;
 	case OPT_TARGET_LOG:
+		run_only(state, "--target-log");
 		env.target_log = arg;
+		break;
+	case OPT_USER:
+		run_only(state, "--user");
+		env.user = arg;
+		break;
+	case OPT_ALLOW_ROOT:
+		run_only(state, "--allow-root");
+		env.allow_root = true;
 		break;
 	case OPT_BPF_STATS:
 		env.bpf_stats = true;
@@ -262,19 +365,23 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (env.mode != MODE_RUN)
-			argp_failure(state, 2, 0, "unexpected argument '%s'", arg);
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "unexpected argument '%s'", arg);
 		/* the command and its arguments: stop parsing here */
 		env.argv = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
 		if (!env.stack_mode && (env.folded_path || env.perf_path || env.svg_path))
-			argp_failure(state, 2, 0, "--folded, --perf-data and --svg need stacks "
-				     "(drop --stacks=none)");
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--folded, --perf-data and --svg "
+				     "need stacks (drop --stacks=none)");
 		if (env.mode == MODE_RUN && !env.argv)
-			argp_failure(state, 2, 0, "no command given (memphase run -- COMMAND ...)");
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "no command given (memphase run -- COMMAND ...)");
 		if (env.mode == MODE_ATTACH && !env.pid)
-			argp_failure(state, 2, 0, "attach needs -p PID");
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "attach needs -p PID");
+		if (env.user && env.allow_root)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--user and --allow-root exclude each other");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -293,8 +400,8 @@ static void print_top_help(void)
 
 int env__parse(int argc, char **argv)
 {
-	/* bad usage exits 2, like our own errors (argp's default is EX_USAGE, 64) */
-	argp_err_exit_status = 2;
+	/* bad usage is one of memphase's own failures (argp's default is EX_USAGE, 64) */
+	argp_err_exit_status = TARGET_EXIT_FAILED;
 	static const struct argp argp = { options, parse_arg, NULL, usage_doc, NULL, NULL, NULL };
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 

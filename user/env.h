@@ -37,7 +37,9 @@ struct env {
 	double interval;		/* status line period, seconds */
 	bool no_tui;			/* status lines on stderr even on a terminal */
 	const char *target_log;		/* run + TUI: the command's stdout/stderr go here */
-	double grace;			/* run: seconds between SIGTERM and SIGKILL at shutdown */
+	double grace;			/* seconds between SIGTERM and SIGKILL (Ctrl-C, guard) */
+	const char *user;		/* run: the command runs as this user */
+	bool allow_root;		/* run: the command may run as root */
 	unsigned int ringbuf_kib;
 	bool bpf_stats;			/* print the BPF programs' own run time at exit */
 	int verbose;
@@ -47,7 +49,8 @@ extern struct env env;
 
 /*
  * Parses argv (argv[0] is the program, argv[1] the subcommand). Returns 0, 1 when
- * help or version was printed (exit 0), or -EINVAL after printing one error line.
+ * help or version was printed (exit 0), or -EINVAL after printing one error line
+ * (argp's own errors exit with TARGET_EXIT_FAILED at once).
  */
 int env__parse(int argc, char **argv);
 

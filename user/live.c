@@ -16,6 +16,7 @@
 #include "model.h"
 #include "sysmem.h"
 #include "timeline.h"
+#include "utf8.h"
 #include "util.h"
 
 #define LIVE_MSG_MAX		256
@@ -143,6 +144,16 @@ const char *live__fmt_eta(char *buf, size_t len, double secs)
 
 /* ---- derived values ---- */
 
+static bool all_exited(const struct model *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nprocs; i++)
+		if (!m->procs[i].exited)
+			return false;
+	return m->nprocs > 0;
+}
+
 static void calc(struct live_calc *c, const struct model *m, const struct timeline *tl,
 		 const struct sysmem *sm, __u64 now)
 {
@@ -178,6 +189,9 @@ static void calc(struct live_calc *c, const struct model *m, const struct timeli
 		c->have_sys_room = !sysmem__headroom(sm, SYSMEM_SYSTEM, &c->sys_room);
 		c->have_cg_room = !sysmem__headroom(sm, SYSMEM_CGROUP, &c->cg_room);
 	}
+	/* a command that has ended will not run out of memory */
+	if (m->finished || all_exited(m))
+		c->have_rate = c->have_rate_all = false;
 	if (c->have_rate && c->have_sys_room)
 		c->have_sys_oom = !timeline__time_to(c->sys_room, c->rate, &c->sys_oom_s);
 	if (c->have_rate && c->have_cg_room)
@@ -255,7 +269,7 @@ static void set_msg(struct live *l, const char *s)
 {
 	if (!strncmp(s, "memphase: ", 10))
 		s += 10;
-	snprintf(l->msg, sizeof(l->msg), "%s", s);
+	utf8__esc_term(l->msg, sizeof(l->msg), s);
 	l->dirty = true;
 }
 
@@ -448,7 +462,7 @@ struct live *live__new(const struct live_opts *o)
 	if (!l)
 		return NULL;
 	l->o = *o;
-	l->title = strdup(o->title ? o->title : "");
+	l->title = strdup(o->title ? o->title : "");	/* escaped by the caller */
 	if (!l->title) {
 		free(l);
 		return NULL;
@@ -474,12 +488,14 @@ bool live__tui(const struct live *l)
 
 void live__notice(struct live *l, const char *fmt, ...)
 {
-	char buf[LIVE_MSG_MAX];
+	char raw[LIVE_MSG_MAX], buf[LIVE_MSG_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* names in notices come from the target (paths, comm): no control byte gets out */
+	utf8__esc_term(buf, sizeof(buf), raw);
 	if (!live__tui(l)) {
 		fprintf(stderr, "memphase: %s\n", buf);
 		return;

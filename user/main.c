@@ -3,16 +3,17 @@
 #include <stdio.h>
 #include "env.h"
 #include "session.h"
+#include "target.h"
 
 int main(int argc, char **argv)
 {
-	int err;
+	int err, status;
 
 	/* the summary must not wait in a buffer if the target floods the terminal */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	err = env__parse(argc, argv);
 	if (err)
-		return err > 0 ? 0 : 2;
-	err = session__run(&env);
-	return err ? 1 : 0;
+		return err > 0 ? 0 : TARGET_EXIT_FAILED;
+	session__run(&env, &status);
+	return status;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The run model: phases, processes, OOM kills. Pure code. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model.h"
@@ -320,4 +321,20 @@ const char *model__kind_name(__u32 kind)
 	};
 
 	return kind < MP_NR_MAP_KINDS ? n[kind] : "?";
+}
+
+void model__add_unmatched(struct model *m, const char *phase, const char *binary,
+			  const char *symbol, const char *reason)
+{
+	struct model_unmatched *u;
+
+	if (m->nunmatched >= MODEL_MAX_UNMATCHED) {
+		m->lost_model++;
+		return;
+	}
+	u = &m->unmatched[m->nunmatched++];
+	snprintf(u->phase, sizeof(u->phase), "%s", phase);
+	snprintf(u->binary, sizeof(u->binary), "%s", binary);
+	snprintf(u->symbol, sizeof(u->symbol), "%s", symbol);
+	snprintf(u->reason, sizeof(u->reason), "%s", reason);
 }

@@ -15,6 +15,7 @@
 #define MODEL_MAX_PROCS	4096
 #define MODEL_MAX_OOMS	32
 #define MODEL_TOP_MAPPINGS 10
+#define MODEL_MAX_UNMATCHED 32
 
 /* A mapping's share of a phase's growth in one class. */
 struct model_mapping {
@@ -22,6 +23,14 @@ struct model_mapping {
 	__u32 cls;		/* enum mp_class */
 	__u32 kind;		/* enum mp_map_kind */
 	__u64 bytes;
+};
+
+/* A --phase marker that never attached, and why. */
+struct model_unmatched {
+	char phase[PHASE_NAME_MAX];
+	char binary[PHASE_BIN_MAX];
+	char symbol[PHASE_SYM_MAX];
+	char reason[160];
 };
 
 struct model_proc {
@@ -104,6 +113,8 @@ struct model {
 	__u64 lost_model;		/* records the model had no room for */
 	__u64 lost_stacks;
 	unsigned int markers_attached;
+	unsigned int nunmatched;
+	struct model_unmatched unmatched[MODEL_MAX_UNMATCHED];
 };
 
 /* startup_ns: when observation began (CLOCK_MONOTONIC ns). */
@@ -129,6 +140,9 @@ void model__raise_peaks(struct model *m, __u32 pid, const __s64 peak[MP_NR_CLASS
 void model__offer_mapping(struct model *m, unsigned int id, const struct model_mapping *mm);
 /* Empties the top lists (before a fresh pass over the mapping counters). */
 void model__clear_mappings(struct model *m);
+/* Records a --phase marker that never attached. */
+void model__add_unmatched(struct model *m, const char *phase, const char *binary,
+			  const char *symbol, const char *reason);
 /* Closes the open phase interval at now_ns; later calls do nothing. */
 void model__finish(struct model *m, __u64 now_ns);
 /* Time in phase id up to now_ns (includes the open interval). */

@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "elfsym.h"
 #include "probes.h"
+#include "utf8.h"
 
 #define PROBES_MAX_FILES	512
 #define PROBES_MAX_LINKS	1024
@@ -28,6 +29,7 @@ struct probes {
 	unsigned int nlinks;
 	struct bpf_link *links[PROBES_MAX_LINKS];
 	bool user_found[PHASES_MAX_MARKERS];
+	bool user_matched[PHASES_MAX_MARKERS];	/* a scanned file matched its binary */
 };
 
 struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose)
@@ -86,6 +88,7 @@ static bool shared_widely(const char *path)
 int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 {
 	const char *path = open_path ? open_path : name;
+	char esc[PATH_MAX];
 	struct elfsym *es = NULL;
 	struct stat st;
 	unsigned int i;
@@ -108,6 +111,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 
 		if (!phases__marker_matches(mk, name))
 			continue;
+		p->user_matched[i] |= mk->user;
 		if (elfsym__lookup(es, mk->symbol, &off))
 			continue;
 		if (p->nlinks == PROBES_MAX_LINKS) {
@@ -118,20 +122,20 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		link = bpf_program__attach_uprobe_opts(p->prog, -1, path, off, &opts);
 		if (!link) {
 			err = -errno;
-			fprintf(stderr, "memphase: failed to attach uprobe %s:%s: %s\n", name,
-				mk->symbol, strerror(-err));
+			fprintf(stderr, "memphase: failed to attach uprobe %s:%s: %s\n",
+				utf8__esc_term(esc, sizeof(esc), name), mk->symbol, strerror(-err));
 			continue;
 		}
 		p->links[p->nlinks++] = link;
 		if (mk->user && shared_widely(name))
 			fprintf(stderr, "memphase: marker %s is in %s: every process that maps it "
 					"takes a uprobe trap on each call, not only the target\n",
-				mk->symbol, name);
+				mk->symbol, utf8__esc_term(esc, sizeof(esc), name));
 		if (mk->user)
 			p->user_found[i] = true;
 		if (p->verbose)
 			fprintf(stderr, "memphase: marker %s:%s (+%#" PRIx64 ") -> phase %s\n",
-				name, mk->symbol, (uint64_t)off,
+				utf8__esc_term(esc, sizeof(esc), name), mk->symbol, (uint64_t)off,
 				mk->kind == MP_MARK_DECODE ? "prompt/generate" :
 							     p->ph->names[mk->phase]);
 		n++;
@@ -245,4 +249,34 @@ void probes__missing_user(const struct probes *p, char *buf, size_t len)
 		used += snprintf(buf + used, len - used, "%s%s%s%s", used ? ", " : "",
 				 mk->binary, mk->binary[0] ? ":" : "", mk->symbol);
 	}
+}
+
+int probes__unmatched(const struct probes *p, unsigned int i, char *why, size_t len)
+{
+	const struct marker *mk = &p->ph->markers[i];
+	struct elfsym *es;
+	struct stat st;
+	__u64 off;
+
+	if (i >= p->ph->nmarkers || !mk->user || p->user_found[i])
+		return 0;
+	if (!mk->binary[0]) {
+		snprintf(why, len, "no mapped object has the symbol");
+	} else if (!strchr(mk->binary, '/')) {
+		snprintf(why, len, p->user_matched[i] ? "not in the mapped %s" :
+				   "no mapped object is named %s", mk->binary);
+	} else if (stat(mk->binary, &st)) {
+		snprintf(why, len, "%s: %s", mk->binary, strerror(errno));
+	} else if (!elfsym__is_elf(mk->binary)) {
+		snprintf(why, len, "%s is not an ELF file", mk->binary);
+	} else {
+		es = elfsym__open(mk->binary);
+		if (es && elfsym__lookup(es, mk->symbol, &off))
+			snprintf(why, len, "%s has no such symbol", mk->binary);
+		else
+			snprintf(why, len, "%s was never mapped by an observed process",
+				 mk->binary);
+		elfsym__close(es);
+	}
+	return 1;
 }

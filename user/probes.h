@@ -31,5 +31,7 @@ int probes__scan_pid(struct probes *p, pid_t pid);
 unsigned int probes__count(const struct probes *p);
 /* Names of user markers never found in any scanned file (for a warning); "a, b". */
 void probes__missing_user(const struct probes *p, char *buf, size_t len);
+/* 1 when marker i (of the phases) is a user marker that never attached, with why, else 0. */
+int probes__unmatched(const struct probes *p, unsigned int i, char *why, size_t len);
 
 #endif

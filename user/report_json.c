@@ -246,6 +246,26 @@ static void ooms(struct jsonw *w, const struct model *m)
 	jsonw__end_array(w);
 }
 
+/* "unmatched_markers": [ { "phase", "binary", "symbol", "reason" } ] */
+static void unmatched(struct jsonw *w, const struct model *m)
+{
+	unsigned int i;
+
+	jsonw__name(w, "unmatched_markers");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nunmatched; i++) {
+		const struct model_unmatched *u = &m->unmatched[i];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "phase", u->phase);
+		jsonw__string_field(w, "binary", u->binary);
+		jsonw__string_field(w, "symbol", u->symbol);
+		jsonw__string_field(w, "reason", u->reason);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
 int report_json__write(FILE *f, const struct model *m)
 {
 	struct jsonw *w = jsonw__new(f, true);
@@ -277,6 +297,7 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__u64_field(w, "mapping_bytes", m->mapping_lost_bytes);
 	jsonw__end_object(w);
 	jsonw__u64_field(w, "markers_attached", m->markers_attached);
+	unmatched(w, m);
 	jsonw__u64_field(w, "faults_vma_busy", m->vma_busy);
 	jsonw__u64_field(w, "mapping_table_full", m->mappings_full);
 	jsonw__name(w, "stack_sampling");

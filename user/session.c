@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
+#include "creds.h"
 #include "live.h"
 #include "model.h"
 #include "oom.h"
@@ -36,6 +37,8 @@
 #include "target.h"
 #include "timeline.h"
 #include "unwind.h"
+#include "userfs.h"
+#include "utf8.h"
 #include "util.h"
 #include "watchdog.h"
 #include "memphase.skel.h"
@@ -44,10 +47,13 @@
 #define NOTICE_AFTER_NS	1000000000ULL
 #define SYSMEM_EVERY_NS	500000000ULL	/* /proc/meminfo, cgroup, PSI */
 #define TIMELINE_CAP	4096		/* RSS history samples (thinned, whole run) */
-#define TARGET_LOG	"memphase-target.log"
 
 struct session {
 	const struct env *env;
+	struct creds user;		/* who started memphase: files are theirs */
+	struct creds run_as;		/* run: who the command runs as */
+	struct userfs *fs;		/* file operations as user */
+	int status;			/* memphase's exit status */
 	struct memphase_bpf *skel;
 	struct ring_buffer *rb;
 	struct probes *probes;
@@ -66,7 +72,6 @@ struct session {
 	bool notice_done;
 	/* live view */
 	bool use_tui;
-	const char *target_log;		/* where the command's output went (TUI), NULL */
 	struct live *live;
 	struct timeline *tl;
 	struct sysmem sm;
@@ -277,26 +282,35 @@ static int on_event(void *ctx, void *data, size_t len)
 /* ---- targets ---- */
 
 /*
- * With the live view on the terminal the command's output would garble it: its stdin
- * is /dev/null, its stdout and stderr go to --target-log (created as the invoking user)
- * or, if that cannot be written, to /dev/null.
+ * The command's stdio. With the live view on the terminal its output would garble it:
+ * its stdin is /dev/null, its stdout and stderr go to --target-log (created as the
+ * invoking user) or, if the default log cannot be created, to /dev/null. Without the
+ * view they go to --target-log if one was given; and when an output file is memphase's
+ * stdout, the command's stdout goes to stderr so as not to mix with it. Returns whether
+ * fds apply; *devnull is an fd to close after the spawn.
  */
-static FILE *target_stdio(struct session *s, int fds[3])
+static bool target_stdio(struct session *s, int fds[3], int *devnull)
 {
-	const char *path = s->env->target_log ? s->env->target_log : TARGET_LOG;
-	FILE *log;
+	int log = outputs__log_fd(&s->out);
 
-	fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	log = util__fopen_user(path, "we");
-	if (log) {
-		s->target_log = path;
-		fds[1] = fds[2] = fileno(log);
-	} else {
-		fprintf(stderr, "memphase: cannot write '%s' (%s): the command's output goes "
-				"to /dev/null\n", path, strerror(errno));
-		fds[1] = fds[2] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	fds[0] = fds[1] = fds[2] = -1;
+	*devnull = -1;
+	if (!s->use_tui) {
+		if (log >= 0)
+			fds[1] = fds[2] = log;
+		else if (s->out.to_stdout)
+			fds[1] = STDERR_FILENO;
+		return fds[1] >= 0;
 	}
-	return log;
+	*devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	fds[0] = *devnull;
+	if (log < 0) {
+		fprintf(stderr, "memphase: cannot create memphase-target.log here: the command's "
+				"output goes to /dev/null (--target-log FILE puts it elsewhere)\n");
+		log = *devnull;
+	}
+	fds[1] = fds[2] = log;
+	return true;
 }
 
 /* Marks an executable as probed for the BPF side (key: inode, kernel dev_t, exec). */
@@ -320,24 +334,14 @@ static void seen_file_add(struct session *s, const char *path)
 static int setup_run(struct session *s)
 {
 	const struct env *e = s->env;
-	int fds[3] = { -1, -1, -1 };
-	FILE *log = NULL;
-	uid_t uid;
-	gid_t gid;
-	bool drop;
-	int err;
+	int fds[3], devnull, err;
+	bool redirect;
 
-	drop = util__invoking_user(&uid, &gid);
-	if (s->use_tui)
-		log = target_stdio(s, fds);
-	err = target__spawn(&s->target, e->argv, drop, uid, gid, s->use_tui ? fds : NULL);
+	redirect = target_stdio(s, fds, &devnull);
+	err = target__spawn(&s->target, e->argv, &s->run_as, redirect ? fds : NULL);
 	/* the child has its copies */
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (log)
-		fclose(log);
-	else if (fds[1] >= 0)
-		close(fds[1]);
+	if (devnull >= 0)
+		close(devnull);
 	if (err)
 		return err;
 	model__init(&s->model, s->target.pid, util__now_ns());
@@ -357,14 +361,18 @@ static int setup_run(struct session *s)
 		return err;
 	err = probes__scan_file(s->probes, s->target.exe, NULL);
 	if (err < 0 && err != -ENOENT)
-		fprintf(stderr, "memphase: cannot read symbols of %s: %s\n", s->target.exe,
-			strerror(-err));
+		live__notice(NULL, "cannot read symbols of %s: %s", s->target.exe, strerror(-err));
 	/* scanned already: its exec need not hold the target */
 	seen_file_add(s, s->target.exe);
 	collect__learn_file(&s->paths, s->target.exe, s->target.exe);
 	s->model.markers_attached = probes__count(s->probes);
 	s->model.start_ns = s->model.phase_since_ns = util__now_ns();
-	return target__resume(&s->target);
+	err = target__resume(&s->target);
+	if (err)
+		return err;
+	/* it runs: its log is a log now */
+	outputs__log_commit(&s->out);
+	return 0;
 }
 
 /* RSS per class from /proc/PID/status, as the starting point of an attached process. */
@@ -417,10 +425,14 @@ static int setup_attach(struct session *s)
 	int err;
 
 	err = target__attach(&s->target, e->pid);
-	if (err) {
+	if (!err)
+		err = target__may_observe(e->pid, &s->user);
+	if (err == -ESRCH) {
 		fprintf(stderr, "memphase: no such process: %d\n", e->pid);
 		return err;
 	}
+	if (err)
+		return err;
 	if (is_kthread(e->pid)) {
 		fprintf(stderr, "memphase: pid %d is a kernel thread: it has no user memory\n",
 			e->pid);
@@ -488,8 +500,10 @@ static void handle_signal(struct session *s)
 		return;
 	}
 	/* run: pass it on, give the command a grace period to end on its own */
-	live__notice(s->live, "%s: stopping %s (pid %d)", strsignal(sig), s->target.exe,
-		     s->target.pid);
+	char exe[256];
+
+	live__notice(s->live, "%s: stopping %s (pid %d)", strsignal(sig),
+		     utf8__esc_term(exe, sizeof(exe), s->target.exe), s->target.pid);
 	target__signal(&s->target, sig == SIGINT ? SIGINT : SIGTERM);
 	/* a guard's SIGKILL already due stays due */
 	if (!s->kill_at)
@@ -516,13 +530,41 @@ static pid_t largest_process(struct session *s)
 }
 
 /*
+ * --min-available: the memory left to the command is the system's MemAvailable, or its
+ * memory cgroup's room below the limit (inactive file pages count as room) when that is
+ * less.
+ */
+static void guard_available(struct session *s, const struct sysmem *sm)
+{
+	__u64 min = s->env->min_available;
+	char b[3][24], cg[80];
+	__s64 room;
+
+	if (!min)
+		return;
+	if (!sysmem__headroom(sm, SYSMEM_CGROUP, &room) &&
+	    (!sm->have_meminfo || room < (__s64)sm->mem_available) && room < (__s64)min) {
+		guard_stop(s, largest_process(s), "the room left in memory cgroup %s (%s below "
+			   "its limit %s) fell below --min-available %s",
+			   utf8__esc_term(cg, sizeof(cg), sm->cg_limit_path),
+			   util__fmt_bytes(b[0], sizeof(b[0]), room > 0 ? room : 0),
+			   util__fmt_bytes(b[1], sizeof(b[1]), sm->cg_limit),
+			   util__fmt_bytes(b[2], sizeof(b[2]), min));
+		return;
+	}
+	if (sm->have_meminfo && sm->mem_available < min)
+		guard_stop(s, largest_process(s), "MemAvailable %s fell below --min-available %s",
+			   util__fmt_bytes(b[0], sizeof(b[0]), sm->mem_available),
+			   util__fmt_bytes(b[1], sizeof(b[1]), min));
+}
+
+/*
  * System memory, the target's cgroup and PSI, every SYSMEM_EVERY_NS. A process that is
  * gone (OOM-killed) keeps the cgroup it had, for the report.
  */
 static void sysmem_tick(struct session *s)
 {
 	struct sysmem sm = {}, old = s->sm;
-	char b[2][24];
 
 	if (sysmem__read(&sm, NULL, NULL, s->model.root_pid))
 		return;
@@ -548,10 +590,7 @@ static void sysmem_tick(struct session *s)
 	}
 	s->sm = sm;
 	s->have_sm = true;
-	if (s->env->min_available && sm.have_meminfo && sm.mem_available < s->env->min_available)
-		guard_stop(s, largest_process(s), "MemAvailable %s fell below --min-available %s",
-			   util__fmt_bytes(b[0], sizeof(b[0]), sm.mem_available),
-			   util__fmt_bytes(b[1], sizeof(b[1]), s->env->min_available));
+	guard_available(s, &sm);
 }
 
 /* Feeds the live view: system memory every SYSMEM_EVERY_NS, then redraw, keys, status. */
@@ -573,13 +612,14 @@ static int live_start(struct session *s)
 		.interval_s = s->env->interval,
 		.oom_warn_s = s->env->oom_warn,
 	};
-	char cmd[160] = "?", title[200];
+	char cmd[160] = "?", title[200], arg[160];
 	size_t used = 0;
 	char **a;
 	int n;
 
 	for (a = s->model.argv; a && *a && used < sizeof(cmd) - 1; a++) {
-		n = snprintf(cmd + used, sizeof(cmd) - used, "%s%s", used ? " " : "", *a);
+		n = snprintf(cmd + used, sizeof(cmd) - used, "%s%s", used ? " " : "",
+			     utf8__esc_term(arg, sizeof(arg), *a));
 		used = n < 0 || used + n >= sizeof(cmd) ? sizeof(cmd) - 1 : used + n;
 	}
 	snprintf(title, sizeof(title), "%s (pid %u)", cmd, s->model.root_pid);
@@ -590,9 +630,13 @@ static int live_start(struct session *s)
 	s->live = live__new(&o);
 	if (!s->live)
 		return -ENOMEM;
-	if (live__tui(s->live) && s->target.spawned)
+	if (live__tui(s->live) && s->target.spawned) {
+		const char *log = s->out.out[OUT_LOG].open ? s->out.out[OUT_LOG].path : "/dev/null";
+		char p[256];
+
 		live__notice(s->live, "the command's output goes to %s",
-			     s->target_log ? s->target_log : "/dev/null");
+			     utf8__esc_term(p, sizeof(p), log));
+	}
 	return 0;
 }
 
@@ -664,7 +708,10 @@ static int poll_loop(struct session *s)
 	}
 }
 
-/* The final word on the root's exit in run mode is wait(2)'s. */
+/*
+ * The final word on the root's exit in run mode is wait(2)'s; memphase exits with it as
+ * a shell would (128 + signal).
+ */
 static void record_wait_status(struct session *s)
 {
 	struct model_proc *root = model__root(&s->model);
@@ -676,9 +723,11 @@ static void record_wait_status(struct session *s)
 	if (WIFEXITED(st)) {
 		root->exit_code = WEXITSTATUS(st);
 		root->exit_signal = 0;
+		s->status = WEXITSTATUS(st);
 	} else if (WIFSIGNALED(st)) {
 		root->exit_code = -1;
 		root->exit_signal = WTERMSIG(st);
+		s->status = 128 + WTERMSIG(st);
 	}
 }
 
@@ -734,6 +783,21 @@ static void release_holds(struct session *s)
 			kill(s->model.procs[i].pid, SIGCONT);
 }
 
+/* --phase markers that never attached, and why, for the summary and the JSON */
+static void unmatched_markers(struct session *s)
+{
+	char why[160];
+	unsigned int i;
+
+	for (i = 0; s->probes && i < s->phases.nmarkers; i++) {
+		const struct marker *mk = &s->phases.markers[i];
+
+		if (probes__unmatched(s->probes, i, why, sizeof(why)))
+			model__add_unmatched(&s->model, s->phases.names[mk->phase], mk->binary,
+					     mk->symbol, why);
+	}
+}
+
 static int finish(struct session *s)
 {
 	struct model_proc *root;
@@ -756,11 +820,13 @@ static int finish(struct session *s)
 	if (root && root->exited && root->exit_ns && root->exit_ns < end)
 		end = root->exit_ns;
 	model__finish(&s->model, end);
+	unmatched_markers(s);
 	marker_notice(s);
-	summary__print(stdout, &s->model);
+	/* stdout may be an output file's: then the summary goes to stderr */
+	summary__print(s->out.to_stdout ? stderr : stdout, &s->model);
 	if (s->env->bpf_stats)
 		print_bpf_stats(s);
-	err = outputs__write(&s->out, &s->model, s->stacks);
+	err = outputs__write(&s->out, &s->model, s->stacks, true);
 	return err;
 }
 
@@ -790,7 +856,7 @@ static void guard_stop(struct session *s, pid_t victim, const char *fmt, ...)
 	if (snap) {
 		*snap = s->model;
 		model__finish(snap, util__now_ns());
-		outputs__write(&s->out, snap, s->stacks);
+		outputs__write(&s->out, snap, s->stacks, false);
 		free(snap);
 	}
 	kill(victim, SIGTERM);
@@ -798,12 +864,58 @@ static void guard_stop(struct session *s, pid_t victim, const char *fmt, ...)
 	s->guard_kill_at = util__now_ns() + (__u64)(s->env->grace * 1e9) + 1;
 }
 
-int session__run(const struct env *e)
+/*
+ * Who the files and the command belong to. The command never runs as root unless root
+ * itself started memphase and said so (--allow-root), or named a user (--user).
+ */
+static int choose_users(struct session *s)
+{
+	const struct env *e = s->env;
+	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+	bool explicit = e->mode == MODE_RUN && (e->allow_root || e->user);
+	char u[64];
+	int err;
+
+	err = creds__invoking(&s->user);
+	if (err && !explicit) {
+		fprintf(stderr, "memphase: SUDO_UID='%s' and SUDO_GID='%s' are not both valid ids: "
+				"cannot tell who started memphase (unset them, or pass --user NAME "
+				"or --allow-root)\n", utf8__esc_term(u, 24, su ? su : ""),
+			utf8__esc_term(u + 32, 24, sg ? sg : ""));
+		return err;
+	}
+	if (err)
+		creds__root(&s->user);
+	if (e->mode != MODE_RUN)
+		return 0;
+	if (e->user) {
+		if (creds__lookup(&s->run_as, e->user)) {
+			fprintf(stderr, "memphase: --user: no such user '%s'\n",
+				utf8__esc_term(u, sizeof(u), e->user));
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!s->user.root) {
+		s->run_as = s->user;
+		return 0;
+	}
+	if (e->allow_root) {
+		s->run_as = s->user;
+		return 0;
+	}
+	fprintf(stderr, "memphase: refusing to run the command as root: start memphase with sudo "
+			"from your own account, or pass --user NAME or --allow-root\n");
+	return -EPERM;
+}
+
+int session__run(const struct env *e, int *status)
 {
 	struct session *s;
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err, i;
 
+	*status = TARGET_EXIT_FAILED;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -815,8 +927,18 @@ int session__run(const struct env *e)
 	libbpf_set_print(libbpf_print);
 
 	err = preflight__check(e);
+	if (!err)
+		err = choose_users(s);
 	if (err)
 		goto cleanup;
+	/* every file from here on is created, renamed and removed as the user */
+	s->fs = userfs__new(&s->user);
+	if (!s->fs) {
+		err = -errno;
+		fprintf(stderr, "memphase: cannot act as uid %u for the output files: %s\n",
+			(unsigned int)s->user.uid, strerror(-err));
+		goto cleanup;
+	}
 	err = phases__init(&s->phases, !e->no_preset);
 	for (i = 0; !err && i < (int)e->nspecs; i++)
 		err = phases__add_spec(&s->phases, &e->specs[i]);
@@ -824,7 +946,7 @@ int session__run(const struct env *e)
 		fprintf(stderr, "memphase: too many phases (max %d)\n", MP_MAX_PHASES);
 		goto cleanup;
 	}
-	err = outputs__open(&s->out, e);
+	err = outputs__open(&s->out, e, s->fs, e->mode == MODE_RUN && (s->use_tui || e->target_log));
 	if (err)
 		goto cleanup;
 	strmap__init(&s->paths);
@@ -870,7 +992,11 @@ int session__run(const struct env *e)
 	err = poll_loop(s);
 	if (!err)
 		err = finish(s);
+	if (!err)
+		*status = s->status;
 cleanup:
+	if (err && s->target.fail_status)
+		*status = s->target.fail_status;
 	live__free(s->live);
 	s->live = NULL;
 	timeline__free(s->tl);
@@ -879,6 +1005,7 @@ cleanup:
 	if (!s->detached)
 		target__abort(&s->target);
 	outputs__close(&s->out);
+	userfs__free(s->fs);
 	release_holds(s);
 	watchdog__stop(&s->wd);
 	ring_buffer__free(s->rb);

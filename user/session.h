@@ -5,7 +5,11 @@
 
 #include "env.h"
 
-/* Runs `memphase run` or `memphase attach` as configured in e; returns 0 or -errno. */
-int session__run(const struct env *e);
+/*
+ * Runs `memphase run` or `memphase attach` as configured in e; returns 0 or -errno.
+ * *status: what memphase exits with: the command's status (128 + N when signal N ended
+ * it), 0 for attach or when memphase detached, TARGET_EXIT_* when memphase failed.
+ */
+int session__run(const struct env *e, int *status);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "hist.h"
 #include "summary.h"
+#include "utf8.h"
 #include "util.h"
 
 static const char *const hist_title[MP_NR_HISTS] = {
@@ -10,8 +11,10 @@ static const char *const hist_title[MP_NR_HISTS] = {
 	[MP_HIST_MMAP_SIZE] = "mmap request sizes",
 };
 
+/* The command line, escaped for the terminal: one line whatever the arguments hold. */
 static void print_cmd(FILE *f, const struct model *m)
 {
+	char b[256];
 	size_t used = 0;
 	char **a;
 
@@ -20,7 +23,8 @@ static void print_cmd(FILE *f, const struct model *m)
 		return;
 	}
 	for (a = m->argv; *a && used < 60; a++)
-		used += fprintf(f, "%s%s", a == m->argv ? "" : " ", *a);
+		used += fprintf(f, "%s%s", a == m->argv ? "" : " ",
+				utf8__esc_term(b, sizeof(b), *a));
 	if (*a)
 		fprintf(f, " ...");
 }
@@ -48,13 +52,13 @@ static void print_run_line(FILE *f, const struct model *m)
 static void print_peak(FILE *f, const struct model *m)
 {
 	const struct model_proc *root = model__main((struct model *)m);
-	char b[5][24];
+	char b[5][72];
 
 	if (!root)
 		return;
 	if (root->pid != m->root_pid)
 		fprintf(f, "largest process: %s (pid %u), under the command's pid %u\n",
-			root->comm, root->pid, m->root_pid);
+			utf8__esc_term(b[0], sizeof(b[0]), root->comm), root->pid, m->root_pid);
 	fprintf(f, "RSS peak %s (anon %s, file %s, shmem %s; swap peak %s)\n",
 		util__fmt_bytes(b[0], 24, root->peak_total),
 		util__fmt_bytes(b[1], 24, root->peak[MP_ANON]),
@@ -96,8 +100,8 @@ static void print_oom_window(FILE *f, const struct model *m, const struct model_
 
 static void print_ooms(FILE *f, const struct model *m)
 {
+	char b[4][24], comm[72], cg[256];
 	unsigned int i;
-	char b[4][24];
 
 	for (i = 0; i < m->nooms; i++) {
 		const struct model_oom *o = &m->ooms[i];
@@ -105,12 +109,14 @@ static void print_ooms(FILE *f, const struct model *m)
 
 		fprintf(f, "OOM-killed: %s (pid %u) during %s after %.1f s: anon %s, file %s, "
 			   "shmem %s\n",
-			o->comm, o->pid, o->phase < m->nphases ? m->names[o->phase] : "?", t,
+			utf8__esc_term(comm, sizeof(comm), o->comm), o->pid,
+			o->phase < m->nphases ? m->names[o->phase] : "?", t,
 			util__fmt_bytes(b[0], 24, o->rss[MP_ANON]),
 			util__fmt_bytes(b[1], 24, o->rss[MP_FILE]),
 			util__fmt_bytes(b[2], 24, o->rss[MP_SHMEM]));
 		if (o->cgroup_oom == 1)
-			fprintf(f, "  by its memory cgroup %s (limit %s)\n", o->cgroup,
+			fprintf(f, "  by its memory cgroup %s (limit %s)\n",
+				utf8__esc_term(cg, sizeof(cg), o->cgroup),
 				util__fmt_bytes(b[3], 24, o->cgroup_limit));
 		else if (o->cgroup_oom == 0)
 			fprintf(f, "  by the kernel: the system ran out of memory (no memory "
@@ -202,7 +208,8 @@ static void print_mappings(FILE *f, const struct model *m)
 {
 	unsigned int i, k;
 	bool header = false;
-	char b[24];
+	char b[24], p[1024];
+	size_t n;
 
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
@@ -216,10 +223,11 @@ static void print_mappings(FILE *f, const struct model *m)
 				header = true;
 			}
 			/* long paths keep their end: the file name */
+			utf8__esc_term(p, sizeof(p), mm->path);
+			n = strlen(p);
 			fprintf(f, "%-10.10s %-6s %9s  %s%s\n", k ? "" : m->names[id],
 				mp_class_name(mm->cls), util__fmt_bytes(b, sizeof(b), mm->bytes),
-				strlen(mm->path) > 50 ? "..." : "",
-				mm->path + (strlen(mm->path) > 50 ? strlen(mm->path) - 47 : 0));
+				n > 50 ? "..." : "", p + (n > 50 ? n - 47 : 0));
 		}
 		if (m->nmappings[id] > k) {
 			__u64 shown = 0;
@@ -289,6 +297,21 @@ static void print_hists(FILE *f, const struct model *m)
 	}
 }
 
+static void print_unmatched(FILE *f, const struct model *m)
+{
+	char b[3][256];
+	unsigned int i;
+
+	for (i = 0; i < m->nunmatched; i++) {
+		const struct model_unmatched *u = &m->unmatched[i];
+
+		fprintf(f, "--phase %s=%s%s%s never attached: %s\n", u->phase,
+			utf8__esc_term(b[0], sizeof(b[0]), u->binary), u->binary[0] ? ":" : "",
+			utf8__esc_term(b[1], sizeof(b[1]), u->symbol),
+			utf8__esc_term(b[2], sizeof(b[2]), u->reason));
+	}
+}
+
 void summary__print(FILE *f, const struct model *m)
 {
 	__u64 lost = model__lost_events(m);
@@ -302,6 +325,7 @@ void summary__print(FILE *f, const struct model *m)
 	print_peak(f, m);
 	if (!m->markers_attached)
 		fprintf(f, "no phase markers were found: everything is under 'startup'\n");
+	print_unmatched(f, m);
 	if (lost || m->lost_stacks)
 		fprintf(f, "LOST: %llu events, %llu stacks (counts above may be short)\n",
 			(unsigned long long)lost, (unsigned long long)m->lost_stacks);

@@ -9,11 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include "creds.h"
 #include "target.h"
+#include "utf8.h"
 
-static int resolve_exe(const char *cmd, char *out, size_t len)
+/* What the child tells memphase through its pipe before it stops, or when it fails. */
+enum spawn_stage {
+	SPAWN_READY = 1,	/* exe resolved; stopping now */
+	SPAWN_DROP,		/* could not become the user */
+	SPAWN_RESOLVE,		/* no such command, or not executable */
+	SPAWN_EXEC,		/* execv failed */
+};
+
+struct spawn_msg {
+	int stage;
+	int err;
+	char exe[PATH_MAX];
+};
+
+/* argv[0] -> an absolute path, like execvp, with the rights of whoever calls it. */
+static int resolve_exe(const char *cmd, char *out)
 {
 	const char *path = getenv("PATH"), *p, *e;
 	char buf[PATH_MAX];
@@ -25,9 +44,9 @@ static int resolve_exe(const char *cmd, char *out, size_t len)
 			return -errno;
 		if (S_ISDIR(st.st_mode))
 			return -EISDIR;
-		if (!realpath(cmd, out))
+		if (access(cmd, X_OK))
 			return -errno;
-		return 0;
+		return realpath(cmd, out) ? 0 : -errno;
 	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -40,67 +59,113 @@ static int resolve_exe(const char *cmd, char *out, size_t len)
 			err = -EACCES;
 			continue;
 		}
-		if (!realpath(buf, out))
-			return -errno;
-		(void)len;
-		return 0;
+		return realpath(buf, out) ? 0 : -errno;
 	}
 	return err;
 }
 
-/* Child side: become the invoking user, wait to be resumed, exec. */
-static void child_run(char *const argv[], const char *exe, bool drop, uid_t uid, gid_t gid,
-		      int wfd, const int stdio[3])
+static void child_say(int wfd, int stage, int err, const char *exe)
+{
+	struct spawn_msg msg = { .stage = stage, .err = err };
+
+	if (exe)
+		snprintf(msg.exe, sizeof(msg.exe), "%s", exe);
+	if (write(wfd, &msg, sizeof(msg)) < 0)
+		_exit(126);
+}
+
+/* Child side: become the user, find the command, wait to be resumed, exec. */
+static void child_run(char *const argv[], const struct creds *run_as, pid_t parent, int wfd,
+		      const int stdio[3])
 {
 	struct passwd *pw;
+	char exe[PATH_MAX];
 	int err, i;
 
 	for (i = 0; stdio && i < 3; i++)
 		if (stdio[i] >= 0 && dup2(stdio[i], i) < 0)
-			goto fail;
-	if (drop) {
-		pw = getpwuid(uid);
-		if ((pw && initgroups(pw->pw_name, gid)) || (!pw && setgroups(0, NULL)) ||
-		    setgid(gid) || setuid(uid))
-			goto fail;
+			_exit(126);
+	/* only stdio and the message pipe: none of memphase's files, sockets or maps */
+	if (wfd != 3 && dup3(wfd, 3, O_CLOEXEC) < 0)
+		_exit(126);
+	/* close-on-exec: the parent reads EOF when the exec succeeded */
+	wfd = 3;
+	fcntl(wfd, F_SETFD, FD_CLOEXEC);
+	syscall(SYS_close_range, 4, ~0U, 0);
+	if (run_as) {
+		err = creds__drop(run_as);
+		if (err) {
+			child_say(wfd, SPAWN_DROP, -err, NULL);
+			_exit(126);
+		}
+		pw = run_as->root ? NULL : getpwuid(run_as->uid);
 		if (pw) {
 			setenv("HOME", pw->pw_dir, 1);
 			setenv("USER", pw->pw_name, 1);
 			setenv("LOGNAME", pw->pw_name, 1);
 		}
 	}
+	/* the command is looked up with the rights it will run with */
+	err = resolve_exe(argv[0], exe);
+	if (err) {
+		child_say(wfd, SPAWN_RESOLVE, -err, NULL);
+		_exit(127);
+	}
 	/* memphase ignores SIGPIPE; an ignored signal would survive exec */
 	signal(SIGPIPE, SIG_DFL);
+	/* die with memphase until it lets us go (set after the credentials changed:
+	 * a change of credentials clears it) */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126);
+	child_say(wfd, SPAWN_READY, 0, exe);
 	/* stopped until the probes are attached */
 	raise(SIGSTOP);
-	execv(exe, argv);
-fail:
-	err = errno;
-	if (write(wfd, &err, sizeof(err)) < 0)
+	/* released: from here on the command lives its own life */
+	prctl(PR_SET_PDEATHSIG, 0);
+	if (getppid() != parent)
 		_exit(126);
-	_exit(127);
+	execv(exe, argv);
+	child_say(wfd, SPAWN_EXEC, errno, NULL);
+	_exit(126);
 }
 
-int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gid_t gid,
+static void say_failure(struct target *t, const char *cmd, const struct spawn_msg *msg,
+			const struct creds *run_as)
+{
+	char c[256];
+
+	utf8__esc_term(c, sizeof(c), cmd);
+	switch (msg->stage) {
+	case SPAWN_DROP:
+		fprintf(stderr, "memphase: cannot run '%s' as uid %u: %s\n", c,
+			run_as ? (unsigned int)run_as->uid : 0, strerror(msg->err));
+		t->fail_status = TARGET_EXIT_CANNOT_RUN;
+		break;
+	case SPAWN_RESOLVE:
+		fprintf(stderr, "memphase: cannot execute '%s': %s\n", c, strerror(msg->err));
+		t->fail_status = msg->err == ENOENT ? TARGET_EXIT_NOT_FOUND :
+						      TARGET_EXIT_CANNOT_RUN;
+		break;
+	default:
+		fprintf(stderr, "memphase: cannot execute '%s': %s\n", c, strerror(msg->err));
+		t->fail_status = TARGET_EXIT_CANNOT_RUN;
+	}
+}
+
+int target__spawn(struct target *t, char *const argv[], const struct creds *run_as,
 		  const int stdio[3])
 {
+	struct spawn_msg msg = {};
+	pid_t pid, parent = getpid();
 	int pfd[2], st, err;
-	pid_t pid;
+	ssize_t n;
 
 	memset(t, 0, sizeof(*t));
 	t->exec_fd = -1;
-	err = resolve_exe(argv[0], t->exe, sizeof(t->exe));
-	if (err) {
-		fprintf(stderr, "memphase: cannot execute '%s': %s\n", argv[0], strerror(-err));
-		return err;
-	}
-	if (access(t->exe, X_OK)) {
-		err = -errno;
-		fprintf(stderr, "memphase: cannot execute '%s': %s\n", argv[0], strerror(-err));
-		return err;
-	}
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
+	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
@@ -110,44 +175,55 @@ int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gi
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		child_run(argv, t->exe, drop, uid, gid, pfd[1], stdio);
+		child_run(argv, run_as, parent, pfd[1], stdio);
 	}
 	close(pfd[1]);
 	t->pid = pid;
 	t->spawned = true;
 	t->exec_fd = pfd[0];
 	if (waitpid(pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
-		/* the child failed before stopping (privilege drop) */
-		if (read(t->exec_fd, &err, sizeof(err)) == sizeof(err))
-			fprintf(stderr, "memphase: cannot run '%s' as uid %u: %s\n", argv[0],
-				(unsigned int)uid, strerror(err));
-		else
-			fprintf(stderr, "memphase: child for '%s' did not start\n", argv[0]);
+		/* it failed before stopping: the pipe says why */
+		n = read(t->exec_fd, &msg, sizeof(msg));
+		if (n == sizeof(msg) && msg.stage != SPAWN_READY) {
+			say_failure(t, argv[0], &msg, run_as);
+		} else {
+			fprintf(stderr, "memphase: the child for '%s' did not start\n", argv[0]);
+			t->fail_status = TARGET_EXIT_CANNOT_RUN;
+		}
 		close(t->exec_fd);
 		t->exec_fd = -1;
 		t->reaped = true;
 		return -ECHILD;
 	}
+	n = read(t->exec_fd, &msg, sizeof(msg));
+	if (n != sizeof(msg) || msg.stage != SPAWN_READY) {
+		fprintf(stderr, "memphase: the child for '%s' did not start\n", argv[0]);
+		t->fail_status = TARGET_EXIT_CANNOT_RUN;
+		target__abort(t);
+		return -ECHILD;
+	}
+	msg.exe[sizeof(msg.exe) - 1] = '\0';
+	snprintf(t->exe, sizeof(t->exe), "%s", msg.exe);
 	return 0;
 }
 
 int target__resume(struct target *t)
 {
+	struct spawn_msg msg;
 	ssize_t n;
-	int err = 0;
 
 	kill(t->pid, SIGCONT);
-	/* EOF: exec succeeded (the pipe is close-on-exec); an int: its errno */
+	/* EOF: exec succeeded (the pipe is close-on-exec); a message: why it failed */
 	do
-		n = read(t->exec_fd, &err, sizeof(err));
+		n = read(t->exec_fd, &msg, sizeof(msg));
 	while (n < 0 && errno == EINTR);
 	close(t->exec_fd);
 	t->exec_fd = -1;
-	if (n == sizeof(err)) {
-		fprintf(stderr, "memphase: cannot execute '%s': %s\n", t->exe, strerror(err));
+	if (n == sizeof(msg)) {
+		say_failure(t, t->exe, &msg, NULL);
 		waitpid(t->pid, &t->status, 0);
 		t->reaped = true;
-		return -err;
+		return -msg.err;
 	}
 	return 0;
 }
@@ -308,4 +384,56 @@ out:
 	close(fd);
 	free(data);
 	return argv;
+}
+
+/* "Uid:" or "Gid:" of /proc/PID/status: real, effective, saved (and fs) ids */
+static int status_ids(pid_t pid, const char *key, unsigned int ids[4])
+{
+	char fn[64], line[256];
+	size_t n = strlen(key);
+	int found = 0;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, key, n) &&
+			sscanf(line + n, "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4;
+	fclose(f);
+	return found ? 0 : -ESRCH;
+}
+
+int target__may_observe(pid_t pid, const struct creds *c)
+{
+	unsigned int uid[4], gid[4];
+	char fn[64];
+	struct stat st;
+	int err;
+
+	if (c->root)
+		return 0;
+	err = status_ids(pid, "Uid:", uid);
+	if (!err)
+		err = status_ids(pid, "Gid:", gid);
+	if (err)
+		return err;
+	if (uid[0] != c->uid || uid[1] != c->uid || uid[2] != c->uid || gid[0] != c->gid ||
+	    gid[1] != c->gid || gid[2] != c->gid) {
+		fprintf(stderr, "memphase: pid %d runs as uid %u: you (uid %u) may observe only "
+				"processes you could ptrace yourself\n", pid, uid[1], c->uid);
+		return -EPERM;
+	}
+	/* a process that is not dumpable has the files of its /proc directory owned by root */
+	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
+	if (stat(fn, &st))
+		return -ESRCH;
+	if (st.st_uid != c->uid) {
+		fprintf(stderr, "memphase: pid %d is not dumpable (setuid, or it said so): you "
+				"(uid %u) may observe only processes you could ptrace yourself\n",
+			pid, c->uid);
+		return -EPERM;
+	}
+	return 0;
 }

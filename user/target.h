@@ -7,6 +7,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+struct creds;
+
+/* memphase's own exit codes (as env(1) and timeout(1) have them) */
+#define TARGET_EXIT_FAILED	125	/* memphase itself failed (usage included) */
+#define TARGET_EXIT_CANNOT_RUN	126	/* the command was found but could not be run */
+#define TARGET_EXIT_NOT_FOUND	127	/* the command was not found */
+
 struct target {
 	pid_t pid;
 	bool spawned;
@@ -15,21 +22,30 @@ struct target {
 	int exec_fd;		/* read end of the exec-error pipe (spawned), -1 */
 	char exe[PATH_MAX];	/* resolved executable */
 	unsigned long long start_time;	/* /proc/PID/stat starttime, attach identity */
+	int fail_status;	/* spawn/resume failed: TARGET_EXIT_CANNOT_RUN or _NOT_FOUND */
 };
 
 /*
- * Resolves argv[0] like execvp, forks a child that drops to uid/gid (when drop), stops
- * itself and waits for target__resume() to exec. stdio: NULL to inherit memphase's
- * stdin/stdout/stderr, else the fds the child gets as 0, 1, 2 (-1 to inherit that one).
- * Returns 0 or -errno; a command that cannot be executed fails here with a message on
- * stderr.
+ * Forks a child that becomes run_as (NULL: stays as memphase is), resolves argv[0] like
+ * execvp with that user's rights and PATH, stops itself and waits for target__resume()
+ * to exec. Until then it dies with memphase (a memphase killed during set-up leaves no
+ * stopped child). stdio: NULL to inherit memphase's stdin/stdout/stderr, else the fds the
+ * child gets as 0, 1, 2 (-1 to inherit that one). Returns 0 or -errno; a command that
+ * cannot be executed fails here with one line on stderr and t->fail_status set.
  */
-int target__spawn(struct target *t, char *const argv[], bool drop, uid_t uid, gid_t gid,
+int target__spawn(struct target *t, char *const argv[], const struct creds *run_as,
 		  const int stdio[3]);
-/* Lets a spawned child exec. Returns 0, or -errno if exec failed (message printed). */
+/* Lets a spawned child exec. Returns 0, or -errno if exec failed (message printed,
+ * t->fail_status set). */
 int target__resume(struct target *t);
 /* Checks that pid exists and records its identity. 0, -ESRCH or -errno. */
 int target__attach(struct target *t, pid_t pid);
+/*
+ * May user c observe pid? As ptrace(2) would let them (PTRACE_MODE_ATTACH_REALCREDS): root
+ * may; anyone else only a dumpable process whose real, effective and saved uids are theirs
+ * and gids their gid. 0, -ESRCH, or -EPERM after one line on stderr.
+ */
+int target__may_observe(pid_t pid, const struct creds *c);
 /* Is the process still the one we attached to / still running? */
 bool target__alive(struct target *t);
 /* Reaps a spawned child without blocking; true once it has exited. */

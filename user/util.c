@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Small helpers: clocks, sizes, files owned by the invoking user. */
+/* Small helpers: clocks, sizes, durations. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 #include "util.h"
 
 __u64 util__now_ns(void)
@@ -60,7 +59,8 @@ int util__parse_size(const char *s, __u64 *out)
 	if (*end)
 		return -EINVAL;
 	v *= mul;
-	if (v >= 18446744073709551615.0)
+	/* a whole number of bytes that fits */
+	if (v >= 18446744073709551615.0 || v != floor(v))
 		return -EINVAL;
 	*out = (__u64)v;
 	return 0;
@@ -81,51 +81,12 @@ int util__parse_seconds(const char *s, double *out)
 		v /= 1000;
 	else if (!strcmp(end, "m") || !strcmp(end, "min"))
 		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (!strcmp(end, "d"))
+		v *= 86400;
 	else if (*end && strcmp(end, "s"))
 		return -EINVAL;
 	*out = v;
 	return 0;
-}
-
-int util__invoking_user(uid_t *uid, gid_t *gid)
-{
-	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-	char *e1 = NULL, *e2 = NULL;
-	unsigned long u, g;
-
-	*uid = getuid();
-	*gid = getgid();
-	if (geteuid() != 0 || !su || !sg)
-		return 0;
-	u = strtoul(su, &e1, 10);
-	g = strtoul(sg, &e2, 10);
-	if (!*su || *e1 || !*sg || *e2)
-		return 0;
-	*uid = u;
-	*gid = g;
-	return u != 0;
-}
-
-FILE *util__fopen_user(const char *path, const char *mode)
-{
-	uid_t uid, euid = geteuid();
-	gid_t gid, egid = getegid();
-	FILE *f;
-	int err;
-
-	if (!util__invoking_user(&uid, &gid))
-		return fopen(path, mode);
-	/* check permissions as, and create the file for, the invoking user */
-	if (setegid(gid) || seteuid(uid))
-		return NULL;
-	f = fopen(path, mode);
-	err = errno;
-	if (seteuid(euid) || setegid(egid)) {
-		if (f)
-			fclose(f);
-		errno = EPERM;
-		return NULL;
-	}
-	errno = err;
-	return f;
 }

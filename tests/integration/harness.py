@@ -61,8 +61,19 @@ def run(args, timeout=120, env=None, **kw):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=e, **kw)
 
 
+def mp_argv(args):
+    """memphase ARGS as a command line. The tests run as root itself: `run` gets
+    --allow-root (memphase refuses to run a command as root without it; under sudo the
+    command runs as SUDO_UID and the option changes nothing)."""
+    args = list(args)
+    if args and args[0] == "run" and "--allow-root" not in args and "--user" not in args \
+            and "--" in args:
+        args.insert(1, "--allow-root")
+    return [MEMPHASE] + args
+
+
 def memphase(args, timeout=120, env=None):
-    return run([MEMPHASE] + list(args), timeout=timeout, env=env)
+    return run(mp_argv(args), timeout=timeout, env=env)
 
 
 def read_report(path):

@@ -56,13 +56,15 @@ def driver_args(d, **over):
     return args + ["--report", os.path.join(d, "report.txt")]
 
 
-def run_driver(d, mp_opts=(), timeout=120, env=None, **over):
-    """memphase run --json d/out.json [mp_opts] -- driver; returns (proc, json doc, report)."""
+def run_driver(d, mp_opts=(), timeout=120, env=None, status=0, **over):
+    """memphase run --json d/out.json [mp_opts] -- driver; returns (proc, json doc, report).
+    status: the exit status memphase must give (the driver's own)."""
     out = os.path.join(d, "out.json")
     argv = driver_args(d, **over)
     r = harness.memphase(["run", "--json", out] + list(mp_opts) + ["--"] + argv,
                          timeout=timeout, env=env)
-    assert r.returncode == 0, "memphase exited %d; stderr: %s" % (r.returncode, r.stderr)
+    assert r.returncode == status, "memphase exited %d (want %d); stderr: %s" % (
+        r.returncode, status, r.stderr)
     return r, harness.load_json(out), harness.read_report(os.path.join(d, "report.txt")), argv
 
 
@@ -237,7 +239,8 @@ def test_target_killed_mid_generate():
     harness.need_root()
     k = 10
     with harness.workdir() as d:
-        r, doc, rep, _ = run_driver(d, die_in_generate=k)
+        # memphase exits as a shell would: 128 + SIGKILL
+        r, doc, rep, _ = run_driver(d, die_in_generate=k, status=128 + signal.SIGKILL)
         assert rep["status"] == "killed_in_generate" and rep["tokens_generated"] == k, rep
         assert doc["target"]["exit"]["signal"] == signal.SIGKILL, doc["target"]["exit"]
         assert doc["target"]["exit"]["code"] is None, doc["target"]["exit"]
@@ -260,7 +263,7 @@ def test_sigterm_to_memphase():
         report = os.path.join(d, "report.txt")
         # 400 tokens 20 ms apart: 8 s of generation, stopped after about 0.5 s of it
         argv = driver_args(d, tokens=400, sleep_ms=20)
-        mp = subprocess.Popen([harness.MEMPHASE, "run", "--json", out, "--"] + argv,
+        mp = subprocess.Popen(harness.mp_argv(["run", "--json", out, "--"] + argv),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.time() + 30

@@ -147,8 +147,8 @@ def test_duration_detaches():
         t0 = time.time()
         # files, not pipes: the command keeps memphase's stdout open after it detaches
         with open(os.path.join(d, "log"), "w") as log:
-            rc = subprocess.call([harness.MEMPHASE, "run", "--duration", "1", "--json", out,
-                                  "--", "sleep", "4"], stdout=log, stderr=log)
+            rc = subprocess.call(harness.mp_argv(["run", "--duration", "1", "--json", out,
+                                  "--", "sleep", "4"]), stdout=log, stderr=log)
         assert rc == 0, open(os.path.join(d, "log")).read()
         assert time.time() - t0 < 3.5
         doc = harness.load_json(out)
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
         for delay in (0.15, 0.3, 0.45):
             # same process group as the tests: were it orphaned, the kernel would
             # SIGHUP+SIGCONT a stopped member and the check would prove nothing
-            p = subprocess.Popen([harness.MEMPHASE, "run", "--no-tui", "--", prog] + libs,
+            p = subprocess.Popen(harness.mp_argv(["run", "--no-tui", "--", prog] + libs),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(delay)
             kids = harness.run(["pgrep", "-P", str(p.pid)]).stdout.split()

@@ -201,8 +201,8 @@ def test_symbols_of_deleted_binary():
         shutil.copy(os.path.join(os.path.dirname(harness.NOFP_DRIVER), "libllama.so"), d)
         shutil.copy(harness.NOFP_DRIVER, exe)
         out = os.path.join(d, "out.folded")
-        p = subprocess.Popen([harness.MEMPHASE, "run", "--folded", out] + SAMPLE_OPTS +
-                             ["--"] + workload(d, exe, start_delay_ms=1500),
+        p = subprocess.Popen(harness.mp_argv(["run", "--folded", out] + SAMPLE_OPTS +
+                             ["--"] + workload(d, exe, start_delay_ms=1500)),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         import time
         time.sleep(0.8)

@@ -124,7 +124,7 @@ def test_tui_live_view():
     need_tools()
     d = harness.tmpdir()
     log = os.path.join(d, "target.log")
-    cmd = [harness.MEMPHASE, "run", "--target-log", log, "--"] + driver(d, 900, verbose=True)
+    cmd = harness.mp_argv(["run", "--target-log", log, "--"] + driver(d, 900, verbose=True))
     t = Tmux(d, cmd)
     try:
         # mid-run: the phase, the rows, the histogram, a growth rate
@@ -236,8 +236,8 @@ def test_no_tui_status_lines():
     need_tools()
     d = harness.tmpdir()
     try:
-        r = harness.run([harness.MEMPHASE, "run", "--no-tui", "--interval", "0.3", "--"] +
-                        driver(d, 150), timeout=120, cwd=d)
+        r = harness.run(harness.mp_argv(["run", "--no-tui", "--interval", "0.3", "--"] +
+                        driver(d, 150)), timeout=120, cwd=d)
         assert r.returncode == 0, r.stderr
         check_status_lines(r.stderr, 0.3)
         assert "\x1b" not in r.stdout + r.stderr, "escape sequences without a TUI"
@@ -253,8 +253,8 @@ def test_not_a_terminal_means_status_lines():
     need_tools()
     d = harness.tmpdir()
     try:
-        r = harness.run([harness.MEMPHASE, "run", "--interval", "0.5", "--"] +
-                        driver(d, 100, verbose=True), timeout=120, cwd=d)
+        r = harness.run(harness.mp_argv(["run", "--interval", "0.5", "--"] +
+                        driver(d, 100, verbose=True)), timeout=120, cwd=d)
         assert r.returncode == 0, r.stderr
         check_status_lines(r.stderr, 0.5)
         assert re.search(r"^token 99$", r.stdout, re.M), "the command's output went missing"
@@ -306,8 +306,8 @@ def test_tui_cgroup_forecast():
     cg = make_cgroup(240 << 20)
     try:
         cmd = ["sh", "-c", "'echo $$ > %s/cgroup.procs && exec %s'"
-               % (cg, " ".join([harness.MEMPHASE, "run", "--target-log", "/dev/null", "--"] +
-                               driver(d, 1000)))]
+               % (cg, " ".join(harness.mp_argv(["run", "--target-log", "/dev/null", "--"] +
+                               driver(d, 1000))))]
         t = Tmux(d, cmd)
         try:
             s = t.wait(lambda s: re.search(r"^cgroup\s+limit 240 MiB, usage", s, re.M) and

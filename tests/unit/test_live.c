@@ -63,6 +63,14 @@ TEST(live_status_line)
 	ASSERT_TRUE(strstr(buf, " cg=904MiB/1.00GiB oom_in=~10s lost=3") != NULL, "cgroup binds");
 	if (strstr(buf, "oom_in=~10s") == NULL)
 		printf("%s\n", buf);
+
+	/* the command has exited: it will not run out of memory, whatever the last rate */
+	m.procs[0].exited = true;
+	live__format_status(buf, sizeof(buf), &m, tl, &sm, 22 * NS);
+	ASSERT_TRUE(strstr(buf, " rate=- ") != NULL && strstr(buf, " oom_in=- ") != NULL,
+		    "no projection after the exit");
+	if (!strstr(buf, " oom_in=- "))
+		printf("%s\n", buf);
 	model__free(&m);
 	timeline__free(tl);
 }
