@@ -4,9 +4,9 @@
 # Does nothing when everything is present; otherwise runs apt-get update first.
 set -eu
 # sudo: the README's commands use it (a root shell without it can run `make demo` and
-# `make test` directly); gdb, procps, passwd: the safety tests
+# `make test` directly); procps, passwd: the safety tests
 pkgs=(clang-14 llvm-14 bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
-      libncurses-dev make gcc python3 linux-perf tmux binutils sudo gdb procps passwd)
+      libncurses-dev make gcc python3 linux-perf tmux binutils sudo procps passwd)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
