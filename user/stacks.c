@@ -9,6 +9,7 @@
 #include "stacks.h"
 #include "strmap.h"
 #include "unwind.h"
+#include "utf8.h"
 #include "util.h"
 
 struct raw_sample {
@@ -80,12 +81,23 @@ void stacks__note_process(struct stacks *st, __u32 pid)
 	pid_note(st, pid);
 }
 
-/* Folded-format safe: no ';' (frame separator) and no newlines in a frame. */
-static void sanitize(char *s)
+/*
+ * One frame (or comm) as the folded format needs it, malloc'd: valid UTF-8 without control
+ * characters (others become U+FFFD), no ';' (the frame separator, made ':') and never
+ * empty ("[unknown]"). NULL on ENOMEM.
+ */
+static char *frame_clean(const char *s)
 {
-	for (; *s; s++)
-		if (*s == ';' || *s == '\n' || *s == '\r')
-			*s = ':';
+	char *c = utf8__sanitize(s), *p;
+
+	if (c && !c[0]) {
+		free(c);
+		c = strdup("[unknown]");
+	}
+	for (p = c; p && *p; p++)
+		if (*p == ';')
+			*p = ':';
+	return c;
 }
 
 static const char *symbol(struct stacks *st, __u32 pid, __u64 ip, bool is_return)
@@ -104,13 +116,12 @@ static const char *symbol(struct stacks *st, __u32 pid, __u64 ip, bool is_return
 	name = strchr(sym.name, '@');
 	if (name && name != sym.name)
 		*name = '\0';
-	name = strdup(sym.name);
+	name = frame_clean(sym.name);
 	e = strmap__get(&st->syms, key);
 	if (!name || !e) {
 		free(name);
 		return "[unknown]";
 	}
-	sanitize(name);
 	e->value = (uintptr_t)name;
 	return name;
 }
@@ -149,7 +160,7 @@ int stacks__add(struct stacks *st, const struct model *m, const void *data, size
 	__u64 ips[STACKS_MAX_FRAMES];
 	struct strmap_entry *e;
 	FILE *f;
-	char *line = NULL, comm[MP_COMM_LEN + 1];
+	char *line = NULL, *comm, raw_comm[MP_COMM_LEN + 1];
 	size_t cap = 0;
 	int n = 0, i;
 
@@ -177,15 +188,20 @@ int stacks__add(struct stacks *st, const struct model *m, const void *data, size
 	}
 	/* n == 0: the kernel's walk found nothing; the bytes stay, under [no stack] */
 	pid_note(st, h->pid);
-	memcpy(comm, h->comm, MP_COMM_LEN);
-	comm[MP_COMM_LEN] = '\0';
-	sanitize(comm);
+	memcpy(raw_comm, h->comm, MP_COMM_LEN);
+	raw_comm[MP_COMM_LEN] = '\0';
+	comm = frame_clean(raw_comm);
+	if (!comm)
+		return -ENOMEM;
 
 	/* phase;comm;outermost;...;innermost */
 	f = open_memstream(&line, &cap);
-	if (!f)
+	if (!f) {
+		free(comm);
 		return -ENOMEM;
+	}
 	fprintf(f, "%s;%s", m->names[h->phase], comm);
+	free(comm);
 	if (!n)
 		fprintf(f, ";[no stack]");
 	for (i = n - 1; i >= 0; i--)
@@ -231,61 +247,123 @@ static __u64 unsampled(const struct stacks *st, const struct model *m, unsigned 
 	return g > s ? g - s : 0;
 }
 
-int stacks__write_folded(const struct stacks *st, const struct model *m, FILE *f)
+/* The folded lines in output order, as one array the folded and SVG writers share. */
+struct folded_lines {
+	struct fg_stack *v;
+	size_t n;
+	char **owned;		/* the [not sampled] lines' frames */
+	size_t nowned;
+};
+
+static void folded_lines_free(struct folded_lines *fl)
+{
+	size_t i;
+
+	for (i = 0; i < fl->nowned; i++)
+		free(fl->owned[i]);
+	free(fl->owned);
+	free(fl->v);
+}
+
+/* does key begin with the phase name followed by ';'? */
+static bool in_phase(const char *key, const char *name)
+{
+	size_t n = strlen(name);
+
+	return n && !strncmp(key, name, n) && key[n] == ';';
+}
+
+/*
+ * Per phase in the order the phases were first entered: its stacks by stack (byte order),
+ * then "phase;COMM;[not sampled]" for the growth no sample carries, COMM being the main
+ * process's. Stacks of a phase never entered (none, normally) come last.
+ */
+static int folded_lines_build(struct folded_lines *fl, const struct stacks *st,
+			       const struct model *m)
 {
 	struct strmap_entry **v = strmap__sorted(&st->folded);
+	const struct model_proc *main_proc = model__main((struct model *)m);
+	char raw_comm[MP_COMM_LEN + 1] = "", *comm = NULL, *line;
+	bool *used = NULL;
 	unsigned int i;
 	size_t k;
+	int err = -ENOMEM;
 
+	memset(fl, 0, sizeof(*fl));
 	if (!v)
 		return -ENOMEM;
-	for (k = 0; v[k]; k++)
-		fprintf(f, "%s %llu\n", v[k]->key, (unsigned long long)v[k]->value);
-	free(v);
+	fl->v = calloc(st->folded.len + m->norder + 1, sizeof(*fl->v));
+	fl->owned = calloc(m->norder + 1, sizeof(*fl->owned));
+	used = calloc(st->folded.len + 1, sizeof(*used));
+	if (main_proc)
+		memcpy(raw_comm, main_proc->comm, MP_COMM_LEN);
+	comm = frame_clean(raw_comm);
+	if (!fl->v || !fl->owned || !used || !comm)
+		goto cleanup;
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
 		__u64 rest = unsampled(st, m, id);
 
-		if (rest)
-			fprintf(f, "%s;[not sampled] %llu\n", m->names[id], (unsigned long long)rest);
+		for (k = 0; v[k]; k++) {
+			if (used[k] || !in_phase(v[k]->key, m->names[id]))
+				continue;
+			used[k] = true;
+			fl->v[fl->n].frames = v[k]->key;
+			fl->v[fl->n++].weight = v[k]->value;
+		}
+		if (!rest)
+			continue;
+		if (asprintf(&line, "%s;%s;[not sampled]", m->names[id], comm) < 0)
+			goto cleanup;
+		fl->owned[fl->nowned++] = line;
+		fl->v[fl->n].frames = line;
+		fl->v[fl->n++].weight = rest;
 	}
+	for (k = 0; v[k]; k++) {
+		if (used[k])
+			continue;
+		fl->v[fl->n].frames = v[k]->key;
+		fl->v[fl->n++].weight = v[k]->value;
+	}
+	err = 0;
+cleanup:
+	if (err)
+		folded_lines_free(fl);
+	free(comm);
+	free(used);
+	free(v);
+	return err;
+}
+
+int stacks__write_folded(const struct stacks *st, const struct model *m, FILE *f)
+{
+	struct folded_lines fl;
+	size_t k;
+	int err;
+
+	err = folded_lines_build(&fl, st, m);
+	if (err)
+		return err;
+	for (k = 0; k < fl.n; k++)
+		fprintf(f, "%s %llu\n", fl.v[k].frames, (unsigned long long)fl.v[k].weight);
+	folded_lines_free(&fl);
 	fflush(f);
 	return ferror(f) ? -EIO : 0;
 }
 
 int stacks__write_svg(const struct stacks *st, const struct model *m, FILE *f)
 {
-	struct strmap_entry **v = strmap__sorted(&st->folded);
-	char (*rest_names)[PHASE_NAME_MAX + 32] = NULL;
 	struct fg_opts o = { .title = "memphase: RSS growth by phase and code path",
 			     .unit = "bytes", .width = 1200 };
-	struct fg_stack *fs = NULL;
 	const char *order[MP_MAX_PHASES];
 	char sub[256], cmd[128] = "";
-	size_t n = 0, k;
+	struct folded_lines fl;
 	unsigned int i;
-	int err = -ENOMEM;
+	int err;
 
-	if (!v)
-		return -ENOMEM;
-	fs = calloc(st->folded.len + m->norder + 1, sizeof(*fs));
-	rest_names = calloc(m->norder + 1, sizeof(*rest_names));
-	if (!fs || !rest_names)
-		goto cleanup;
-	for (k = 0; v[k]; k++) {
-		fs[n].frames = v[k]->key;
-		fs[n++].weight = v[k]->value;
-	}
-	for (i = 0; i < m->norder; i++) {
-		unsigned int id = m->order[i];
-		__u64 rest = unsampled(st, m, id);
-
-		if (!rest)
-			continue;
-		snprintf(rest_names[i], sizeof(rest_names[i]), "%s;[not sampled]", m->names[id]);
-		fs[n].frames = rest_names[i];
-		fs[n++].weight = rest;
-	}
+	err = folded_lines_build(&fl, st, m);
+	if (err)
+		return err;
 	/* phases left to right in the order they were entered */
 	for (i = 0; i < m->norder; i++)
 		order[i] = m->names[m->order[i]];
@@ -296,11 +374,8 @@ int stacks__write_svg(const struct stacks *st, const struct model *m, FILE *f)
 	snprintf(sub, sizeof(sub), "%s (pid %u): %llu samples", cmd, m->root_pid,
 		 (unsigned long long)st->total);
 	o.subtitle = sub;
-	err = flamegraph__write(f, fs, n, &o);
-cleanup:
-	free(rest_names);
-	free(fs);
-	free(v);
+	err = flamegraph__write(f, fl.v, fl.n, &o);
+	folded_lines_free(&fl);
 	return err;
 }
 

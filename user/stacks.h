@@ -32,10 +32,16 @@ __u64 stacks__sampled_bytes(const struct stacks *st, unsigned int phase);
 __u64 stacks__samples(const struct stacks *st, unsigned int phase);
 __u64 stacks__unwind_failures(const struct stacks *st);
 
-/* "phase;comm;outermost;...;innermost BYTES" lines, sorted; plus per phase a
- * "phase;[not sampled] BYTES" line for growth no sample carries. */
+/*
+ * "phase;comm;outermost;...;innermost BYTES" lines: phases in the order first entered, and
+ * within a phase by stack (byte order), then a "phase;COMM;[not sampled] BYTES" line for
+ * the growth no sample carries (COMM: the comm of model__main()). Every frame and comm is
+ * valid UTF-8 without control characters (others become U+FFFD), has no ';' and is never
+ * empty, so every line splits into at least 3 fields and a weight.
+ */
 int stacks__write_folded(const struct stacks *st, const struct model *m, FILE *f);
-/* One self-contained SVG flame graph, phases side by side. */
+/* One self-contained SVG flame graph of the same lines, phases side by side in the
+ * order first entered. */
 int stacks__write_svg(const struct stacks *st, const struct model *m, FILE *f);
 /* A perf.data file: comm and mmap records, samples weighted by bytes; the sample's
  * comm is its phase (a COMM record precedes a thread's samples when its phase changes). */

@@ -68,7 +68,7 @@ def check_dwarf(driver):
         doc = harness.load_json(out["json"])
         rows = folded(out["folded"])
         for ph, fn in WORK.items():
-            mine = [(fr, w) for fr, w in rows if fr[0] == ph and fr[1] != "[not sampled]"]
+            mine = [(fr, w) for fr, w in rows if fr[0] == ph and fr[-1] != "[not sampled]"]
             sampled = sum(w for _, w in mine)
             good = sum(w for fr, w in mine if "main" in fr and any(fn in x for x in fr))
             p = harness.phase(doc, ph)
@@ -98,7 +98,7 @@ def test_fp_stacks_recorded():
     with harness.workdir() as d:
         for driver in (harness.DRIVER, harness.NOFP_DRIVER):
             _, out = run(d, workload(d, driver), ["--stacks", "fp"] + SAMPLE_OPTS)
-            rows = [(fr, w) for fr, w in folded(out["folded"]) if fr[1] != "[not sampled]"]
+            rows = [(fr, w) for fr, w in folded(out["folded"]) if fr[-1] != "[not sampled]"]
             total = sum(w for _, w in rows)
             with_main = sum(w for fr, w in rows if "main" in fr)
             print("  fp %s: %d%% of sampled bytes reach main" % (
@@ -112,6 +112,12 @@ def test_folded_adds_up_and_mappings():
         _, out = run(d, workload(d), SAMPLE_OPTS)
         doc = harness.load_json(out["json"])
         rows = folded(out["folded"])
+        # lines come phase by phase, in the order the phases were entered (the JSON's)
+        seen = []
+        for fr, _ in rows:
+            if not seen or seen[-1] != fr[0]:
+                seen.append(fr[0])
+        assert seen == [p["name"] for p in doc["phases"] if p["name"] in seen], seen
         for p in doc["phases"]:
             grown = sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
             mine = sum(w for fr, w in rows if fr[0] == p["name"])
@@ -188,7 +194,7 @@ def test_symbols_of_stripped_binary_via_debuglink():
         assert "no symbols" in nm.stderr, "the copy is not stripped"
         _, out = run(d, workload(d, exe), SAMPLE_OPTS)
         rows = folded(out["folded"])
-        gen = [fr for fr, _ in rows if fr[0] == "generate" and fr[1] != "[not sampled]"]
+        gen = [fr for fr, _ in rows if fr[0] == "generate" and fr[-1] != "[not sampled]"]
         # main and the driver's static decode_one come from the debug file only
         assert any("main" in fr and "decode_one" in fr for fr in gen), gen[:2]
 
@@ -210,5 +216,5 @@ def test_symbols_of_deleted_binary():
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         rows = folded(out)
-        gen = [fr for fr, _ in rows if fr[0] == "generate" and fr[1] != "[not sampled]"]
+        gen = [fr for fr, _ in rows if fr[0] == "generate" and fr[-1] != "[not sampled]"]
         assert any("main" in fr and "touch_pages" in fr for fr in gen), gen[:2]

