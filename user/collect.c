@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
+#include "procmaps.h"
 #include "strmap.h"
 #include "util.h"
 #include "memphase.skel.h"
@@ -177,45 +178,72 @@ int collect__maps(struct memphase_bpf *skel, struct model *m)
 	return err;
 }
 
-/* Caches every file mapping of pid as "dev:ino" -> path (kernel dev_t numbering). */
+/* What paths caches per "dev:ino" (kernel dev_t numbering); one block, free() frees it. */
+struct known_file {
+	bool deleted;
+	char path[];
+};
+
+static void paths_add(struct strmap *paths, const char *key, const char *path, bool deleted)
+{
+	struct strmap_entry *e;
+	struct known_file *k;
+	size_t n = strlen(path);
+
+	if (strmap__find(paths, key))
+		return;
+	k = malloc(sizeof(*k) + n + 1);
+	if (!k)
+		return;
+	k->deleted = deleted;
+	memcpy(k->path, path, n + 1);
+	e = strmap__get(paths, key);
+	if (!e) {
+		free(k);
+		return;
+	}
+	e->value = (uintptr_t)k;
+}
+
+/* Caches every file mapping of pid as "dev:ino" -> its exact path. */
 static void paths_learn(struct strmap *paths, __u32 pid)
 {
-	unsigned int maj, min;
-	unsigned long ino;
-	char fn[64], key[64], *line = NULL;
-	struct strmap_entry *e;
-	size_t cap = 0, n;
-	int pos;
-	FILE *f;
+	struct procmaps *pm = procmaps__open(pid);
+	struct procmaps_entry e;
+	char key[64];
 
-	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
-	f = fopen(fn, "re");
-	if (!f)
+	if (!pm)
 		return;
-	while (getline(&line, &cap, f) > 0) {
-		pos = 0;
-		if (sscanf(line, "%*x-%*x %*s %*x %x:%x %lu %n", &maj, &min, &ino, &pos) < 3 ||
-		    !pos || !ino || line[pos] != '/')
+	while (procmaps__next(pm, &e) > 0) {
+		if (!e.inode || e.path[0] != '/')
 			continue;
-		n = strlen(line + pos);
-		if (n && line[pos + n - 1] == '\n')
-			line[pos + n - 1] = '\0';
-		snprintf(key, sizeof(key), "%" PRIu64 ":%lu", (uint64_t)(((__u64)maj << 20) | min), ino);
-		if (strmap__find(paths, key))
-			continue;
-		e = strmap__get(paths, key);
-		if (e)
-			e->value = (uintptr_t)strdup(line + pos);
+		snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64,
+			 (uint64_t)(((__u64)e.dev_major << 20) | e.dev_minor), e.inode);
+		paths_add(paths, key, e.path, e.deleted);
 	}
-	free(line);
-	fclose(f);
+	procmaps__close(pm);
+}
+
+/* Was the file of this mapping deleted since its name was learned? Its live VMA tells. */
+static bool file_gone(const struct mp_map_key *k, const struct mp_map_val *v)
+{
+	char link[96];
+	struct stat st;
+
+	if (v->vm_end <= v->vm_start)
+		return false;
+	snprintf(link, sizeof(link), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, v->tgid,
+		 (uint64_t)v->vm_start, (uint64_t)v->vm_end);
+	return !stat(link, &st) && st.st_ino == k->ino && !st.st_nlink;
 }
 
 static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
-			 const struct mp_map_val *v, char *buf, size_t len)
+			 const struct mp_map_val *v, struct model_mapping *mm)
 {
+	struct known_file *kf;
 	struct strmap_entry *e;
-	char key[64], sz[24];
+	char key[64], sz[24], *buf = mm->path;
+	size_t len = sizeof(mm->path);
 
 	switch (k->kind) {
 	case MP_MAP_HEAP:
@@ -241,9 +269,13 @@ static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
 			paths_learn(paths, v->tgid);
 			e = strmap__find(paths, key);
 		}
-		if (e && e->value)
-			snprintf(buf, len, "%s", (const char *)(uintptr_t)e->value);
-		else
+		kf = e ? (struct known_file *)(uintptr_t)e->value : NULL;
+		if (kf && !kf->deleted)
+			kf->deleted = file_gone(k, v);
+		if (kf) {
+			snprintf(buf, len, "%s", kf->path);
+			mm->deleted = kf->deleted;
+		} else
 			snprintf(buf, len, "[%s %" PRIu64 ":%" PRIu64 " inode %" PRIu64 "]",
 				 model__kind_name(k->kind), (uint64_t)(k->dev >> 20),
 				 (uint64_t)(k->dev & 0xfffff), (uint64_t)k->ino);
@@ -267,7 +299,7 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
 		memset(&mm, 0, sizeof(mm));
-		mapping_name(paths, &key, &v, mm.path, sizeof(mm.path));
+		mapping_name(paths, &key, &v, &mm);
 		mm.cls = key.cls;
 		mm.kind = key.kind;
 		mm.bytes = v.bytes;
@@ -278,20 +310,20 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 
 void collect__learn_file(struct strmap *paths, const char *path, const char *name)
 {
-	struct strmap_entry *e;
-	char key[64];
+	char key[64], *exact = NULL;
 	struct stat st;
+	size_t n = strlen(name), d = strlen(" (deleted)");
 
 	if (stat(path, &st))
 		return;
 	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64,
 		 (uint64_t)(((__u64)major(st.st_dev) << 20) | minor(st.st_dev)),
 		 (uint64_t)st.st_ino);
-	if (strmap__find(paths, key))
-		return;
-	e = strmap__get(paths, key);
-	if (e)
-		e->value = (uintptr_t)strdup(name);
+	/* readlink() of a deleted file's link appends " (deleted)": not part of the name */
+	if (!st.st_nlink && n > d && !strcmp(name + n - d, " (deleted)"))
+		exact = strndup(name, n - d);
+	paths_add(paths, key, exact ? exact : name, !st.st_nlink);
+	free(exact);
 }
 
 void collect__learn_paths(struct strmap *paths, __u32 pid)

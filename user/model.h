@@ -16,10 +16,13 @@
 #define MODEL_MAX_OOMS	32
 #define MODEL_TOP_MAPPINGS 10
 #define MODEL_MAX_UNMATCHED 32
+#define MODEL_PATH_MAX	4096	/* PATH_MAX: a path d_path() gives fits */
 
 /* A mapping's share of a phase's growth in one class. */
 struct model_mapping {
-	char path[256];		/* file path, or [heap], [stack], [anon 0x...], ... */
+	/* the exact file path (see procmaps.h), or [heap], [stack], [anon 0x...], ... */
+	char path[MODEL_PATH_MAX];
+	bool deleted;		/* the file was deleted (or never had a name: memfd, SysV) */
 	__u32 cls;		/* enum mp_class */
 	__u32 kind;		/* enum mp_map_kind */
 	__u64 bytes;

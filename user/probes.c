@@ -11,6 +11,7 @@
 #include "elfsym.h"
 #include "probes.h"
 #include "utf8.h"
+#include "procmaps.h"
 
 #define PROBES_MAX_FILES	512
 #define PROBES_MAX_LINKS	1024
@@ -146,85 +147,55 @@ cleanup:
 	return err;
 }
 
-/* One line of /proc/PID/maps: start-end perms offset dev inode path */
-static int maps_parse(const char *line, __u64 *start, __u64 *end, char *perms, const char **path)
+static int scan_entry(struct probes *p, pid_t pid, const struct procmaps_entry *e)
 {
-	int pos = 0;
-
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %*x %*x:%*x %*u %n", (uint64_t *)start,
-		   (uint64_t *)end, perms, &pos) < 3 || !pos)
-		return -EINVAL;
-	*path = line + pos;
-	return 0;
-}
-
-static int scan_line(struct probes *p, pid_t pid, __u64 start, __u64 end, const char *path)
-{
-	char name[PATH_MAX], link[96];
-	const char *del;
-	size_t n = strlen(path);
+	char link[96];
 	struct stat st;
 
-	if (path[0] != '/')
+	if (e->path[0] != '/')
 		return 0;	/* [heap], [vdso], anonymous */
-	snprintf(name, sizeof(name), "%.*s", (int)(n && path[n - 1] == '\n' ? n - 1 : n), path);
 	/* deleted files and files of other mount namespaces: open through map_files */
-	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 (uint64_t)start, (uint64_t)end);
-	del = strstr(name, " (deleted)");
-	if (del || stat(name, &st))
-		return probes__scan_file(p, name, link);
-	return probes__scan_file(p, name, NULL);
+	snprintf(link, sizeof(link), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
+		 e->end);
+	if (e->deleted || stat(e->path, &st))
+		return probes__scan_file(p, e->path, link);
+	return probes__scan_file(p, e->path, NULL);
 }
 
 int probes__scan_mapping(struct probes *p, pid_t pid, __u64 addr)
 {
-	__u64 start, end;
-	char fn[64], perms[8], *line = NULL;
-	const char *path;
-	size_t cap = 0;
-	FILE *f;
+	struct procmaps *pm = procmaps__open(pid);
+	struct procmaps_entry e;
 	int err = -ENOENT;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
-	f = fopen(fn, "re");
-	if (!f)
+	if (!pm)
 		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (maps_parse(line, &start, &end, perms, &path))
+	while (procmaps__next(pm, &e) > 0) {
+		if (addr < e.start || addr >= e.end)
 			continue;
-		if (addr < start || addr >= end)
-			continue;
-		err = scan_line(p, pid, start, end, path);
+		err = scan_entry(p, pid, &e);
 		break;
 	}
-	free(line);
-	fclose(f);
+	procmaps__close(pm);
 	return err;
 }
 
 int probes__scan_pid(struct probes *p, pid_t pid)
 {
-	__u64 start, end;
-	char fn[64], perms[8], *line = NULL;
-	const char *path;
-	size_t cap = 0;
-	FILE *f;
+	struct procmaps *pm = procmaps__open(pid);
+	struct procmaps_entry e;
 	int n = 0, r;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
-	f = fopen(fn, "re");
-	if (!f)
+	if (!pm)
 		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		if (maps_parse(line, &start, &end, perms, &path) || perms[2] != 'x')
+	while (procmaps__next(pm, &e) > 0) {
+		if (e.perms[2] != 'x')
 			continue;
-		r = scan_line(p, pid, start, end, path);
+		r = scan_entry(p, pid, &e);
 		if (r > 0)
 			n += r;
 	}
-	free(line);
-	fclose(f);
+	procmaps__close(pm);
 	return n;
 }
 

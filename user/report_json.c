@@ -105,6 +105,8 @@ static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id
 
 		jsonw__start_object(w);
 		jsonw__string_field(w, "path", mm->path);
+		/* a file's path is its exact name; deleted says the file is gone */
+		jsonw__bool_field(w, "deleted", mm->deleted);
 		jsonw__string_field(w, "class", mp_class_name(mm->cls));
 		jsonw__string_field(w, "kind", model__kind_name(mm->kind));
 		jsonw__u64_field(w, "bytes", mm->bytes);

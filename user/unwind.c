@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "procmaps.h"
 #include "unwind.h"
 
 /* libstdc++'s demangler (the project links -lstdc++) */
@@ -61,7 +63,7 @@ struct uw_file {
 	struct uw_file *next;
 	unsigned int refs;
 	__u64 dev, ino;		/* identity in /proc/PID/maps; 0/0 for [vdso] */
-	char *path;		/* path without " (deleted)", for debuglink lookups */
+	char *path;		/* exact path, for debuglink lookups */
 	const char *base;	/* its basename */
 	Elf *elf;		/* NULL: not an ELF file */
 	void *image;		/* [vdso]: the copy elf was made from */
@@ -80,7 +82,8 @@ struct uw_map {
 	__u64 dev, ino;
 	__u64 bias;		/* load bias of file (when has_bias) */
 	bool has_bias;
-	char *path;		/* as in /proc/PID/maps; "" for anonymous memory */
+	char *path;		/* exact path (procmaps.h); "" for anonymous memory */
+	bool deleted;		/* the file was deleted */
 	struct uw_file *file;	/* NULL: anonymous, or the file could not be opened */
 };
 
@@ -270,7 +273,7 @@ static struct uw_file *uw_file_get(struct unwinder *u, pid_t pid, const struct u
 {
 	bool vdso = !strcmp(m->path, "[vdso]");
 	struct uw_file *f;
-	size_t len, size;
+	size_t size;
 	Elf *elf = NULL;
 	int fd = -1;
 
@@ -290,9 +293,6 @@ static struct uw_file *uw_file_get(struct unwinder *u, pid_t pid, const struct u
 	f->path = strdup(m->path);
 	if (!f->path)
 		goto err;
-	len = strlen(f->path);
-	if (len > strlen(UW_DELETED) && !strcmp(f->path + len - strlen(UW_DELETED), UW_DELETED))
-		f->path[len - strlen(UW_DELETED)] = '\0';
 	f->base = uw_basename(f->path);
 	if (vdso) {
 		if (uw_read_vdso(pid, m, &f->image, &size))
@@ -596,54 +596,42 @@ static bool uw_map_same(const struct uw_map *a, const struct uw_map *b)
 	       a->file == b->file && a->bias == b->bias && a->has_bias == b->has_bias;
 }
 
-/* one line of /proc/PID/maps; 1 if it is an executable user mapping, 0 if not, -errno */
-static int uw_map_parse(char *line, struct uw_map *m)
+/* one mapping of /proc/PID/maps; 1 if it is an executable user mapping, 0 if not, -errno */
+static int uw_map_from(const struct procmaps_entry *e, struct uw_map *m)
 {
-	unsigned long long start, end, pgoff, ino;
-	unsigned int maj, min;
-	char perms[5];
-	size_t len;
-	int n = 0;
-
-	len = strlen(line);
-	if (len && line[len - 1] == '\n')
-		line[--len] = '\0';
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
-		   &min, &ino, &n) != 7 || !n)
-		return 0;
-	if (strlen(perms) < 3 || perms[2] != 'x' || start >= UW_USER_END || start >= end)
+	if (e->perms[2] != 'x' || e->start >= UW_USER_END || e->start >= e->end)
 		return 0;
 	memset(m, 0, sizeof(*m));
-	m->start = start;
-	m->end = end;
-	m->pgoff = pgoff;
-	m->dev = makedev(maj, min);
-	m->ino = ino;
-	m->path = strdup(line + n);
+	m->start = e->start;
+	m->end = e->end;
+	m->pgoff = e->offset;
+	m->dev = makedev(e->dev_major, e->dev_minor);
+	m->ino = e->inode;
+	m->deleted = e->deleted;
+	m->path = strdup(e->path);
 	return m->path ? 1 : -ENOMEM;
 }
 
 int unwinder__snapshot(struct unwinder *u, pid_t pid)
 {
 	struct uw_map *fresh = NULL, *merged = NULL, *tmp, m;
-	size_t nfresh = 0, cap = 0, nmerged = 0, i, j, len = 0;
+	size_t nfresh = 0, cap = 0, nmerged = 0, i, j;
+	struct procmaps *pm = NULL;
+	struct procmaps_entry e;
 	struct uw_proc *p = NULL;
 	bool created = false, changed;
-	char path[64], *line = NULL;
-	FILE *f = NULL;
 	int err = 0, r;
 
 	if (!u || pid <= 0)
 		return -EINVAL;
 	p = uw_proc_find(u, pid);
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f) {
+	pm = procmaps__open(pid);
+	if (!pm) {
 		err = errno == ENOENT ? -ESRCH : -errno;
 		goto cleanup;
 	}
-	while (getline(&line, &len, f) > 0) {
-		r = uw_map_parse(line, &m);
+	while ((r = procmaps__next(pm, &e)) > 0) {
+		r = uw_map_from(&e, &m);
 		if (r < 0) {
 			err = r;
 			goto cleanup;
@@ -666,7 +654,7 @@ int unwinder__snapshot(struct unwinder *u, pid_t pid)
 		fresh[nfresh++] = m;
 	}
 	/* a zombie (or a kernel thread) has no mappings */
-	if (ferror(f) || !nfresh) {
+	if (r < 0 || !nfresh) {
 		err = -ESRCH;
 		goto cleanup;
 	}
@@ -727,9 +715,7 @@ cleanup:
 		free(p);
 	uw_maps_free(u, fresh, nfresh);
 	free(merged);
-	free(line);
-	if (f)
-		fclose(f);
+	procmaps__close(pm);
 	return err;
 }
 
@@ -1029,6 +1015,7 @@ int unwinder__symbolize(struct unwinder *u, pid_t pid, __u64 ip, bool is_return,
 
 int unwinder__for_each_map(struct unwinder *u, pid_t pid, unwinder_map_cb cb, void *ctx)
 {
+	char name[PATH_MAX + sizeof(UW_DELETED)];
 	struct uw_proc *p;
 	struct uw_map *m;
 	size_t i;
@@ -1041,7 +1028,8 @@ int unwinder__for_each_map(struct unwinder *u, pid_t pid, unwinder_map_cb cb, vo
 		return -ESRCH;
 	for (i = 0; i < p->nmaps; i++) {
 		m = &p->maps[i];
-		err = cb(ctx, pid, m->start, m->end, m->pgoff, m->path,
+		snprintf(name, sizeof(name), "%s%s", m->path, m->deleted ? UW_DELETED : "");
+		err = cb(ctx, pid, m->start, m->end, m->pgoff, name,
 			 m->file && m->file->build_id_len ? m->file->build_id : NULL,
 			 m->file ? m->file->build_id_len : 0);
 		if (err)

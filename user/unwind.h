@@ -3,12 +3,13 @@
  * User stack unwinding and symbolization with elfutils (libdwfl), for processes that may
  * have exited by the time their samples are processed.
  *
- * unwinder__snapshot() records a process' executable mappings and opens their files (by
- * path, or through /proc/PID/map_files when the path is deleted or names another file in
- * our mount namespace). An opened file stays mapped in memory (libelf ELF_C_READ_MMAP,
- * no file descriptor kept) until no snapshot uses it any more, so unwinding and
- * symbolizing work after the process exited or the file was deleted. Files are shared
- * between processes (keyed by device and inode), and so are their symbol tables.
+ * unwinder__snapshot() records a process' executable mappings (procmaps.h: exact names)
+ * and opens their files (by path, or through /proc/PID/map_files when the file is deleted
+ * or the path names another file in our mount namespace). An opened file stays mapped in
+ * memory (libelf ELF_C_READ_MMAP, no file descriptor kept) until no snapshot uses it any
+ * more, so unwinding and symbolizing work after the process exited or the file was
+ * deleted. Files are shared between processes (keyed by device and inode), and so are
+ * their symbol tables.
  *
  * Per process, a Dwfl is built lazily from the snapshot (dwfl_report_module per loaded
  * ELF image + a find_elf callback handing out the shared Elf) and cached; it unwinds with
@@ -87,8 +88,9 @@ int unwinder__symbolize(struct unwinder *u, pid_t pid, __u64 ip, bool is_return,
 			struct unwind_sym *out);
 
 /*
- * Called per executable mapping of a snapshot, by address. path is as /proc/PID/maps showed
- * it (may end in " (deleted)"; "[vdso]"; empty for anonymous memory); build_id is the
+ * Called per executable mapping of a snapshot, by address. path is the file's exact name
+ * (procmaps.h) followed by " (deleted)" if it was deleted, as the kernel names files in
+ * perf's own MMAP records ("[vdso]"; empty for anonymous memory); build_id is the
  * file's GNU build ID (NULL and 0 if unknown). A non-zero return stops the walk.
  */
 typedef int (*unwinder_map_cb)(void *ctx, pid_t pid, __u64 start, __u64 end, __u64 pgoff,

@@ -95,3 +95,38 @@ def test_folded_survives_a_hostile_comm():
         got = flamegraph_pl_read(out)
         if got is not None:
             assert got == (len(rows), sum(w for _, w in rows)), got
+
+
+def _make_file(path, mib):
+    with open(path, "wb") as f:
+        f.write(os.urandom(mib * MIB))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def test_mapping_paths_are_exact():
+    """File names with a newline, a space and non-ASCII, a real " (deleted)" suffix, and a
+    deleted file: top_mappings carries each exact name (the kernel prints "\\012" for the
+    newline and appends " (deleted)" for the deleted one)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        keep = [os.path.join(d, n) for n in
+                ("model\nnewline.bin", "model space \u00e9t\u00e9.bin", "ends (deleted)")]
+        gone = os.path.join(d, "gone.bin")
+        for p in keep + [gone]:
+            _make_file(p, 4)
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--json", out, "--", ODDNAMES, "map", "4"] + keep +
+                             ["--unlink", gone])
+        assert r.returncode == 0, "memphase exited %d: %s" % (r.returncode, r.stderr)
+        doc = harness.load_json(out)
+        files = {t["path"]: t for p in doc["phases"] for t in p["top_mappings"]
+                 if t["kind"] == "file"}
+        for p in keep + [gone]:
+            assert p in files, "%r not in top_mappings: %s" % (p, sorted(files))
+            # 4 MiB read one byte per page (readahead may bring a little more)
+            assert files[p]["bytes"] >= 4 * MIB - 64 * 1024, files[p]
+            assert files[p]["deleted"] == (p == gone), files[p]

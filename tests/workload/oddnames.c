@@ -5,12 +5,15 @@
  *	oddnames comm MIB	renames itself to "\e]0;PWNED\a\xff" (a terminal title
  *				sequence and a byte that is not UTF-8), then touches MIB MiB
  *				of anon memory
- *	oddnames map MIB FILE...	maps each FILE (MIB MiB each, which it must hold) and
- *				reads one byte per page, then holds the mappings 300 ms so
- *				that they are seen alive
+ *	oddnames map MIB FILE... [--unlink FILE...]
+ *				maps each FILE (MIB MiB each, which it must hold) and reads
+ *				one byte per page (those after --unlink are unlinked once
+ *				open, before they are mapped), then holds the mappings 300 ms
+ *				so that they are seen alive
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +74,23 @@ static int grow_comm(size_t len)
 
 static int grow_files(size_t len, int n, char **files)
 {
+	bool unlink_it = false;
 	void *p;
 	int i, fd;
 
 	for (i = 0; i < n; i++) {
+		if (!strcmp(files[i], "--unlink")) {
+			unlink_it = true;
+			continue;
+		}
 		fd = open(files[i], O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			fprintf(stderr, "open %s: %s\n", files[i], strerror(errno));
+			return 1;
+		}
+		if (unlink_it && unlink(files[i])) {
+			fprintf(stderr, "unlink %s: %s\n", files[i], strerror(errno));
+			close(fd);
 			return 1;
 		}
 		p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -100,6 +113,6 @@ int main(int argc, char **argv)
 		return grow_comm(mib << 20);
 	if (argc >= 4 && !strcmp(argv[1], "map") && mib)
 		return grow_files(mib << 20, argc - 3, argv + 3);
-	fprintf(stderr, "Usage: oddnames comm MIB | oddnames map MIB FILE...\n");
+	fprintf(stderr, "Usage: oddnames comm MIB | oddnames map MIB FILE... [--unlink FILE...]\n");
 	return 2;
 }
