@@ -34,6 +34,8 @@ enum {
 	PD_FEAT_VERSION = 5,
 	PD_FEAT_ARCH = 6,
 	PD_FEAT_NRCPUS = 7,
+	PD_FEAT_CPUDESC = 8,
+	PD_FEAT_CPUID = 9,
 	PD_FEAT_CMDLINE = 11,
 	PD_FEAT_EVENT_DESC = 12,
 	PD_FEAT_SAMPLE_TIME = 21,
@@ -372,6 +374,78 @@ static void pd_buf__cstring(struct pd_buf *b, const char *s)
 	pd_buf__string(b, s, strlen(s));
 }
 
+/* the value of the first "key\t: value" line of /proc/cpuinfo whose key is key, or "" */
+static void perfdata__cpuinfo(const char *key, char *val, size_t len)
+{
+	char *line = NULL, *colon, *end;
+	size_t cap = 0, n;
+	FILE *f;
+
+	val[0] = '\0';
+	f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		for (end = colon; end > line && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		if ((size_t)(end - line) != strlen(key) || strncmp(line, key, end - line))
+			continue;
+		/* perf's __write_cpudesc: the text after ": " */
+		colon += colon[1] == ' ' ? 2 : 1;
+		n = strcspn(colon, "\n");
+		snprintf(val, len, "%.*s", (int)n, colon);
+		break;
+	}
+	free(line);
+	fclose(f);
+}
+
+/* HEADER_CPUDESC: cpuinfo's "model name", with white space runs made one space (as perf) */
+static void perfdata__feat_cpudesc(struct pd_buf *b, const char *machine)
+{
+	char desc[256], *r, *w;
+	bool space = false;
+
+	perfdata__cpuinfo("model name", desc, sizeof(desc));
+	for (r = w = desc; *r; r++) {
+		if (*r == ' ' || *r == '\t' || *r == '\n' || *r == '\v' || *r == '\f' ||
+		    *r == '\r') {
+			if (!space)
+				*w++ = ' ';
+			space = true;
+		} else {
+			*w++ = *r;
+			space = false;
+		}
+	}
+	*w = '\0';
+	pd_buf__cstring(b, desc[0] ? desc : machine);
+}
+
+/*
+ * HEADER_CPUID: perf's get_cpuid() on x86, "vendor,family,model,stepping" in decimal
+ * ("GenuineIntel,6,85,7"); /proc/cpuinfo has the same numbers (extended family and model
+ * folded in as perf does). Elsewhere, or without those lines, the machine name.
+ */
+static void perfdata__feat_cpuid(struct pd_buf *b, const char *machine)
+{
+	char vendor[64], family[16], model[16], step[16], id[128];
+
+	perfdata__cpuinfo("vendor_id", vendor, sizeof(vendor));
+	perfdata__cpuinfo("cpu family", family, sizeof(family));
+	perfdata__cpuinfo("model", model, sizeof(model));
+	perfdata__cpuinfo("stepping", step, sizeof(step));
+	if (!vendor[0] || !family[0] || !model[0] || !step[0]) {
+		pd_buf__cstring(b, machine);
+		return;
+	}
+	snprintf(id, sizeof(id), "%s,%s,%s,%s", vendor, family, model, step);
+	pd_buf__cstring(b, id);
+}
+
 /* HEADER_CMDLINE: perf_header_string_list of this process's argv */
 static void perfdata__feat_cmdline(struct pd_buf *b)
 {
@@ -465,6 +539,8 @@ int perfdata__close(struct perfdata *p)
 	feats[nf++] = PD_FEAT_VERSION;
 	feats[nf++] = PD_FEAT_ARCH;
 	feats[nf++] = PD_FEAT_NRCPUS;
+	feats[nf++] = PD_FEAT_CPUDESC;
+	feats[nf++] = PD_FEAT_CPUID;
 	feats[nf++] = PD_FEAT_CMDLINE;
 	feats[nf++] = PD_FEAT_EVENT_DESC;
 	if (p->nr_samples)
@@ -496,6 +572,12 @@ int perfdata__close(struct perfdata *p)
 			pd_buf__u32(&b, cpus > 0 ? cpus : 1);
 			cpus = sysconf(_SC_NPROCESSORS_ONLN);
 			pd_buf__u32(&b, cpus > 0 ? cpus : 1);
+			break;
+		case PD_FEAT_CPUDESC:
+			perfdata__feat_cpudesc(&b, uts.machine);
+			break;
+		case PD_FEAT_CPUID:
+			perfdata__feat_cpuid(&b, uts.machine);
 			break;
 		case PD_FEAT_CMDLINE:
 			perfdata__feat_cmdline(&b);

@@ -32,8 +32,12 @@
  *
  * Features written: BUILD_ID (one entry per file and build id passed to perfdata__mmap;
  * pid -1 = host, as perf record writes), HOSTNAME (perf treats a file without it as a
- * pre-2.6.39 one), OSRELEASE, VERSION ("memphase <version>"), ARCH, NRCPUS,
- * CMDLINE (/proc/self/cmdline), EVENT_DESC and, once there are samples, SAMPLE_TIME.
+ * pre-2.6.39 one), OSRELEASE, VERSION ("memphase <version>"), ARCH, NRCPUS, CPUDESC
+ * (/proc/cpuinfo's "model name", white space squashed, as perf writes it), CPUID (perf's
+ * x86 get_cpuid(): "GenuineIntel,6,85,7", vendor,family,model,stepping; the machine name
+ * where /proc/cpuinfo has no such lines), CMDLINE (/proc/self/cmdline), EVENT_DESC and,
+ * once there are samples, SAMPLE_TIME. perf data convert --to-json (6.1) crashes on a file
+ * without CPUID (it prints the string unchecked).
  *
  * perf, run as root, refuses a file owned by another user unless given -f (--force); a
  * file memphase writes as root is owned by root and needs no -f.

@@ -130,3 +130,43 @@ def test_mapping_paths_are_exact():
             # 4 MiB read one byte per page (readahead may bring a little more)
             assert files[p]["bytes"] >= 4 * MIB - 64 * 1024, files[p]
             assert files[p]["deleted"] == (p == gone), files[p]
+
+
+def test_perf_data_converts_to_json():
+    """perf data convert --to-json reads a memphase perf.data (it crashed on the missing
+    CPUID header): one sample per stack sample, under its phase; the weights, which perf
+    6.1's JSON export leaves out, through perf script's period."""
+    harness.need_root()
+    if not shutil.which("perf"):
+        raise harness.Skip("perf is not installed (Debian: linux-perf)")
+    import json
+    import re
+    with harness.workdir() as d:
+        model = harness.make_model(os.path.join(d, "model.bin"), 16)
+        data, out = os.path.join(d, "out.data"), os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--json", out, "--perf-data", data] + SAMPLE_OPTS +
+                             ["--", harness.DRIVER, "--model", model, "--ctx-mib", "8",
+                              "--prompt-batches", "2", "--batch-mib", "4", "--tokens", "16",
+                              "--token-kib", "128"])
+        assert r.returncode == 0, "memphase exited %d: %s" % (r.returncode, r.stderr)
+        conv = os.path.join(d, "perf.json")
+        c = harness.run(["perf", "data", "convert", "-f", "--to-json", conv, "-i", data])
+        assert c.returncode == 0, "perf data convert exited %d: %s" % (c.returncode, c.stderr)
+        with open(conv) as f:
+            pj = json.load(f)
+        assert pj["headers"]["cpuid"], pj["headers"]
+        doc = harness.load_json(out)
+        want = {p["name"]: p["stacks"] for p in doc["phases"] if p["stacks"]["samples"]}
+        assert {"load", "context", "prompt", "generate"} <= set(want), want
+        got = {}
+        for s in pj["samples"]:
+            got[s["comm"]] = got.get(s["comm"], 0) + 1
+            assert s["callchain"], s
+        assert got == {k: v["samples"] for k, v in want.items()}, (got, want)
+        # the bytes per phase, as perf script reads them
+        s = harness.run(["perf", "script", "-f", "-F", "comm,period", "-i", data])
+        assert s.returncode == 0, s.stderr
+        sums = {}
+        for m in re.finditer(r"^\s*(\S+)\s+(\d+)\s*$", s.stdout, re.M):
+            sums[m.group(1)] = sums.get(m.group(1), 0) + int(m.group(2))
+        assert sums == {k: v["sampled_bytes"] for k, v in want.items()}, (sums, want)

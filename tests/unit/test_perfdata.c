@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -82,6 +83,30 @@ struct rd_header {
 	__u64 feat[4];
 };
 
+/* perf's x86 get_cpuid() string as /proc/cpuinfo tells it, or "" (not x86) */
+static void pd_cpuid(char *out, size_t len)
+{
+	char line[512], vendor[64] = "";
+	unsigned int family = 0, model = 0, step = 0, have = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	out[0] = '\0';
+	while (f && fgets(line, sizeof(line), f) && have != 15) {
+		if (!(have & 1) && sscanf(line, "vendor_id : %63s", vendor) == 1)
+			have |= 1;
+		else if (!(have & 2) && sscanf(line, "cpu family : %u", &family) == 1)
+			have |= 2;
+		else if (!(have & 4) && sscanf(line, "model : %u", &model) == 1)
+			have |= 4;
+		else if (!(have & 8) && sscanf(line, "stepping : %u", &step) == 1)
+			have |= 8;
+	}
+	if (f)
+		fclose(f);
+	if (have == 15)
+		snprintf(out, len, "%s,%u,%u,%u", vendor, family, model, step);
+}
+
 TEST(perfdata_format)
 {
 	static const unsigned char bid[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
@@ -96,6 +121,12 @@ TEST(perfdata_format)
 	__u64 *u, nsec, secs[2];
 	int fd = -1, pfd[2] = { -1, -1 }, types[3] = {}, err;
 	FILE *f = NULL, *pf = NULL;
+	char cpuid[256];
+	struct utsname uts;
+
+	pd_cpuid(cpuid, sizeof(cpuid));
+	if (!cpuid[0] && !uname(&uts))
+		snprintf(cpuid, sizeof(cpuid), "%s", uts.machine);
 
 	/* argument checks */
 	errno = 0;
@@ -176,9 +207,10 @@ TEST(perfdata_format)
 	ASSERT_EQ(attr.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 		  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT, "sample_type");
 	ASSERT_EQ((int)attr.sample_id_all, 1, "sample_id_all");
-	/* BUILD_ID, HOSTNAME .. ARCH, NRCPUS, CMDLINE, EVENT_DESC, SAMPLE_TIME */
+	/* BUILD_ID, HOSTNAME .. ARCH, NRCPUS, CPUDESC, CPUID, CMDLINE, EVENT_DESC, SAMPLE_TIME */
 	ASSERT_EQ(h.feat[0], (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 6) |
-		  (1ULL << 7) | (1ULL << 11) | (1ULL << 12) | (1ULL << 21), "feature bits");
+		  (1ULL << 7) | (1ULL << 8) | (1ULL << 9) | (1ULL << 11) | (1ULL << 12) |
+		  (1ULL << 21), "feature bits");
 	ASSERT_EQ(h.feat[1] | h.feat[2] | h.feat[3], 0, "feature bits 64..255");
 
 	/* records: all 8-byte sized and inside the data section */
@@ -227,7 +259,7 @@ TEST(perfdata_format)
 	ASSERT_EQ(types[2], 2, "sample records");
 
 	/* feature table after the data; the last section (SAMPLE_TIME) ends the file */
-	nsec = 9;
+	nsec = 11;
 	if (!ASSERT_LE(h.data_off + h.data_size + nsec * 16, len, "feature table"))
 		goto cleanup;
 	memcpy(secs, buf + h.data_off + h.data_size + (nsec - 1) * 16, sizeof(secs));
@@ -240,6 +272,10 @@ TEST(perfdata_format)
 	}
 	ASSERT_TRUE(memmem(buf, len, PERFDATA_EVENT_NAME, strlen(PERFDATA_EVENT_NAME)) != NULL,
 		    "event name in EVENT_DESC");
+	/* CPUID (9), the 8th section (after BUILD_ID .. NRCPUS, CPUDESC): vendor,family,... */
+	memcpy(secs, buf + h.data_off + h.data_size + 7 * 16, sizeof(secs));
+	if (ASSERT_LE(secs[0] + secs[1], len, "CPUID section") && ASSERT_GT(secs[1], 4, "CPUID"))
+		ASSERT_STREQ(buf + secs[0] + 4, cpuid, "CPUID string");
 
 cleanup:
 	perfdata__free(p);
@@ -559,6 +595,23 @@ TEST(perfdata_perf)
 	}
 	ASSERT_EQ(sums[0], expect[0], "perf report period of phase-load");
 	ASSERT_EQ(sums[1], expect[1], "perf report period of phase-decode");
+
+	/* perf data convert --to-json reads the CPUID header (it crashed without it) */
+	free(out);
+	out = NULL;
+	st = pd_run("cd %s && perf data convert -f --to-json perf.json -i perf.data "
+		    ">/dev/null 2>convert.err", dir);
+	if (!ASSERT_OK(st, "perf data convert --to-json")) {
+		pd_run("cat %s/convert.err", dir);
+		goto cleanup;
+	}
+	snprintf(file, sizeof(file), "%s/perf.json", dir);
+	out = pd_slurp(file, NULL);
+	if (ASSERT_OK_PTR(out, "perf.json")) {
+		ASSERT_EQ(pd_count(out, "\"timestamp\""), 7, "samples in the JSON");
+		ASSERT_EQ(pd_count(out, "\"comm\": \"phase-load\""), 5, "phase-load samples");
+		ASSERT_EQ(pd_count(out, "\"comm\": \"phase-decode\""), 2, "phase-decode samples");
+	}
 
 cleanup:
 	perfdata__free(p);
