@@ -47,7 +47,9 @@ enum {
 #define PD_ATTR_OFF	PD_HEADER_SIZE
 /* attr + its ids section */
 #define PD_FILE_ATTR_SIZE (PD_ATTR_SIZE + 16)
-#define PD_DATA_OFF	(PD_ATTR_OFF + PD_FILE_ATTR_SIZE)
+/* the attributes, then one sample id per event, then the data */
+#define PD_IDS_OFF(n)	(PD_ATTR_OFF + (n) * PD_FILE_ATTR_SIZE)
+#define PD_DATA_OFF(n)	(PD_IDS_OFF(n) + (n) * 8)
 /* perf pads header strings (and build id file names) to 64 bytes */
 #define PD_NAME_ALIGN	64
 #define PD_MAX_NAME	4096
@@ -90,7 +92,9 @@ struct pd_buf {
 
 struct perfdata {
 	FILE *f;
-	struct perf_event_attr attr;
+	struct perf_event_attr attr;	/* every event's: only the sample ids tell them apart */
+	char **names;
+	unsigned int nevents;
 	__u64 data_size;
 	__u64 nr_samples;
 	__u64 first_time, last_time;
@@ -116,17 +120,36 @@ static int perfdata__write(struct perfdata *p, const void *data, size_t len, boo
 	return 0;
 }
 
-struct perfdata *perfdata__new(FILE *f)
+/* event i's sample id: never 0 */
+static __u64 perfdata__id(unsigned int event)
 {
+	return (__u64)event + 1;
+}
+
+struct perfdata *perfdata__new(FILE *f, const char *const *events, unsigned int nevents)
+{
+	static const char *const def[] = { PERFDATA_EVENT_NAME };
 	static const char zero[PD_HEADER_SIZE];
-	struct pd_file_section ids = { .offset = PD_DATA_OFF, .size = 0 };
+	struct pd_file_section ids;
 	struct perfdata *p = NULL;
+	unsigned int i;
 	off_t pos;
+	__u64 id;
 	int fd, err;
 
-	if (!f) {
+	if (!events || !nevents) {
+		events = def;
+		nevents = 1;
+	}
+	if (!f || nevents > PERFDATA_MAX_EVENTS) {
 		err = -EINVAL;
 		goto cleanup;
+	}
+	for (i = 0; i < nevents; i++) {
+		if (!events[i] || !events[i][0] || strlen(events[i]) > PD_MAX_NAME) {
+			err = -EINVAL;
+			goto cleanup;
+		}
 	}
 	pos = ftello(f);
 	if (pos < 0) {
@@ -150,13 +173,27 @@ struct perfdata *perfdata__new(FILE *f)
 		goto cleanup;
 	}
 	p->f = f;
+	p->names = calloc(nevents, sizeof(*p->names));
+	if (!p->names) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	p->nevents = nevents;
+	for (i = 0; i < nevents; i++) {
+		p->names[i] = strdup(events[i]);
+		if (!p->names[i]) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 
 	p->attr.type = PERF_TYPE_SOFTWARE;
 	p->attr.size = PD_ATTR_SIZE;
 	p->attr.config = PERF_COUNT_SW_PAGE_FAULTS;
 	p->attr.sample_period = 1;
-	p->attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			      PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT;
+	p->attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			      PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			      PERF_SAMPLE_WEIGHT;
 	p->attr.exclude_kernel = 1;
 	p->attr.exclude_hv = 1;
 	p->attr.mmap = 1;
@@ -166,26 +203,40 @@ struct perfdata *perfdata__new(FILE *f)
 	p->attr.task = 1;
 	p->attr.sample_id_all = 1;
 
-	/* the header is a placeholder until close; the attribute is final */
+	/* the header is a placeholder until close; the attributes and ids are final */
 	perfdata__write(p, zero, sizeof(zero), false);
-	perfdata__write(p, &p->attr, PD_ATTR_SIZE, false);
-	err = perfdata__write(p, &ids, sizeof(ids), false);
+	for (i = 0; i < nevents; i++) {
+		ids.offset = PD_IDS_OFF(nevents) + i * 8;
+		ids.size = 8;
+		perfdata__write(p, &p->attr, PD_ATTR_SIZE, false);
+		perfdata__write(p, &ids, sizeof(ids), false);
+	}
+	for (i = 0; i < nevents; i++) {
+		id = perfdata__id(i);
+		perfdata__write(p, &id, sizeof(id), false);
+	}
+	err = p->err;
 	if (err)
 		goto cleanup;
 	return p;
 
 cleanup:
-	free(p);
+	perfdata__free(p);
 	errno = -err;
 	return NULL;
 }
 
-/* The pid, tid, time trailer of a non-sample record (sample_id_all). Returns its size. */
+/*
+ * The pid, tid, time, identifier trailer of a non-sample record (sample_id_all): the first
+ * event's id (every event has the same sample_type, so any of them reads it). Returns its
+ * size.
+ */
 static size_t perfdata__id_trailer(__u64 *rec, __u32 pid, __u32 tid, __u64 time_ns)
 {
 	rec[0] = (__u64)pid | (__u64)tid << 32;
 	rec[1] = time_ns;
-	return 16;
+	rec[2] = perfdata__id(0);
+	return 24;
 }
 
 static int perfdata__emit(struct perfdata *p, __u32 type, __u16 misc, size_t len)
@@ -299,17 +350,19 @@ int perfdata__mmap(struct perfdata *p, __u32 pid, __u32 tid, __u64 time_ns, __u6
 	return perfdata__emit(p, PERF_RECORD_MMAP2, misc, size);
 }
 
-int perfdata__sample(struct perfdata *p, __u32 pid, __u32 tid, __u64 time_ns, __u64 weight,
-		     const __u64 *callchain, int n)
+int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 tid,
+		     __u64 time_ns, __u64 weight, const __u64 *callchain, int n)
 {
 	size_t i = 1;
 
-	if (!p || !callchain || n < 1 || p->closed)
+	if (!p || !callchain || n < 1 || p->closed || event >= p->nevents)
 		return -EINVAL;
 	if (n > PD_MAX_FRAMES)
 		return -E2BIG;
 
-	/* in sample_type bit order: ip, pid/tid, time, period, callchain, weight */
+	/* identifier first, then in sample_type bit order: ip, pid/tid, time, period,
+	 * callchain, weight */
+	p->rec[i++] = perfdata__id(event);
 	p->rec[i++] = callchain[0];
 	p->rec[i++] = (__u64)pid | (__u64)tid << 32;
 	p->rec[i++] = time_ns;
@@ -520,7 +573,8 @@ int perfdata__close(struct perfdata *p)
 	struct pd_buf b = {};
 	struct utsname uts;
 	int feats[16], nf = 0, i, err;
-	__u64 base;
+	unsigned int j;
+	__u64 base, id;
 	size_t start;
 	long cpus;
 
@@ -547,7 +601,7 @@ int perfdata__close(struct perfdata *p)
 		feats[nf++] = PD_FEAT_SAMPLE_TIME;
 
 	/* the section table follows the data; the sections follow the table */
-	base = PD_DATA_OFF + p->data_size + nf * sizeof(struct pd_file_section);
+	base = PD_DATA_OFF(p->nevents) + p->data_size + nf * sizeof(struct pd_file_section);
 	for (i = 0; i < nf; i++) {
 		start = b.len;
 		switch (feats[i]) {
@@ -584,11 +638,15 @@ int perfdata__close(struct perfdata *p)
 			break;
 		case PD_FEAT_EVENT_DESC:
 			/* nr, attr size, then per event: attr, nr_ids, name, ids[] */
-			pd_buf__u32(&b, 1);
+			pd_buf__u32(&b, p->nevents);
 			pd_buf__u32(&b, PD_ATTR_SIZE);
-			pd_buf__add(&b, &p->attr, PD_ATTR_SIZE);
-			pd_buf__u32(&b, 0);
-			pd_buf__cstring(&b, PERFDATA_EVENT_NAME);
+			for (j = 0; j < p->nevents; j++) {
+				id = perfdata__id(j);
+				pd_buf__add(&b, &p->attr, PD_ATTR_SIZE);
+				pd_buf__u32(&b, 1);
+				pd_buf__cstring(&b, p->names[j]);
+				pd_buf__add(&b, &id, sizeof(id));
+			}
 			break;
 		case PD_FEAT_SAMPLE_TIME:
 			pd_buf__add(&b, &p->first_time, sizeof(p->first_time));
@@ -607,8 +665,8 @@ int perfdata__close(struct perfdata *p)
 	hdr.size = sizeof(hdr);
 	hdr.attr_size = PD_FILE_ATTR_SIZE;
 	hdr.attrs.offset = PD_ATTR_OFF;
-	hdr.attrs.size = PD_FILE_ATTR_SIZE;
-	hdr.data.offset = PD_DATA_OFF;
+	hdr.attrs.size = (__u64)p->nevents * PD_FILE_ATTR_SIZE;
+	hdr.data.offset = PD_DATA_OFF(p->nevents);
 	hdr.data.size = p->data_size;
 	for (i = 0; i < nf; i++)
 		hdr.features[feats[i] / 64] |= 1ULL << (feats[i] % 64);
@@ -645,5 +703,8 @@ void perfdata__free(struct perfdata *p)
 	for (i = 0; i < p->nr_bids; i++)
 		free(p->bids[i].filename);
 	free(p->bids);
+	for (i = 0; p->names && i < p->nevents; i++)
+		free(p->names[i]);
+	free(p->names);
 	free(p);
 }

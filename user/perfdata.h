@@ -4,21 +4,26 @@
  * perf report (checked with Debian's linux-perf 6.1) read, resolving symbols themselves
  * from the mmap records and the ELF files they name.
  *
- * File layout (offsets from the start of the file):
+ * File layout (offsets from the start of the file), for N events:
  *	0	struct perf_file_header (104 bytes), written last, by perfdata__close()
- *	104	the one attribute: perf_event_attr (128 bytes, PERF_ATTR_SIZE_VER7, the size
- *		perf 6.1 knows; a bigger attr.size makes it reject the file) + an empty ids
- *		section (one event needs no sample ids)
- *	248	data: the records, streamed as they come, each padded to 8 bytes
+ *	104	N attributes: perf_event_attr (128 bytes, PERF_ATTR_SIZE_VER7, the size perf
+ *		6.1 knows; a bigger attr.size makes it reject the file) + its ids section
+ *		(offset and size of the event's sample ids), 144 bytes each
+ *	104+144N	the sample ids, one u64 per event: event i has id i + 1
+ *	104+152N	data: the records, streamed as they come, each padded to 8 bytes
  *	...	feature section table, then the feature sections
  *
- * Event: PERF_TYPE_SOFTWARE / PERF_COUNT_SW_PAGE_FAULTS (RSS grows by page faults), named
- * "memphase:rss-growth" through HEADER_EVENT_DESC, so perf prints
- * "of event 'memphase:rss-growth'". exclude_kernel/exclude_hv are set: there are no kernel
- * frames, and this keeps perf report from warning about missing kernel maps.
- * sample_type = IP | TID | TIME | PERIOD | CALLCHAIN | WEIGHT, sample_id_all = 1 (COMM
- * and MMAP2 records end with pid, tid and time: perf only sorts a file by time when
- * sample_id_all is set). A sample's period and weight are both its bytes, so perf
+ * Events: one per name given to perfdata__new() (memphase: one per phase, so that perf
+ * report prints a section per phase and tools that ignore COMM changes, such as hotspot,
+ * still tell phases apart), all PERF_TYPE_SOFTWARE / PERF_COUNT_SW_PAGE_FAULTS (RSS grows
+ * by page faults) with the same attribute: only the sample ids tell them apart. Names come
+ * through HEADER_EVENT_DESC, so perf prints "of event 'load'". exclude_kernel/exclude_hv
+ * are set: there are no kernel frames, and this keeps perf report from warning about
+ * missing kernel maps. sample_type = IDENTIFIER | IP | TID | TIME | PERIOD | CALLCHAIN |
+ * WEIGHT: the identifier (the event's id) is the first u64 of a sample and the last of the
+ * trailer that sample_id_all = 1 puts after COMM and MMAP2 records (pid, tid, time,
+ * identifier: perf only sorts a file by time when sample_id_all is set; these records
+ * carry the first event's id). A sample's period and weight are both its bytes, so perf
  * report's Overhead and "Event count (approx.)" are in bytes; perf script -F period,weight
  * prints them. Samples have misc PERF_RECORD_MISC_USER and the call chain
  * PERF_CONTEXT_USER, ip0 (= the sample ip), ip1, ... (innermost first), as the kernel
@@ -49,8 +54,10 @@
 #include <stdio.h>
 #include <linux/types.h>
 
-/* the event name shown by perf (HEADER_EVENT_DESC) */
+/* the event name shown by perf (HEADER_EVENT_DESC) when none is given */
 #define PERFDATA_EVENT_NAME "memphase:rss-growth"
+/* most events a file holds */
+#define PERFDATA_MAX_EVENTS 1024
 /* longest build id an MMAP2 record holds */
 #define PERFDATA_BUILD_ID_MAX 20
 
@@ -59,11 +66,13 @@ struct perfdata;
 /*
  * Starts a perf.data file on f, which must be seekable, positioned at offset 0 and not in
  * append mode (the header is written at close, by seeking back: fopen(path, "w") or "w+").
- * Records are streamed to f as they come; only the build ids are kept in memory. Returns
- * NULL + errno: EINVAL (f NULL, not at offset 0, O_APPEND), ESPIPE (not seekable),
- * ENOMEM, or the write error.
+ * events[0..nevents) name the events samples are counted under (NULL or 0: one event,
+ * PERFDATA_EVENT_NAME). Records are streamed to f as they come; only the build ids are
+ * kept in memory. Returns NULL + errno: EINVAL (f NULL, not at offset 0, O_APPEND, an
+ * empty or NULL name, more than PERFDATA_MAX_EVENTS), ESPIPE (not seekable), ENOMEM, or
+ * the write error.
  */
-struct perfdata *perfdata__new(FILE *f);
+struct perfdata *perfdata__new(FILE *f, const char *const *events, unsigned int nevents);
 
 /*
  * PERF_RECORD_COMM: thread tid of process pid is named comm from time_ns on. exec sets
@@ -88,13 +97,14 @@ int perfdata__mmap(struct perfdata *p, __u32 pid, __u32 tid, __u64 time_ns, __u6
 		   int build_id_len);
 
 /*
- * PERF_RECORD_SAMPLE standing for weight bytes of growth: ip = callchain[0]; callchain
- * holds n >= 1 user-space ips, innermost first and outermost last (perf's order). weight
- * is both the sample period and PERF_SAMPLE_WEIGHT. 0, -EINVAL (callchain NULL or
- * n < 1), -E2BIG (n over 8000: a record is at most 64 KiB) or a write error.
+ * PERF_RECORD_SAMPLE of event (an index into perfdata__new()'s events) standing for
+ * weight bytes of growth: ip = callchain[0]; callchain holds n >= 1 user-space ips,
+ * innermost first and outermost last (perf's order). weight is both the sample period and
+ * PERF_SAMPLE_WEIGHT. 0, -EINVAL (no such event, callchain NULL or n < 1), -E2BIG (n over
+ * 8000: a record is at most 64 KiB) or a write error.
  */
-int perfdata__sample(struct perfdata *p, __u32 pid, __u32 tid, __u64 time_ns, __u64 weight,
-		     const __u64 *callchain, int n);
+int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 tid,
+		     __u64 time_ns, __u64 weight, const __u64 *callchain, int n);
 
 /*
  * Finishes the file: writes the feature sections after the data, then the header

@@ -411,13 +411,30 @@ struct tid_phase {
 
 int stacks__write_perf(const struct stacks *st, const struct model *m, FILE *f)
 {
+	unsigned int event_of[MP_MAX_PHASES], nevents = 0, i;
+	char raw_comm[MP_COMM_LEN + 1] = "", *comm;
+	const char *events[MP_MAX_PHASES];
 	struct perf_ctx pc = {};
 	struct tid_phase *tp = NULL;
+	bool have[MP_MAX_PHASES] = {};
 	size_t ntp = 0, k, j;
-	unsigned int i;
 	int err;
 
-	pc.pd = perfdata__new(f);
+	/* one event per phase, in the order entered; phases never entered (none, normally) after */
+	for (i = 0; i < m->norder; i++) {
+		have[m->order[i]] = true;
+		event_of[m->order[i]] = nevents;
+		events[nevents++] = m->names[m->order[i]];
+	}
+	for (k = 0; k < st->nraw; k++) {
+		i = st->raw[k]->phase;
+		if (have[i])
+			continue;
+		have[i] = true;
+		event_of[i] = nevents;
+		events[nevents++] = m->names[i][0] ? m->names[i] : "[unknown]";
+	}
+	pc.pd = perfdata__new(f, events, nevents);
 	if (!pc.pd)
 		return -errno;
 	tp = calloc(st->nraw + 1, sizeof(*tp));
@@ -429,8 +446,10 @@ int stacks__write_perf(const struct stacks *st, const struct model *m, FILE *f)
 	for (i = 0; i < st->npids; i++) {
 		const struct model_proc *p = model__proc((struct model *)m, st->pids[i], false);
 
-		err = perfdata__comm(pc.pd, st->pids[i], st->pids[i], 0,
-				     p && p->comm[0] ? p->comm : "memphase-target", true);
+		memcpy(raw_comm, p ? p->comm : "", p ? MP_COMM_LEN : 1);
+		comm = raw_comm[0] ? utf8__sanitize(raw_comm) : strdup("memphase-target");
+		err = comm ? perfdata__comm(pc.pd, st->pids[i], st->pids[i], 0, comm, true) : -ENOMEM;
+		free(comm);
 		if (err)
 			goto cleanup;
 		if (st->u)
@@ -461,7 +480,8 @@ int stacks__write_perf(const struct stacks *st, const struct model *m, FILE *f)
 		}
 		memcpy(chain, r->ips, r->n * sizeof(__u64));
 		/* return addresses point after the call: perf expects them as they are */
-		err = perfdata__sample(pc.pd, r->pid, r->tid, r->ts_ns, r->weight, chain, r->n);
+		err = perfdata__sample(pc.pd, event_of[r->phase], r->pid, r->tid, r->ts_ns,
+				       r->weight, chain, r->n);
 		if (err)
 			goto cleanup;
 	}

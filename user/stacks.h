@@ -43,8 +43,12 @@ int stacks__write_folded(const struct stacks *st, const struct model *m, FILE *f
 /* One self-contained SVG flame graph of the same lines, phases side by side in the
  * order first entered. */
 int stacks__write_svg(const struct stacks *st, const struct model *m, FILE *f);
-/* A perf.data file: comm and mmap records, samples weighted by bytes; the sample's
- * comm is its phase (a COMM record precedes a thread's samples when its phase changes). */
+/*
+ * A perf.data file: comm and mmap records, samples weighted by bytes. One event per phase,
+ * named after it (perf report: a section per phase), and the sample's comm is its phase
+ * too (a COMM record precedes a thread's samples when its phase changes), for readers that
+ * show only the comm (perf data convert --to-json).
+ */
 int stacks__write_perf(const struct stacks *st, const struct model *m, FILE *f);
 
 #endif

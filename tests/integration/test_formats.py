@@ -134,8 +134,9 @@ def test_mapping_paths_are_exact():
 
 def test_perf_data_converts_to_json():
     """perf data convert --to-json reads a memphase perf.data (it crashed on the missing
-    CPUID header): one sample per stack sample, under its phase; the weights, which perf
-    6.1's JSON export leaves out, through perf script's period."""
+    CPUID header): one sample per stack sample, under its phase (the comm: perf 6.1's JSON
+    has no event name); the weights, which it leaves out too, through perf script's period,
+    each sample under its phase's event."""
     harness.need_root()
     if not shutil.which("perf"):
         raise harness.Skip("perf is not installed (Debian: linux-perf)")
@@ -163,10 +164,14 @@ def test_perf_data_converts_to_json():
             got[s["comm"]] = got.get(s["comm"], 0) + 1
             assert s["callchain"], s
         assert got == {k: v["samples"] for k, v in want.items()}, (got, want)
-        # the bytes per phase, as perf script reads them
-        s = harness.run(["perf", "script", "-f", "-F", "comm,period", "-i", data])
+        # the bytes per phase as perf script reads them; each sample's event is its phase
+        s = harness.run(["perf", "script", "-f", "-F", "comm,event,period", "-i", data])
         assert s.returncode == 0, s.stderr
         sums = {}
-        for m in re.finditer(r"^\s*(\S+)\s+(\d+)\s*$", s.stdout, re.M):
-            sums[m.group(1)] = sums.get(m.group(1), 0) + int(m.group(2))
+        lines = s.stdout.splitlines()
+        for line in lines:
+            m = re.match(r"^\s*(\S+)\s+(\d+)\s+(\S+):\s*$", line)
+            assert m and m.group(1) == m.group(3), "comm and event differ: %r" % line
+            sums[m.group(3)] = sums.get(m.group(3), 0) + int(m.group(2))
+        assert len(lines) == len(pj["samples"]), (len(lines), len(pj["samples"]))
         assert sums == {k: v["sampled_bytes"] for k, v in want.items()}, (sums, want)

@@ -119,7 +119,9 @@ TEST(perfdata_format)
 	char *buf = NULL, path[] = "/tmp/memphase-pd-XXXXXX";
 	size_t len = 0, off, nrec = 0;
 	__u64 *u, nsec, secs[2];
-	int fd = -1, pfd[2] = { -1, -1 }, types[3] = {}, err;
+	static const char *const events[2] = { "phase-alpha", "phase-beta" };
+	static const char *const empty[2] = { "phase-alpha", "" };
+	int fd = -1, pfd[2] = { -1, -1 }, types[3] = {}, err, i;
 	FILE *f = NULL, *pf = NULL;
 	char cpuid[256];
 	struct utsname uts;
@@ -130,7 +132,7 @@ TEST(perfdata_format)
 
 	/* argument checks */
 	errno = 0;
-	ASSERT_NULL(perfdata__new(NULL), "new(NULL)");
+	ASSERT_NULL(perfdata__new(NULL, NULL, 0), "new(NULL)");
 	ASSERT_EQ(errno, EINVAL, "new(NULL) errno");
 	if (!ASSERT_OK(pipe(pfd), "pipe"))
 		goto cleanup;
@@ -139,7 +141,7 @@ TEST(perfdata_format)
 		goto cleanup;
 	pfd[1] = -1;
 	errno = 0;
-	ASSERT_NULL(perfdata__new(pf), "new(pipe)");
+	ASSERT_NULL(perfdata__new(pf, NULL, 0), "new(pipe)");
 	ASSERT_EQ(errno, ESPIPE, "new(pipe) errno");
 
 	fd = mkstemp(path);
@@ -151,7 +153,7 @@ TEST(perfdata_format)
 	if (!ASSERT_OK_PTR(f, "fopen append"))
 		goto cleanup;
 	errno = 0;
-	ASSERT_NULL(perfdata__new(f), "new(append)");
+	ASSERT_NULL(perfdata__new(f, NULL, 0), "new(append)");
 	ASSERT_EQ(errno, EINVAL, "new(append) errno");
 	fclose(f);
 	f = NULL;
@@ -163,12 +165,16 @@ TEST(perfdata_format)
 	if (!ASSERT_OK_PTR(f, "fdopen"))
 		goto cleanup;
 	fd = -1;
-	p = perfdata__new(f);
+	errno = 0;
+	ASSERT_NULL(perfdata__new(f, empty, 2), "new(empty event name)");
+	ASSERT_EQ(errno, EINVAL, "new(empty event name) errno");
+	p = perfdata__new(f, events, 2);
 	if (!ASSERT_OK_PTR(p, "new"))
 		goto cleanup;
-	ASSERT_EQ(perfdata__sample(p, 1, 1, 5, 4096, chain, 0), -EINVAL, "sample n=0");
-	ASSERT_EQ(perfdata__sample(p, 1, 1, 5, 4096, NULL, 1), -EINVAL, "sample NULL");
-	ASSERT_EQ(perfdata__sample(p, 1, 1, 5, 4096, chain, 9000), -E2BIG, "sample n=9000");
+	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 5, 4096, chain, 0), -EINVAL, "sample n=0");
+	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 5, 4096, NULL, 1), -EINVAL, "sample NULL");
+	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 5, 4096, chain, 9000), -E2BIG, "sample n=9000");
+	ASSERT_EQ(perfdata__sample(p, 2, 1, 1, 5, 4096, chain, 1), -EINVAL, "no event 2");
 	ASSERT_EQ(perfdata__mmap(p, 1, 1, 2, 0x400000, 0x1000, 0, "/bin/x", bid, 21), -EINVAL,
 		  "mmap build id 21 bytes");
 	ASSERT_EQ(perfdata__comm(p, 1, 1, 1, "", false), -EINVAL, "comm empty");
@@ -181,14 +187,14 @@ TEST(perfdata_format)
 	ASSERT_OK(err, "mmap again");
 	err = perfdata__mmap(p, 100, 100, 3, 0x7f0000, 0x1000, 0, "/lib/libc.so.6", NULL, 0);
 	ASSERT_OK(err, "mmap no build id");
-	err = perfdata__sample(p, 100, 101, 7, 8192, chain, 3);
+	err = perfdata__sample(p, 1, 100, 101, 7, 8192, chain, 3);
 	ASSERT_OK(err, "sample");
-	err = perfdata__sample(p, 100, 101, 6, 4096, chain, 1);
+	err = perfdata__sample(p, 0, 100, 101, 6, 4096, chain, 1);
 	ASSERT_OK(err, "sample earlier");
 	if (!ASSERT_OK(perfdata__close(p), "close"))
 		goto cleanup;
 	ASSERT_EQ(perfdata__close(p), -EINVAL, "close twice");
-	ASSERT_EQ(perfdata__sample(p, 1, 1, 5, 4096, chain, 1), -EINVAL, "sample after close");
+	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 5, 4096, chain, 1), -EINVAL, "sample after close");
 	ASSERT_EQ(ftello(f), (off_t)lseek(fileno(f), 0, SEEK_END), "left at the end");
 
 	buf = pd_slurp(path, &len);
@@ -199,14 +205,23 @@ TEST(perfdata_format)
 	ASSERT_EQ(h.size, 104, "header size");
 	ASSERT_EQ(h.attr_size, 144, "attr_size");
 	ASSERT_EQ(h.attrs_off, 104, "attrs offset");
-	ASSERT_EQ(h.attrs_size, 144, "attrs size");
-	ASSERT_EQ(h.data_off, 248, "data offset");
-	memcpy(&attr, buf + h.attrs_off, sizeof(attr) < 128 ? sizeof(attr) : 128);
-	ASSERT_EQ(attr.size, 128, "attr.size");
-	ASSERT_EQ(attr.type, PERF_TYPE_SOFTWARE, "attr.type");
-	ASSERT_EQ(attr.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-		  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT, "sample_type");
-	ASSERT_EQ((int)attr.sample_id_all, 1, "sample_id_all");
+	ASSERT_EQ(h.attrs_size, 2 * 144, "attrs size: 2 events");
+	ASSERT_EQ(h.data_off, 104 + 2 * 144 + 2 * 8, "data offset: after the attrs and ids");
+	for (i = 0; i < 2; i++) {
+		memcpy(&attr, buf + h.attrs_off + i * 144, sizeof(attr) < 128 ? sizeof(attr) : 128);
+		ASSERT_EQ(attr.size, 128, "attr.size");
+		ASSERT_EQ(attr.type, PERF_TYPE_SOFTWARE, "attr.type");
+		ASSERT_EQ(attr.sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			  PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			  PERF_SAMPLE_WEIGHT, "sample_type");
+		ASSERT_EQ((int)attr.sample_id_all, 1, "sample_id_all");
+		/* its ids section: one id, i + 1 */
+		memcpy(secs, buf + h.attrs_off + i * 144 + 128, sizeof(secs));
+		ASSERT_EQ(secs[0], 104 + 2 * 144 + i * 8, "ids offset");
+		ASSERT_EQ(secs[1], 8, "ids size");
+		if (secs[0] + 8 <= len)
+			ASSERT_EQ(*(__u64 *)(buf + secs[0]), (__u64)i + 1, "sample id");
+	}
 	/* BUILD_ID, HOSTNAME .. ARCH, NRCPUS, CPUDESC, CPUID, CMDLINE, EVENT_DESC, SAMPLE_TIME */
 	ASSERT_EQ(h.feat[0], (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 6) |
 		  (1ULL << 7) | (1ULL << 8) | (1ULL << 9) | (1ULL << 11) | (1ULL << 12) |
@@ -223,9 +238,11 @@ TEST(perfdata_format)
 		if (eh.type == PERF_RECORD_COMM) {
 			ASSERT_EQ(eh.misc, PERF_RECORD_MISC_COMM_EXEC, "comm misc");
 			ASSERT_STREQ((char *)&u[2], "0123456789abcdefXYZ", "comm");
-			ASSERT_EQ(u[eh.size / 8 - 2], (__u64)100 | (__u64)101 << 32,
+			/* the sample_id_all trailer: pid/tid, time, identifier */
+			ASSERT_EQ(u[eh.size / 8 - 3], (__u64)100 | (__u64)101 << 32,
 				  "comm pid/tid");
-			ASSERT_EQ(u[eh.size / 8 - 1], 1, "comm time");
+			ASSERT_EQ(u[eh.size / 8 - 2], 1, "comm time");
+			ASSERT_EQ(u[eh.size / 8 - 1], 1, "comm identifier");
 			types[0]++;
 		} else if (eh.type == PERF_RECORD_MMAP2) {
 			ASSERT_EQ(u[2] == 0x400000 ? u[4] : 0x1000, 0x1000, "mmap pgoff");
@@ -243,12 +260,14 @@ TEST(perfdata_format)
 			types[1]++;
 		} else if (eh.type == PERF_RECORD_SAMPLE) {
 			ASSERT_EQ(eh.misc, PERF_RECORD_MISC_USER, "sample misc");
-			ASSERT_EQ(u[1], chain[0], "sample ip");
-			ASSERT_EQ(u[2], (__u64)100 | (__u64)101 << 32, "sample pid/tid");
-			ASSERT_EQ(u[6], PERF_CONTEXT_USER, "callchain context");
-			ASSERT_EQ(u[7], chain[0], "callchain[0]");
-			ASSERT_EQ(u[eh.size / 8 - 1], u[4], "weight = period");
-			ASSERT_EQ(u[5], (__u64)(eh.size / 8 - 7), "callchain nr");
+			/* identifier: event 1 (id 2) at time 7, event 0 (id 1) at time 6 */
+			ASSERT_EQ(u[1], u[4] == 7 ? 2 : 1, "sample identifier");
+			ASSERT_EQ(u[2], chain[0], "sample ip");
+			ASSERT_EQ(u[3], (__u64)100 | (__u64)101 << 32, "sample pid/tid");
+			ASSERT_EQ(u[7], PERF_CONTEXT_USER, "callchain context");
+			ASSERT_EQ(u[8], chain[0], "callchain[0]");
+			ASSERT_EQ(u[eh.size / 8 - 1], u[5], "weight = period");
+			ASSERT_EQ(u[6], (__u64)(eh.size / 8 - 8), "callchain nr");
 			types[2]++;
 		}
 	}
@@ -270,8 +289,8 @@ TEST(perfdata_format)
 		ASSERT_EQ(secs[0], 6, "first sample time");
 		ASSERT_EQ(secs[1], 7, "last sample time");
 	}
-	ASSERT_TRUE(memmem(buf, len, PERFDATA_EVENT_NAME, strlen(PERFDATA_EVENT_NAME)) != NULL,
-		    "event name in EVENT_DESC");
+	ASSERT_TRUE(memmem(buf, len, "phase-alpha", 12) != NULL, "event name in EVENT_DESC");
+	ASSERT_TRUE(memmem(buf, len, "phase-beta", 11) != NULL, "event name in EVENT_DESC");
 	/* CPUID (9), the 8th section (after BUILD_ID .. NRCPUS, CPUDESC): vendor,family,... */
 	memcpy(secs, buf + h.data_off + h.data_size + 7 * 16, sizeof(secs));
 	if (ASSERT_LE(secs[0] + secs[1], len, "CPUID section") && ASSERT_GT(secs[1], 4, "CPUID"))
@@ -491,7 +510,7 @@ TEST(perfdata_perf)
 	f = fopen(file, "w+");
 	if (!ASSERT_OK_PTR(f, "fopen perf.data"))
 		goto cleanup;
-	p = perfdata__new(f);
+	p = perfdata__new(f, phases, 2);
 	if (!ASSERT_OK_PTR(p, "perfdata__new"))
 		goto cleanup;
 	err = perfdata__comm(p, pid, pid, 1000, "prog", true);
@@ -501,19 +520,19 @@ TEST(perfdata_perf)
 				    libc.pgoff, libc.path, NULL, 0);
 	/* phase 1: alpha's stack, then beta's */
 	err = err ?: perfdata__comm(p, pid, pid, 2000, phases[0], false);
-	err = err ?: perfdata__sample(p, pid, pid, 3000, 4096, alpha, 4);
-	err = err ?: perfdata__sample(p, pid, pid, 3100, 8192, alpha, 4);
-	err = err ?: perfdata__sample(p, pid, pid, 3200, 3 << 20, alpha, 4);
-	err = err ?: perfdata__sample(p, pid, pid, 3300, 65536, beta, 4);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 3000, 4096, alpha, 4);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 3100, 8192, alpha, 4);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 3200, 3 << 20, alpha, 4);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 3300, 65536, beta, 4);
 	expect[0] = 4096 + 8192 + (3 << 20) + 65536;
 	/* phase 2, for the process and a second thread */
 	err = err ?: perfdata__comm(p, pid, pid, 5000, phases[1], false);
 	err = err ?: perfdata__comm(p, pid, tid2, 5000, phases[1], false);
-	err = err ?: perfdata__sample(p, pid, pid, 6000, 1 << 20, beta, 4);
-	err = err ?: perfdata__sample(p, pid, tid2, 6100, 12288, alpha, 3);
+	err = err ?: perfdata__sample(p, 1, pid, pid, 6000, 1 << 20, beta, 4);
+	err = err ?: perfdata__sample(p, 1, pid, tid2, 6100, 12288, alpha, 3);
 	expect[1] = (1 << 20) + 12288;
 	/* written late but earlier in time: perf sorts it back into phase 1 */
-	err = err ?: perfdata__sample(p, pid, pid, 4500, 40960, beta, 2);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 4500, 40960, beta, 2);
 	expect[0] += 40960;
 	if (!ASSERT_OK(err, "records"))
 		goto cleanup;
@@ -562,16 +581,35 @@ TEST(perfdata_perf)
 	ASSERT_EQ(pd_count(out, "libc.so"), 5, "libc frames");
 	ASSERT_EQ(pd_count(out, "/prog)"), 3 * 3 + 3 + 3 + 3 + 2, "prog frames");
 
-	/* perf report: grouped by phase, Event count = the bytes */
+	/* perf script: each sample under its phase's event */
+	free(out);
+	out = pd_perf(dir, "script -f -F event,period");
+	if (!ASSERT_OK_PTR(out, "perf script -F event,period output"))
+		goto cleanup;
+	sums[0] = sums[1] = 0;
+	for (line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (sscanf(line, "%llu %63[^:]:", &period, comm) != 2)
+			continue;
+		for (i = 0; i < 2; i++) {
+			if (!strcmp(comm, phases[i]))
+				sums[i] += period;
+		}
+	}
+	ASSERT_EQ(sums[0], expect[0], "perf script periods of event phase-load");
+	ASSERT_EQ(sums[1], expect[1], "perf script periods of event phase-decode");
+
+	/* perf report: a section per phase (event), Event count = its bytes */
 	free(out);
 	out = pd_perf(dir, "report -f --stdio --sort comm,sym");
 	if (!ASSERT_OK_PTR(out, "perf report output"))
 		goto cleanup;
-	ev = strstr(out, "# Event count (approx.): ");
-	if (ASSERT_OK_PTR(ev, "Event count line"))
-		ASSERT_EQ(strtoull(ev + 25, NULL, 10), expect[0] + expect[1], "Event count");
-	ASSERT_OK_PTR(strstr(out, "# Samples: 7  of event '" PERFDATA_EVENT_NAME "'"),
-		      "Samples line with the event name");
+	for (i = 0; i < 2; i++) {
+		snprintf(file, sizeof(file), "# Samples: %d  of event '%s'\n# Event count (approx.): ",
+			 i ? 2 : 5, phases[i]);
+		ev = strstr(out, file);
+		if (ASSERT_OK_PTR(ev, "Samples and Event count lines of the phase's event"))
+			ASSERT_EQ(strtoull(ev + strlen(file), NULL, 10), expect[i], "Event count");
+	}
 	ASSERT_OK_PTR(strstr(out, phases[0]), "phase-load in report");
 	ASSERT_OK_PTR(strstr(out, phases[1]), "phase-decode in report");
 	ASSERT_OK_PTR(strstr(out, "mp_leaf_alpha"), "mp_leaf_alpha in report");
