@@ -303,6 +303,8 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		mm.cls = key.cls;
 		mm.kind = key.kind;
 		mm.bytes = v.bytes;
+		mm.start = v.vm_start;
+		mm.size = v.vm_end > v.vm_start ? v.vm_end - v.vm_start : 0;
 		model__offer_mapping(m, key.phase, &mm);
 	}
 	return 0;

@@ -26,6 +26,13 @@ struct model_mapping {
 	__u32 cls;		/* enum mp_class */
 	__u32 kind;		/* enum mp_map_kind */
 	__u64 bytes;
+	/*
+	 * Address range of the mapping's VMA last seen by a fault (BPF's mp_map_val): for an
+	 * anon mapping the one the key names; for files, shmem, devices, the heap and stacks
+	 * (one key, maybe many VMAs: a file mapped twice, every thread's stack) the last one;
+	 * 0 and 0 for growth without a VMA (kind unknown).
+	 */
+	__u64 start, size;
 };
 
 /* A --phase marker that never attached, and why. */

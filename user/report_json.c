@@ -17,19 +17,25 @@ static void classes(struct jsonw *w, const char *name, const __u64 v[MP_NR_CLASS
 	jsonw__end_object(w);
 }
 
+/* buckets from the first to the last non-empty one, empty ones between included (bcc) */
 static void histogram(struct jsonw *w, const char *name, const __u64 *slots)
 {
+	unsigned int s, first = MP_MAX_SLOTS, last = 0;
 	__u64 low, high;
-	unsigned int s;
 
+	for (s = 0; s < MP_MAX_SLOTS; s++) {
+		if (!slots[s])
+			continue;
+		if (first == MP_MAX_SLOTS)
+			first = s;
+		last = s;
+	}
 	jsonw__name(w, name);
 	jsonw__start_object(w);
 	jsonw__string_field(w, "unit", "bytes");
 	jsonw__name(w, "buckets");
 	jsonw__start_array(w);
-	for (s = 0; s < MP_MAX_SLOTS; s++) {
-		if (!slots[s])
-			continue;
+	for (s = first; s <= last && s < MP_MAX_SLOTS; s++) {
 		hist__range(s, &low, &high);
 		/* the last slot also holds everything larger: open-ended */
 		if (s == MP_MAX_SLOTS - 1)
@@ -110,6 +116,9 @@ static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id
 		jsonw__string_field(w, "class", mp_class_name(mm->cls));
 		jsonw__string_field(w, "kind", model__kind_name(mm->kind));
 		jsonw__u64_field(w, "bytes", mm->bytes);
+		/* the VMA last seen for it (model.h) */
+		jsonw__u64_field(w, "start", mm->start);
+		jsonw__u64_field(w, "size", mm->size);
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);

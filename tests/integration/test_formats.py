@@ -130,6 +130,43 @@ def test_mapping_paths_are_exact():
             # 4 MiB read one byte per page (readahead may bring a little more)
             assert files[p]["bytes"] >= 4 * MIB - 64 * 1024, files[p]
             assert files[p]["deleted"] == (p == gone), files[p]
+            # each file is mapped once, 4 MiB: that VMA
+            assert files[p]["size"] == 4 * MIB and files[p]["start"] % 4096 == 0, files[p]
+        starts = [files[p]["start"] for p in keep + [gone]]
+        assert len(set(starts)) == 4 and all(starts), starts
+
+
+def test_json_buckets_contiguous_and_mapping_ranges():
+    """Histogram buckets run from the first to the last non-empty one with the empty ones
+    between (as bcc and the summary print them); every top mapping has its VMA's range."""
+    harness.need_root()
+    with harness.workdir() as d:
+        model = harness.make_model(os.path.join(d, "model.bin"), 8)
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--json", out, "--", harness.DRIVER, "--model", model,
+                              "--ctx-mib", "4", "--prompt-batches", "1", "--batch-mib", "2",
+                              "--tokens", "8", "--token-kib", "64"])
+        assert r.returncode == 0, "memphase exited %d: %s" % (r.returncode, r.stderr)
+        doc = harness.load_json(out)
+        for p in doc["phases"]:
+            for name, h in p["histograms"].items():
+                b = h["buckets"]
+                if not b:
+                    continue
+                what = "%s %s: %s" % (p["name"], name, b)
+                assert b[0]["count"] and b[-1]["count"], what
+                for x, y in zip(b, b[1:]):
+                    assert y["low"] == x["high"] + 1, what
+            for t in p["top_mappings"]:
+                if t["kind"] == "unknown":  # growth without a VMA: no range
+                    assert t["start"] == 0 and t["size"] == 0, t
+                    continue
+                assert t["size"] > 0 and t["start"] > 0, t
+                assert t["start"] % 4096 == 0 and t["size"] % 4096 == 0, t
+        # context creation maps the 4 MiB KV cache and a 512 KiB reserve for the 8 tokens:
+        # the two empty buckets between them are listed
+        ctx = harness.phase(doc, "context")["histograms"]["mmap_size"]["buckets"]
+        assert [b["count"] for b in ctx] == [1, 0, 0, 1], ctx
 
 
 def test_perf_data_converts_to_json():
