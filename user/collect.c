@@ -275,10 +275,11 @@ static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
 		if (kf) {
 			snprintf(buf, len, "%s", kf->path);
 			mm->deleted = kf->deleted;
-		} else
+		} else {
 			snprintf(buf, len, "[%s %" PRIu64 ":%" PRIu64 " inode %" PRIu64 "]",
 				 model__kind_name(k->kind), (uint64_t)(k->dev >> 20),
 				 (uint64_t)(k->dev & 0xfffff), (uint64_t)k->ino);
+		}
 		return;
 	default:
 		snprintf(buf, len, "[unknown]");

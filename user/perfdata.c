@@ -121,7 +121,7 @@ static int perfdata__write(struct perfdata *p, const void *data, size_t len, boo
 }
 
 /* event i's sample id: never 0 */
-static __u64 perfdata__id(unsigned int event)
+static __u64 pd_id(unsigned int event)
 {
 	return (__u64)event + 1;
 }
@@ -212,7 +212,7 @@ struct perfdata *perfdata__new(FILE *f, const char *const *events, unsigned int 
 		perfdata__write(p, &ids, sizeof(ids), false);
 	}
 	for (i = 0; i < nevents; i++) {
-		id = perfdata__id(i);
+		id = pd_id(i);
 		perfdata__write(p, &id, sizeof(id), false);
 	}
 	err = p->err;
@@ -235,7 +235,7 @@ static size_t perfdata__id_trailer(__u64 *rec, __u32 pid, __u32 tid, __u64 time_
 {
 	rec[0] = (__u64)pid | (__u64)tid << 32;
 	rec[1] = time_ns;
-	rec[2] = perfdata__id(0);
+	rec[2] = pd_id(0);
 	return 24;
 }
 
@@ -362,7 +362,7 @@ int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 ti
 
 	/* identifier first, then in sample_type bit order: ip, pid/tid, time, period,
 	 * callchain, weight */
-	p->rec[i++] = perfdata__id(event);
+	p->rec[i++] = pd_id(event);
 	p->rec[i++] = callchain[0];
 	p->rec[i++] = (__u64)pid | (__u64)tid << 32;
 	p->rec[i++] = time_ns;
@@ -428,7 +428,7 @@ static void pd_buf__cstring(struct pd_buf *b, const char *s)
 }
 
 /* the value of the first "key\t: value" line of /proc/cpuinfo whose key is key, or "" */
-static void perfdata__cpuinfo(const char *key, char *val, size_t len)
+static void pd_cpuinfo(const char *key, char *val, size_t len)
 {
 	char *line = NULL, *colon, *end;
 	size_t cap = 0, n;
@@ -457,12 +457,12 @@ static void perfdata__cpuinfo(const char *key, char *val, size_t len)
 }
 
 /* HEADER_CPUDESC: cpuinfo's "model name", with white space runs made one space (as perf) */
-static void perfdata__feat_cpudesc(struct pd_buf *b, const char *machine)
+static void pd_feat_cpudesc(struct pd_buf *b, const char *machine)
 {
 	char desc[256], *r, *w;
 	bool space = false;
 
-	perfdata__cpuinfo("model name", desc, sizeof(desc));
+	pd_cpuinfo("model name", desc, sizeof(desc));
 	for (r = w = desc; *r; r++) {
 		if (*r == ' ' || *r == '\t' || *r == '\n' || *r == '\v' || *r == '\f' ||
 		    *r == '\r') {
@@ -483,14 +483,14 @@ static void perfdata__feat_cpudesc(struct pd_buf *b, const char *machine)
  * ("GenuineIntel,6,85,7"); /proc/cpuinfo has the same numbers (extended family and model
  * folded in as perf does). Elsewhere, or without those lines, the machine name.
  */
-static void perfdata__feat_cpuid(struct pd_buf *b, const char *machine)
+static void pd_feat_cpuid(struct pd_buf *b, const char *machine)
 {
 	char vendor[64], family[16], model[16], step[16], id[128];
 
-	perfdata__cpuinfo("vendor_id", vendor, sizeof(vendor));
-	perfdata__cpuinfo("cpu family", family, sizeof(family));
-	perfdata__cpuinfo("model", model, sizeof(model));
-	perfdata__cpuinfo("stepping", step, sizeof(step));
+	pd_cpuinfo("vendor_id", vendor, sizeof(vendor));
+	pd_cpuinfo("cpu family", family, sizeof(family));
+	pd_cpuinfo("model", model, sizeof(model));
+	pd_cpuinfo("stepping", step, sizeof(step));
 	if (!vendor[0] || !family[0] || !model[0] || !step[0]) {
 		pd_buf__cstring(b, machine);
 		return;
@@ -628,10 +628,10 @@ int perfdata__close(struct perfdata *p)
 			pd_buf__u32(&b, cpus > 0 ? cpus : 1);
 			break;
 		case PD_FEAT_CPUDESC:
-			perfdata__feat_cpudesc(&b, uts.machine);
+			pd_feat_cpudesc(&b, uts.machine);
 			break;
 		case PD_FEAT_CPUID:
-			perfdata__feat_cpuid(&b, uts.machine);
+			pd_feat_cpuid(&b, uts.machine);
 			break;
 		case PD_FEAT_CMDLINE:
 			perfdata__feat_cmdline(&b);
@@ -641,7 +641,7 @@ int perfdata__close(struct perfdata *p)
 			pd_buf__u32(&b, p->nevents);
 			pd_buf__u32(&b, PD_ATTR_SIZE);
 			for (j = 0; j < p->nevents; j++) {
-				id = perfdata__id(j);
+				id = pd_id(j);
 				pd_buf__add(&b, &p->attr, PD_ATTR_SIZE);
 				pd_buf__u32(&b, 1);
 				pd_buf__cstring(&b, p->names[j]);

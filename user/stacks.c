@@ -200,7 +200,7 @@ int stacks__add(struct stacks *st, const struct model *m, const void *data, size
 		free(comm);
 		return -ENOMEM;
 	}
-	fprintf(f, "%s;%s", m->names[h->phase], comm);
+	fprintf(f, "%s;%s", m->names[h->phase][0] ? m->names[h->phase] : "[unknown]", comm);
 	free(comm);
 	if (!n)
 		fprintf(f, ";[no stack]");
@@ -448,7 +448,8 @@ int stacks__write_perf(const struct stacks *st, const struct model *m, FILE *f)
 
 		memcpy(raw_comm, p ? p->comm : "", p ? MP_COMM_LEN : 1);
 		comm = raw_comm[0] ? utf8__sanitize(raw_comm) : strdup("memphase-target");
-		err = comm ? perfdata__comm(pc.pd, st->pids[i], st->pids[i], 0, comm, true) : -ENOMEM;
+		err = comm ? perfdata__comm(pc.pd, st->pids[i], st->pids[i], 0, comm, true)
+			   : -ENOMEM;
 		free(comm);
 		if (err)
 			goto cleanup;

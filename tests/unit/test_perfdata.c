@@ -211,9 +211,9 @@ TEST(perfdata_format)
 		memcpy(&attr, buf + h.attrs_off + i * 144, sizeof(attr) < 128 ? sizeof(attr) : 128);
 		ASSERT_EQ(attr.size, 128, "attr.size");
 		ASSERT_EQ(attr.type, PERF_TYPE_SOFTWARE, "attr.type");
-		ASSERT_EQ(attr.sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			  PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-			  PERF_SAMPLE_WEIGHT, "sample_type");
+		ASSERT_EQ(attr.sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			  PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT, "sample_type");
 		ASSERT_EQ((int)attr.sample_id_all, 1, "sample_id_all");
 		/* its ids section: one id, i + 1 */
 		memcpy(secs, buf + h.attrs_off + i * 144 + 128, sizeof(secs));
@@ -604,8 +604,9 @@ TEST(perfdata_perf)
 	if (!ASSERT_OK_PTR(out, "perf report output"))
 		goto cleanup;
 	for (i = 0; i < 2; i++) {
-		snprintf(file, sizeof(file), "# Samples: %d  of event '%s'\n# Event count (approx.): ",
-			 i ? 2 : 5, phases[i]);
+		snprintf(file, sizeof(file),
+			 "# Samples: %d  of event '%s'\n# Event count (approx.): ", i ? 2 : 5,
+			 phases[i]);
 		ev = strstr(out, file);
 		if (ASSERT_OK_PTR(ev, "Samples and Event count lines of the phase's event"))
 			ASSERT_EQ(strtoull(ev + strlen(file), NULL, 10), expect[i], "Event count");

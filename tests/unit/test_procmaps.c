@@ -133,7 +133,7 @@ TEST(procmaps_live_names_are_exact)
 		ASSERT_STREQ(e.path, path, "deleted: exact path");
 	ASSERT_TRUE(e.deleted, "deleted");
 	if (!root)
-		printf("  (not root: names ending in \" (deleted)\" or with a backslash untested)\n");
+		printf("  (not root: names with a backslash or a \" (deleted)\" end untested)\n");
 cleanup:
 	for (i = 0; i < 4; i++) {
 		if (maps[i])
