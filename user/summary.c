@@ -208,8 +208,8 @@ static void print_mappings(FILE *f, const struct model *m)
 {
 	unsigned int i, k;
 	bool header = false;
-	char b[24], p[1024];
-	size_t n;
+	char b[24], p[4 * MODEL_PATH_MAX + 1];
+	size_t n, cut;
 
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
@@ -222,12 +222,15 @@ static void print_mappings(FILE *f, const struct model *m)
 					"PHASE", "CLASS", "GROWTH", "MAPPING");
 				header = true;
 			}
-			/* long paths keep their end: the file name */
+			/* long paths keep their end, the file name, cut on a character */
 			utf8__esc_term(p, sizeof(p), mm->path);
 			n = strlen(p);
-			fprintf(f, "%-10.10s %-6s %9s  %s%s\n", k ? "" : m->names[id],
+			cut = n > 50 ? n - 47 : 0;
+			while (cut && cut < n && ((unsigned char)p[cut] & 0xc0) == 0x80)
+				cut++;
+			fprintf(f, "%-10.10s %-6s %9s  %s%s%s\n", k ? "" : m->names[id],
 				mp_class_name(mm->cls), util__fmt_bytes(b, sizeof(b), mm->bytes),
-				n > 50 ? "..." : "", p + (n > 50 ? n - 47 : 0));
+				cut ? "..." : "", p + cut, mm->deleted ? " (deleted)" : "");
 		}
 		if (m->nmappings[id] > k) {
 			__u64 shown = 0;
