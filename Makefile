@@ -32,7 +32,7 @@ override CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
 LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm \
 	$(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++
 
-USER_SRCS := $(wildcard user/*.c)
+USER_SRCS := $(wildcard user/*.c user/*/*.c user/*/*/*.c)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -44,7 +44,7 @@ UNIT_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%.o,$(UNIT_SRCS))
 
 all: $(OUTPUT)/memphase workload
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests/unit $(OUTPUT)/workload:
+$(OUTPUT) $(OUTPUT)/tests/unit $(OUTPUT)/workload:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
@@ -65,8 +65,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 
 # Every user object may include the skeleton.
 $(USER_OBJS): $(OUTPUT)/memphase.skel.h
-$(OUTPUT)/user/%.o: user/%.c | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/memphase: $(USER_OBJS)
@@ -109,4 +110,5 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
--include $(wildcard $(OUTPUT)/user/*.d $(OUTPUT)/tests/unit/*.d)
+-include $(wildcard $(OUTPUT)/user/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/user/*/*/*.d \
+	$(OUTPUT)/tests/unit/*.d)

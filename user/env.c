@@ -10,8 +10,8 @@
 #include <linux/types.h>
 #include "env.h"
 #include "memphase.h"
-#include "target.h"
-#include "util.h"
+#include "collect/target.h"
+#include "lib/util.h"
 
 /* The documented ranges of the numeric options (README, --help). */
 #define YEAR_S		(365.0 * 86400)

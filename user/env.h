@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include "phasespec.h"
+#include "lib/phasespec.h"
 
 #define ENV_MAX_SPECS	32
 

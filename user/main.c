@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include "env.h"
 #include "session.h"
-#include "target.h"
+#include "collect/target.h"
 
 int main(int argc, char **argv)
 {

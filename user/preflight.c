@@ -9,8 +9,8 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include "preflight.h"
-#include "sysmem.h"
-#include "util.h"
+#include "collect/sysmem.h"
+#include "lib/util.h"
 
 static int check_caps(void)
 {

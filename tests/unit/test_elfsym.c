@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elfsym.h"
+#include "lib/elfsym.h"
 #include "fixture.h"
 #include "harness.h"
-#include "hist.h"
+#include "lib/hist.h"
 
 static const char lib_src[] =
 	"int mp_lib_one(int x) { return x + 1; }\n"

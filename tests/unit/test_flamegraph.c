@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flamegraph.h"
+#include "lib/flamegraph.h"
 #include "harness.h"
 
 #define MIB (1024ULL * 1024)

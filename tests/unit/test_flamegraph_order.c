@@ -2,7 +2,7 @@
 /* First-level frames (phases) drawn in a requested order instead of by name. */
 #include <stdlib.h>
 #include <string.h>
-#include "flamegraph.h"
+#include "lib/flamegraph.h"
 #include "harness.h"
 
 /* x of the rect that follows "<title>name (" */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "hist.h"
+#include "lib/hist.h"
 #include "memphase.h"
 
 TEST(hist_slot_boundaries)

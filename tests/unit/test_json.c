@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "json.h"
+#include "lib/json.h"
 
 /* --- a minimal JSON checker (RFC 8259 grammar), independent of the writer --- */
 

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "harness.h"
-#include "live.h"
-#include "model.h"
-#include "sysmem.h"
-#include "timeline.h"
+#include "report/live.h"
+#include "model/model.h"
+#include "collect/sysmem.h"
+#include "model/timeline.h"
 
 #define NS	1000000000ULL
 #define MIB	(1LL << 20)

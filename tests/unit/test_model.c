@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "harness.h"
-#include "model.h"
-#include "oom.h"
+#include "model/model.h"
+#include "model/oom.h"
 
 #define MS 1000000ULL
 

@@ -21,7 +21,7 @@
 #include <linux/perf_event.h>
 
 #include "harness.h"
-#include "perfdata.h"
+#include "lib/perfdata.h"
 
 /* --- helpers --- */
 

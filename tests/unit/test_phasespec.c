@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "phasespec.h"
+#include "lib/phasespec.h"
 
 static struct phase_spec ps;
 static char err[256];

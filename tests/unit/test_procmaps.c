@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "procmaps.h"
+#include "lib/procmaps.h"
 
 TEST(procmaps_parse_fields)
 {

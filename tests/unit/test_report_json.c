@@ -10,8 +10,8 @@
 
 #include "fixture.h"
 #include "harness.h"
-#include "model.h"
-#include "report_json.h"
+#include "model/model.h"
+#include "report/report_json.h"
 
 #define MS 1000000ULL
 

@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "harness.h"
-#include "model.h"
-#include "stacks.h"
-#include "utf8.h"
+#include "model/model.h"
+#include "collect/stacks.h"
+#include "lib/utf8.h"
 
 #define MS 1000000ULL
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "harness.h"
-#include "sysmem.h"
+#include "collect/sysmem.h"
 
 #define KB(x)	((__u64)(x) * 1024)
 

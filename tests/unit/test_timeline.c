@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "model.h"
-#include "timeline.h"
+#include "model/model.h"
+#include "model/timeline.h"
 
 #define MIB	(1024.0 * 1024.0)
 #define NS	1000000000ULL

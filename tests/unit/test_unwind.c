@@ -25,7 +25,7 @@
 
 #include "fixture.h"
 #include "harness.h"
-#include "unwind.h"
+#include "collect/unwind.h"
 
 #define NOINLINE "__attribute__((noinline, noclone))"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "utf8.h"
+#include "lib/utf8.h"
 
 struct next_case {
 	const char *s;

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Reading the BPF maps into the model. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "collect/collect.h"
+#include "lib/procmaps.h"
+#include "lib/strmap.h"
+#include "lib/util.h"
+#include "memphase.skel.h"
+
+static int ncpus(void)
+{
+	static int n;
+
+	if (!n)
+		n = libbpf_num_possible_cpus();
+	return n;
+}
+
+static int collect_stats(struct memphase_bpf *skel, struct model *m)
+{
+	int fd = bpf_map__fd(skel->maps.stats), n = ncpus(), c, k, h, s;
+	struct mp_phase_stats *v, sum;
+	__u32 id;
+
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (id = 0; id < m->nphases; id++) {
+		if (bpf_map_lookup_elem(fd, &id, v))
+			continue;
+		memset(&sum, 0, sizeof(sum));
+		for (c = 0; c < n; c++) {
+			sum.faults += v[c].faults;
+			sum.calls += v[c].calls;
+			sum.entries += v[c].entries;
+			for (k = 0; k < MP_NR_CLASSES; k++) {
+				sum.growth[k] += v[c].growth[k];
+				sum.shrink[k] += v[c].shrink[k];
+			}
+			sum.mmap_bytes += v[c].mmap_bytes;
+			sum.munmap_bytes += v[c].munmap_bytes;
+			sum.brk_bytes += v[c].brk_bytes;
+			sum.brk_shrink_bytes += v[c].brk_shrink_bytes;
+			sum.reclaim_ns += v[c].reclaim_ns;
+			sum.reclaim_count += v[c].reclaim_count;
+			sum.reclaimed_pages += v[c].reclaimed_pages;
+			for (h = 0; h < MP_NR_HISTS; h++)
+				for (s = 0; s < MP_MAX_SLOTS; s++)
+					sum.hist[h][s] += v[c].hist[h][s];
+		}
+		model__set_stats(m, id, &sum);
+	}
+	free(v);
+	return 0;
+}
+
+static int cmp_gen(const void *a, const void *b)
+{
+	const struct mp_mm *x = a, *y = b;
+
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+/*
+ * A process has one address space per image it ran (exec replaces it): peaks count
+ * over all of them, the current RSS is the newest image's (applied last). Images that
+ * were replaced and are empty again are dropped from the map.
+ */
+static int collect_mms(struct memphase_bpf *skel, struct model *m)
+{
+	int fd = bpf_map__fd(skel->maps.mms);
+	__u32 key, next, *prev = NULL, *keys;
+	struct mp_mm *v;
+	size_t n = 0, i, j;
+
+	v = calloc(MP_MAX_MMS, sizeof(*v));
+	keys = calloc(MP_MAX_MMS, sizeof(*keys));
+	if (!v || !keys) {
+		free(v);
+		free(keys);
+		return -ENOMEM;
+	}
+	while (n < MP_MAX_MMS && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v[n]))
+			continue;
+		keys[n] = key;
+		v[n].pad = n;	/* remember the key across the sort */
+		n++;
+	}
+	qsort(v, n, sizeof(*v), cmp_gen);
+	for (i = 0; i < n; i++) {
+		bool newer = false;
+
+		model__set_rss(m, v[i].tgid, v[i].rss, v[i].peak, v[i].peak_total);
+		for (j = i + 1; j < n && !newer; j++)
+			newer = v[j].tgid == v[i].tgid;
+		if (newer && !v[i].rss[MP_ANON] && !v[i].rss[MP_FILE] && !v[i].rss[MP_SHMEM])
+			bpf_map_delete_elem(fd, &keys[v[i].pad]);
+	}
+	free(keys);
+	free(v);
+	return 0;
+}
+
+static int collect_drops(struct memphase_bpf *skel, struct model *m)
+{
+	int fd = bpf_map__fd(skel->maps.drops), n = ncpus(), c;
+	struct mp_drops *v;
+	__u32 zero = 0;
+	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0;
+
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (!bpf_map_lookup_elem(fd, &zero, v)) {
+		for (c = 0; c < n; c++) {
+			lost += v[c].ringbuf + v[c].targets_full + v[c].mms_full;
+			stacks += v[c].stacks;
+			map_lost += v[c].mapping_lost_bytes;
+			busy += v[c].vma_busy;
+			full += v[c].mappings_full;
+			capped += v[c].stacks_capped;
+		}
+	}
+	m->lost_kernel = lost;
+	m->lost_stacks = stacks;
+	m->mapping_lost_bytes = map_lost;
+	m->vma_busy = busy;
+	m->mappings_full = full;
+	m->stacks_capped = capped;
+	free(v);
+	return 0;
+}
+
+/* Per-process peaks, kept with the process (its address spaces' entries may be gone). */
+static void collect_peaks(struct memphase_bpf *skel, struct model *m)
+{
+	struct mp_target t;
+	unsigned int i;
+	__u32 slot;
+
+	for (i = 0; i < m->nprocs; i++) {
+		struct model_proc *p = &m->procs[i];
+
+		if (p->forgotten)
+			continue;
+		slot = p->pid % MP_TSLOTS;
+		if (bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &t, sizeof(t), 0) ||
+		    (t.tgid != p->pid &&
+		     bpf_map__lookup_elem(skel->maps.targets, &p->pid, sizeof(p->pid), &t,
+					  sizeof(t), 0)))
+			continue;
+		model__raise_peaks(m, p->pid, t.peak, t.peak_total);
+	}
+}
+
+int collect__maps(struct memphase_bpf *skel, struct model *m)
+{
+	int err;
+
+	err = collect_stats(skel, m);
+	if (!err)
+		err = collect_mms(skel, m);
+	if (!err)
+		collect_peaks(skel, m);
+	if (!err)
+		err = collect_drops(skel, m);
+	return err;
+}
+
+/* What paths caches per "dev:ino" (kernel dev_t numbering); one block, free() frees it. */
+struct known_file {
+	bool deleted;
+	char path[];
+};
+
+static void paths_add(struct strmap *paths, const char *key, const char *path, bool deleted)
+{
+	struct strmap_entry *e;
+	struct known_file *k;
+	size_t n = strlen(path);
+
+	if (strmap__find(paths, key))
+		return;
+	k = malloc(sizeof(*k) + n + 1);
+	if (!k)
+		return;
+	k->deleted = deleted;
+	memcpy(k->path, path, n + 1);
+	e = strmap__get(paths, key);
+	if (!e) {
+		free(k);
+		return;
+	}
+	e->value = (uintptr_t)k;
+}
+
+/* Caches every file mapping of pid as "dev:ino" -> its exact path. */
+static void paths_learn(struct strmap *paths, __u32 pid)
+{
+	struct procmaps *pm = procmaps__open(pid);
+	struct procmaps_entry e;
+	char key[64];
+
+	if (!pm)
+		return;
+	while (procmaps__next(pm, &e) > 0) {
+		if (!e.inode || e.path[0] != '/')
+			continue;
+		snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64,
+			 (uint64_t)(((__u64)e.dev_major << 20) | e.dev_minor), e.inode);
+		paths_add(paths, key, e.path, e.deleted);
+	}
+	procmaps__close(pm);
+}
+
+/* Was the file of this mapping deleted since its name was learned? Its live VMA tells. */
+static bool file_gone(const struct mp_map_key *k, const struct mp_map_val *v)
+{
+	char link[96];
+	struct stat st;
+
+	if (v->vm_end <= v->vm_start)
+		return false;
+	snprintf(link, sizeof(link), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, v->tgid,
+		 (uint64_t)v->vm_start, (uint64_t)v->vm_end);
+	return !stat(link, &st) && st.st_ino == k->ino && !st.st_nlink;
+}
+
+static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
+			 const struct mp_map_val *v, struct model_mapping *mm)
+{
+	struct known_file *kf;
+	struct strmap_entry *e;
+	char key[64], sz[24], *buf = mm->path;
+	size_t len = sizeof(mm->path);
+
+	switch (k->kind) {
+	case MP_MAP_HEAP:
+		snprintf(buf, len, "[heap]");
+		return;
+	case MP_MAP_STACK:
+		snprintf(buf, len, "[stack]");
+		return;
+	case MP_MAP_THREAD_STACK:
+		snprintf(buf, len, "[thread stacks]");
+		return;
+	case MP_MAP_ANON:
+		snprintf(buf, len, "[anon 0x%" PRIx64 " %s]", (uint64_t)k->start,
+			 util__fmt_bytes(sz, sizeof(sz), v->vm_end - v->vm_start));
+		return;
+	case MP_MAP_FILE:
+	case MP_MAP_SHMEM:
+	case MP_MAP_DEVICE:
+		snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, (uint64_t)k->dev,
+			 (uint64_t)k->ino);
+		e = strmap__find(paths, key);
+		if (!e) {
+			paths_learn(paths, v->tgid);
+			e = strmap__find(paths, key);
+		}
+		kf = e ? (struct known_file *)(uintptr_t)e->value : NULL;
+		if (kf && !kf->deleted)
+			kf->deleted = file_gone(k, v);
+		if (kf) {
+			snprintf(buf, len, "%s", kf->path);
+			mm->deleted = kf->deleted;
+		} else {
+			snprintf(buf, len, "[%s %" PRIu64 ":%" PRIu64 " inode %" PRIu64 "]",
+				 model__kind_name(k->kind), (uint64_t)(k->dev >> 20),
+				 (uint64_t)(k->dev & 0xfffff), (uint64_t)k->ino);
+		}
+		return;
+	default:
+		snprintf(buf, len, "[unknown]");
+	}
+}
+
+int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths)
+{
+	int fd = bpf_map__fd(skel->maps.mappings);
+	struct mp_map_key key, next, *prev = NULL;
+	struct model_mapping mm;
+	struct mp_map_val v;
+
+	model__clear_mappings(m);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		memset(&mm, 0, sizeof(mm));
+		mapping_name(paths, &key, &v, &mm);
+		mm.cls = key.cls;
+		mm.kind = key.kind;
+		mm.bytes = v.bytes;
+		mm.start = v.vm_start;
+		mm.size = v.vm_end > v.vm_start ? v.vm_end - v.vm_start : 0;
+		model__offer_mapping(m, key.phase, &mm);
+	}
+	return 0;
+}
+
+void collect__learn_file(struct strmap *paths, const char *path, const char *name)
+{
+	char key[64], *exact = NULL;
+	struct stat st;
+	size_t n = strlen(name), d = strlen(" (deleted)");
+
+	if (stat(path, &st))
+		return;
+	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64,
+		 (uint64_t)(((__u64)major(st.st_dev) << 20) | minor(st.st_dev)),
+		 (uint64_t)st.st_ino);
+	/* readlink() of a deleted file's link appends " (deleted)": not part of the name */
+	if (!st.st_nlink && n > d && !strcmp(name + n - d, " (deleted)"))
+		exact = strndup(name, n - d);
+	paths_add(paths, key, exact ? exact : name, !st.st_nlink);
+	free(exact);
+}
+
+void collect__learn_paths(struct strmap *paths, __u32 pid)
+{
+	paths_learn(paths, pid);
+}
+
+int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns)
+{
+	int mfd = bpf_map__fd(skel->maps.mms);
+	__u32 key, next, *prev = NULL;
+	unsigned int i, n = 0;
+	struct mp_mm mm;
+
+	for (i = 0; i < m->nprocs; i++) {
+		struct model_proc *p = &m->procs[i];
+
+		if (!p->exited || p->forgotten || p->exit_ns + 1000000000ULL > now_ns)
+			continue;
+		collect__del_target(skel, p->pid);
+		p->forgotten = true;
+		n++;
+	}
+	if (!n)
+		return 0;
+	/* address spaces whose owner is forgotten */
+	while (!bpf_map_get_next_key(mfd, prev, &next)) {
+		struct model_proc *p;
+
+		if (!bpf_map_lookup_elem(mfd, &next, &mm) &&
+		    (p = model__proc(m, mm.tgid, false)) && p->forgotten) {
+			/* deleting the current key restarts the walk from the beginning */
+			bpf_map_delete_elem(mfd, &next);
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+/* A process lives in its slot of tslots, or in the targets hash when the slot is taken
+ * (the BPF side's target_add/target_lookup). */
+int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags)
+{
+	struct mp_target t = { .tgid = tgid, .flags = flags }, cur;
+	__u32 slot = tgid % MP_TSLOTS;
+
+	if (bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0))
+		return -errno;
+	if (!cur.tgid || cur.tgid == tgid) {
+		t.collided = cur.collided;
+		if (bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &t, sizeof(t), 0))
+			return -errno;
+		return 0;
+	}
+	cur.collided = 1;
+	if (bpf_map__update_elem(skel->maps.targets, &tgid, sizeof(tgid), &t, sizeof(t), 0) ||
+	    bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0))
+		return -errno;
+	return 0;
+}
+
+void collect__del_target(struct memphase_bpf *skel, __u32 tgid)
+{
+	__u32 slot = tgid % MP_TSLOTS;
+	struct mp_target cur;
+
+	if (!bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0) &&
+	    cur.tgid == tgid) {
+		/* the slot frees up; whether others of it wait in the hash stays known */
+		__u32 collided = cur.collided;
+
+		memset(&cur, 0, sizeof(cur));
+		cur.collided = collided;
+		bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0);
+		return;
+	}
+	bpf_map__delete_elem(skel->maps.targets, &tgid, sizeof(tgid), 0);
+}

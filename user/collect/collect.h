@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* BPF maps -> model. */
+#ifndef __MP_COLLECT_H
+#define __MP_COLLECT_H
+
+#include "model/model.h"
+
+struct memphase_bpf;
+
+/* Reads per-phase counters (summed over CPUs), address-space RSS and drop counters. */
+int collect__maps(struct memphase_bpf *skel, struct model *m);
+struct strmap;
+/*
+ * Reads the per-mapping growth counters into the model's top lists. File paths are
+ * found in /proc/PID/maps by device and inode and cached in paths ("dev:ino" -> path),
+ * so a mapping seen once keeps its name after its process exits.
+ */
+int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths);
+/* Learns one file's name (an executable the kernel mapped at exec); it is looked at
+ * through path (e.g. /proc/PID/exe). */
+void collect__learn_file(struct strmap *paths, const char *path, const char *name);
+/* Learns the paths of every file pid maps (after a MP_EV_FILE_MAP, at attach). */
+void collect__learn_paths(struct strmap *paths, __u32 pid);
+/*
+ * Removes processes that exited more than 1 s before now_ns from the BPF target set and
+ * their address spaces from the map (their last numbers are in the model by then), so
+ * long runs that fork often do not fill the maps. Returns how many were removed.
+ */
+int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns);
+/* Adds a process to the BPF target set. */
+int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
+/* Removes a process from the BPF target set. */
+void collect__del_target(struct memphase_bpf *skel, __u32 tgid);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Phase markers -> uprobes on the files a target maps. */
+#ifndef __MP_PROBES_H
+#define __MP_PROBES_H
+
+#include <sys/types.h>
+#include <linux/types.h>
+#include "collect/phases.h"
+
+struct bpf_program;
+struct probes;
+
+/* prog: the marker program (one program, the cookie tells the phase). */
+struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose);
+void probes__free(struct probes *p);	/* detaches; NULL-safe */
+
+/*
+ * Looks up every marker in one file and attaches uprobes (all pids: the BPF side
+ * filters by the target set). name is the path shown to the user and matched against
+ * marker binaries; open_path (NULL = name) is what is opened, e.g. a
+ * /proc/PID/map_files link for a deleted file. Files are remembered by device and
+ * inode: a second call for the same file does nothing. Returns the number of probes
+ * attached, or -errno.
+ */
+int probes__scan_file(struct probes *p, const char *name, const char *open_path);
+/* The file mapped at addr in pid (an EXEC_MAP event). */
+int probes__scan_mapping(struct probes *p, pid_t pid, __u64 addr);
+/* Every file-backed executable mapping of a running process (attach mode). */
+int probes__scan_pid(struct probes *p, pid_t pid);
+/* Probes attached so far. */
+unsigned int probes__count(const struct probes *p);
+/* Names of user markers never found in any scanned file (for a warning); "a, b". */
+void probes__missing_user(const struct probes *p, char *buf, size_t len);
+/* 1 when marker i (of the phases) is a user marker that never attached, with why, else 0. */
+int probes__unmatched(const struct probes *p, unsigned int i, char *why, size_t len);
+
+#endif

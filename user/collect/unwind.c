@@ -1,0 +1,1079 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User stack unwinding (DWARF CFI over a copied stack) and symbolization with libdwfl.
+ *
+ * Three layers:
+ *  - uw_file: one per distinct executable file (device + inode as /proc/PID/maps shows
+ *    them), shared by all processes. Its Elf is libelf's ELF_C_READ_MMAP of the file with
+ *    the descriptor closed at once (ELF_C_FDREAD), so a snapshot costs no descriptor and
+ *    survives the file's deletion. Its function symbols are read once, sorted by address.
+ *  - uw_map: one executable mapping of a process, with the load bias of its file.
+ *  - uw_proc: a process' mappings and, built when first needed, a Dwfl with one module per
+ *    loaded image (dwfl_report_module + a find_elf callback handing out a reference to the
+ *    shared Elf) and our thread callbacks attached (dwfl_attach_state): memory_read reads
+ *    the copied stack of the sample being unwound, set_initial_registers its registers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "lib/procmaps.h"
+#include "collect/unwind.h"
+
+/* libstdc++'s demangler (the project links -lstdc++) */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define UW_PROC_BUCKETS		256
+#define UW_BUILD_ID_MAX		64
+#define UW_REFRESH_NS		(100ULL * 1000 * 1000)	/* between refreshes on a miss */
+#define UW_DELETED		" (deleted)"
+#define UW_USER_END		0x0000800000000000ULL	/* [vsyscall] lies above */
+#define UW_SIZELESS_MAX		4096	/* extent of a last symbol without a size */
+#define UW_SYM_BACKTRACK	16	/* enclosing symbols looked for behind the nearest */
+
+/* x86-64 DWARF register numbers 0..16: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
+static const int uw_dwarf_regs[17] = {
+	MP_RAX, MP_RDX, MP_RCX, MP_RBX, MP_RSI, MP_RDI, MP_RBP, MP_RSP, MP_R8, MP_R9,
+	MP_R10, MP_R11, MP_R12, MP_R13, MP_R14, MP_R15, MP_RIP,
+};
+
+struct uw_sym {
+	__u64 start;		/* address in the ELF file's own address space */
+	__u64 size;		/* sizeless symbols: up to the next symbol */
+	__u32 name;		/* offset in uw_file.strs */
+	__u32 rank;		/* while sorting: lower is preferred at the same address */
+	char *demangled;	/* C++ name, demangled when first asked for */
+	bool tried;		/* demangling was tried */
+};
+
+struct uw_file {
+	struct uw_file *next;
+	unsigned int refs;
+	__u64 dev, ino;		/* identity in /proc/PID/maps; 0/0 for [vdso] */
+	char *path;		/* exact path, for debuglink lookups */
+	const char *base;	/* its basename */
+	Elf *elf;		/* NULL: not an ELF file */
+	void *image;		/* [vdso]: the copy elf was made from */
+	GElf_Phdr *loads;	/* PT_LOAD headers */
+	size_t nloads;
+	unsigned char build_id[UW_BUILD_ID_MAX];
+	int build_id_len;
+	int syms_state;		/* 0 not read yet, 1 read, -errno failed */
+	struct uw_sym *syms;
+	size_t nsyms;
+	char *strs;
+};
+
+struct uw_map {
+	__u64 start, end, pgoff;
+	__u64 dev, ino;
+	__u64 bias;		/* load bias of file (when has_bias) */
+	bool has_bias;
+	char *path;		/* exact path (procmaps.h); "" for anonymous memory */
+	bool deleted;		/* the file was deleted */
+	struct uw_file *file;	/* NULL: anonymous, or the file could not be opened */
+};
+
+struct uw_proc {
+	struct uw_proc *next;
+	pid_t pid;
+	struct uw_map *maps;	/* sorted by start, not overlapping */
+	size_t nmaps;
+	Dwfl *dwfl;		/* NULL until needed, and after the maps changed */
+	int dwfl_err;		/* building it failed: not retried until the maps change */
+	bool gone;		/* /proc/PID/maps vanished: no more refreshes */
+	__u64 refreshed_ns;	/* last snapshot (CLOCK_MONOTONIC) */
+	/* the sample being unwound, for the thread callbacks */
+	const __u64 *regs;
+	const unsigned char *stack;
+	__u32 stack_len;
+};
+
+struct unwinder {
+	struct uw_proc *procs[UW_PROC_BUCKETS];
+	struct uw_file *files;
+	long page_size;
+};
+
+struct uw_walk {
+	__u64 *ips;
+	int n, max;
+};
+
+static __u64 uw_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static const char *uw_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* ---- files ---- */
+
+static void uw_file_put(struct unwinder *u, struct uw_file *f)
+{
+	struct uw_file **pp;
+	size_t i;
+
+	if (!f || --f->refs)
+		return;
+	for (pp = &u->files; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	}
+	for (i = 0; i < f->nsyms; i++)
+		free(f->syms[i].demangled);
+	free(f->syms);
+	free(f->strs);
+	if (f->elf)
+		elf_end(f->elf);
+	free(f->image);
+	free(f->loads);
+	free(f->path);
+	free(f);
+}
+
+/* Reads the ELF headers we need; f->elf stays NULL for non-ELF files (not an error). */
+static int uw_file_read_elf(struct uw_file *f, Elf *elf)
+{
+	const void *id;
+	GElf_Phdr ph;
+	size_t phnum, i;
+	ssize_t len;
+
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum)) {
+		elf_end(elf);
+		return 0;
+	}
+	f->loads = calloc(phnum ? phnum : 1, sizeof(*f->loads));
+	if (!f->loads) {
+		elf_end(elf);
+		return -ENOMEM;
+	}
+	for (i = 0; i < phnum; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
+			f->loads[f->nloads++] = ph;
+	if (!f->nloads) {
+		elf_end(elf);
+		return 0;
+	}
+	len = dwelf_elf_gnu_build_id(elf, &id);
+	if (len > 0 && len <= UW_BUILD_ID_MAX) {
+		memcpy(f->build_id, id, len);
+		f->build_id_len = len;
+	}
+	f->elf = elf;
+	return 0;
+}
+
+/* opens path if it is a regular file (never a device or a FIFO: opening has effects) */
+static int uw_open_regular(const char *path, struct stat *st)
+{
+	int fd;
+
+	if (stat(path, st) || !S_ISREG(st->st_mode))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd >= 0 && (fstat(fd, st) || !S_ISREG(st->st_mode))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Opens the file of a mapping: by path if it is the same file (device and inode match),
+ * else through /proc/PID/map_files (deleted, or another mount namespace). As a last resort
+ * a path whose inode matches is accepted (overlayfs and btrfs report other devices).
+ */
+static int uw_open_mapped(pid_t pid, const struct uw_map *m, const char *path)
+{
+	bool same_ino = false;
+	struct stat st;
+	char mf[96];
+	int fd, fd2;
+
+	fd = uw_open_regular(path, &st);
+	if (fd >= 0 && st.st_ino == m->ino) {
+		if (makedev(major(st.st_dev), minor(st.st_dev)) == m->dev)
+			return fd;
+		same_ino = true;
+	}
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd2 = uw_open_regular(mf, &st);
+	if (fd2 >= 0 || !same_ino) {
+		if (fd >= 0)
+			close(fd);
+		return fd2 >= 0 ? fd2 : -ENOENT;
+	}
+	return fd;
+}
+
+/* [vdso] is not a file: copy it out of the process. */
+static int uw_read_vdso(pid_t pid, const struct uw_map *m, void **image, size_t *size)
+{
+	size_t len = m->end - m->start;
+	struct iovec local, remote;
+	char mem[64];
+	void *buf;
+	ssize_t n;
+	int fd;
+
+	if (!len || len > (1UL << 20))
+		return -EINVAL;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	local.iov_base = buf;
+	local.iov_len = len;
+	remote.iov_base = (void *)(unsigned long)m->start;
+	remote.iov_len = len;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n != (ssize_t)len) {
+		snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+		fd = open(mem, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? pread(fd, buf, len, (off_t)m->start) : -1;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (n != (ssize_t)len) {
+		free(buf);
+		return -EIO;
+	}
+	*image = buf;
+	*size = len;
+	return 0;
+}
+
+/* The shared file of a mapping, with a reference taken; NULL if there is none. */
+static struct uw_file *uw_file_get(struct unwinder *u, pid_t pid, const struct uw_map *m)
+{
+	bool vdso = !strcmp(m->path, "[vdso]");
+	struct uw_file *f;
+	size_t size;
+	Elf *elf = NULL;
+	int fd = -1;
+
+	if (m->path[0] != '/' && !vdso)
+		return NULL;
+	for (f = u->files; f; f = f->next) {
+		if (vdso ? !f->dev && !f->ino && !strcmp(f->path, "[vdso]")
+			 : f->ino == m->ino && f->dev == m->dev && (f->dev || f->ino)) {
+			f->refs++;
+			return f;
+		}
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->refs = 1;
+	f->path = strdup(m->path);
+	if (!f->path)
+		goto err;
+	f->base = uw_basename(f->path);
+	if (vdso) {
+		if (uw_read_vdso(pid, m, &f->image, &size))
+			goto err;
+		elf = elf_memory(f->image, size);
+	} else {
+		f->dev = m->dev;
+		f->ino = m->ino;
+		fd = uw_open_mapped(pid, m, f->path);
+		if (fd < 0)
+			goto err;
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		/* read what is not mapped yet, so that the descriptor can go */
+		if (elf && elf_cntl(elf, ELF_C_FDREAD)) {
+			elf_end(elf);
+			elf = NULL;
+		}
+		close(fd);
+	}
+	if (elf && uw_file_read_elf(f, elf))
+		goto err;
+	f->next = u->files;
+	u->files = f;
+	return f;
+err:
+	free(f->image);
+	free(f->path);
+	free(f);
+	return NULL;
+}
+
+/*
+ * Load bias of a mapping: the PT_LOAD holding file offset pgoff (executable ones first)
+ * maps it at start, so bias = start - (p_vaddr + pgoff - p_offset).
+ */
+static bool uw_map_bias(const struct uw_file *f, const struct uw_map *m, long page_size,
+			__u64 *bias)
+{
+	const GElf_Phdr *ph;
+	int pass;
+	size_t i;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < f->nloads; i++) {
+			ph = &f->loads[i];
+			if (!pass && !(ph->p_flags & PF_X))
+				continue;
+			if (m->pgoff < (ph->p_offset & ~(__u64)(page_size - 1)) ||
+			    m->pgoff >= ph->p_offset + (ph->p_filesz ? ph->p_filesz : 1))
+				continue;
+			*bias = m->start - (ph->p_vaddr + m->pgoff - ph->p_offset);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The address range libdwfl expects for an image at bias (see its open_elf()). */
+static void uw_file_range(const struct uw_file *f, __u64 bias, __u64 *lo, __u64 *hi)
+{
+	const GElf_Phdr *first = &f->loads[0];
+	__u64 end = 0;
+	size_t i;
+
+	for (i = 0; i < f->nloads; i++)
+		if (f->loads[i].p_vaddr + f->loads[i].p_memsz > end)
+			end = f->loads[i].p_vaddr + f->loads[i].p_memsz;
+	*lo = bias + (first->p_vaddr & -first->p_align);
+	*hi = bias + end;
+}
+
+/* ---- symbols ---- */
+
+/*
+ * By address; at one address the preferred name first: sized before sizeless, global or
+ * weak before local, fewer leading underscores (malloc before __libc_malloc, getpid
+ * before __getpid), shorter.
+ */
+static int uw_sym_cmp(const void *a, const void *b, void *arg)
+{
+	const struct uw_sym *x = a, *y = b;
+	const char *strs = arg, *nx = strs + x->name, *ny = strs + y->name;
+	size_t ux = strspn(nx, "_"), uy = strspn(ny, "_"), lx, ly;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(nx);
+	ly = strlen(ny);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(nx, ny);
+}
+
+/* sized before sizeless, then global or weak before local */
+static __u32 uw_sym_rank(const GElf_Sym *sym)
+{
+	return (sym->st_size ? 0 : 2) + (GELF_ST_BIND(sym->st_info) == STB_LOCAL);
+}
+
+/* keeps sym if it is a function (or a label in code); 0, or -ENOMEM */
+static int uw_sym_add(struct uw_file *f, size_t *cap, size_t *strs_len, size_t *strs_cap,
+		      const char *name, const GElf_Sym *sym, __u64 rel)
+{
+	size_t len = strcspn(name, "@"), c;	/* without "@VERSION" / "@@VERSION" */
+	void *tmp;
+
+	if (f->nsyms == *cap) {
+		c = *cap ? *cap * 2 : 1024;
+		tmp = realloc(f->syms, c * sizeof(*f->syms));
+		if (!tmp)
+			return -ENOMEM;
+		f->syms = tmp;
+		*cap = c;
+	}
+	if (*strs_len + len + 1 > *strs_cap) {
+		c = *strs_cap ? *strs_cap : 16384;
+		while (*strs_len + len + 1 > c)
+			c *= 2;
+		tmp = realloc(f->strs, c);
+		if (!tmp)
+			return -ENOMEM;
+		f->strs = tmp;
+		*strs_cap = c;
+	}
+	memcpy(f->strs + *strs_len, name, len);
+	f->strs[*strs_len + len] = '\0';
+	f->syms[f->nsyms] = (struct uw_sym){
+		.start = rel,
+		.size = sym->st_size,
+		.name = (__u32)*strs_len,
+		.rank = uw_sym_rank(sym),
+	};
+	f->nsyms++;
+	*strs_len += len + 1;
+	return 0;
+}
+
+static bool uw_sym_is_code(const char *name, const GElf_Sym *sym, GElf_Word shndx, Elf *elf)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (!name[0] || name[0] == '@' || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return false;
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return true;
+	if (type != STT_NOTYPE || !elf)
+		return false;
+	/* assembly labels: only in executable sections */
+	scn = elf_getscn(elf, shndx);
+	return scn && gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_EXECINSTR);
+}
+
+/*
+ * Reads the function symbols of mod (its .symtab, the debug file's, or .dynsym, as libdwfl
+ * finds them) into f, by address in the file's own address space.
+ */
+static int uw_file_read_syms(struct uw_file *f, Dwfl_Module *mod)
+{
+	size_t cap = 0, strs_len = 0, strs_cap = 0, i, j;
+	GElf_Addr addr, mod_bias;
+	Dwarf_Addr sym_bias;
+	GElf_Word shndx;
+	const char *name;
+	GElf_Sym sym;
+	Elf *elf;
+	int n, k, err;
+
+	if (!dwfl_module_getelf(mod, &mod_bias))
+		return -ENOENT;
+	n = dwfl_module_getsymtab(mod);
+	if (n < 0)
+		return -ENOENT;
+	for (k = 1; k < n; k++) {
+		elf = NULL;
+		name = dwfl_module_getsym_info(mod, k, &sym, &addr, &shndx, &elf, &sym_bias);
+		if (!name || !uw_sym_is_code(name, &sym, shndx, elf))
+			continue;
+		err = uw_sym_add(f, &cap, &strs_len, &strs_cap, name, &sym, addr - mod_bias);
+		if (err)
+			return err;
+	}
+	if (!f->nsyms)
+		return -ENOENT;
+	qsort_r(f->syms, f->nsyms, sizeof(*f->syms), uw_sym_cmp, f->strs);
+	/* one symbol per address, the preferred one */
+	for (i = 1, j = 0; i < f->nsyms; i++)
+		if (f->syms[i].start != f->syms[j].start)
+			f->syms[++j] = f->syms[i];
+	f->nsyms = j + 1;
+	/* a sizeless symbol extends to the next one */
+	for (i = 0; i < f->nsyms; i++) {
+		if (f->syms[i].size)
+			continue;
+		f->syms[i].size = i + 1 < f->nsyms ? f->syms[i + 1].start - f->syms[i].start
+						   : UW_SIZELESS_MAX;
+	}
+	return 0;
+}
+
+/* The symbol holding rel (an address in the file's address space), or NULL. */
+static struct uw_sym *uw_sym_find(struct uw_file *f, __u64 rel)
+{
+	size_t lo = 0, hi = f->nsyms, mid, i;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (f->syms[mid].start <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the nearest symbol below, or one enclosing it */
+	for (i = lo; i-- > 0 && lo - i <= UW_SYM_BACKTRACK;)
+		if (rel - f->syms[i].start < f->syms[i].size)
+			return &f->syms[i];
+	return NULL;
+}
+
+static const char *uw_sym_name(struct uw_file *f, struct uw_sym *s)
+{
+	const char *name = f->strs + s->name;
+	int status = -1;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return name;
+	if (!s->tried) {
+		s->tried = true;
+		s->demangled = __cxa_demangle(name, NULL, NULL, &status);
+		if (status) {
+			free(s->demangled);
+			s->demangled = NULL;
+		}
+	}
+	return s->demangled ? s->demangled : name;
+}
+
+/* ---- processes ---- */
+
+static struct uw_proc *uw_proc_find(struct unwinder *u, pid_t pid)
+{
+	struct uw_proc *p;
+
+	for (p = u->procs[(unsigned int)pid % UW_PROC_BUCKETS]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static void uw_maps_free(struct unwinder *u, struct uw_map *maps, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uw_file_put(u, maps[i].file);
+		free(maps[i].path);
+	}
+	free(maps);
+}
+
+static void uw_proc_free(struct unwinder *u, struct uw_proc *p)
+{
+	/* the Dwfl holds references to the files' Elf: end it first */
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	uw_maps_free(u, p->maps, p->nmaps);
+	free(p);
+}
+
+static struct uw_map *uw_map_find(struct uw_proc *p, __u64 addr)
+{
+	size_t lo = 0, hi = p->nmaps, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}
+
+static int uw_map_cmp(const void *a, const void *b)
+{
+	const struct uw_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static bool uw_map_same(const struct uw_map *a, const struct uw_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->pgoff == b->pgoff &&
+	       a->file == b->file && a->bias == b->bias && a->has_bias == b->has_bias;
+}
+
+/* one mapping of /proc/PID/maps; 1 if it is an executable user mapping, 0 if not, -errno */
+static int uw_map_from(const struct procmaps_entry *e, struct uw_map *m)
+{
+	if (e->perms[2] != 'x' || e->start >= UW_USER_END || e->start >= e->end)
+		return 0;
+	memset(m, 0, sizeof(*m));
+	m->start = e->start;
+	m->end = e->end;
+	m->pgoff = e->offset;
+	m->dev = makedev(e->dev_major, e->dev_minor);
+	m->ino = e->inode;
+	m->deleted = e->deleted;
+	m->path = strdup(e->path);
+	return m->path ? 1 : -ENOMEM;
+}
+
+int unwinder__snapshot(struct unwinder *u, pid_t pid)
+{
+	struct uw_map *fresh = NULL, *merged = NULL, *tmp, m;
+	size_t nfresh = 0, cap = 0, nmerged = 0, i, j;
+	struct procmaps *pm = NULL;
+	struct procmaps_entry e;
+	struct uw_proc *p = NULL;
+	bool created = false, changed;
+	int err = 0, r;
+
+	if (!u || pid <= 0)
+		return -EINVAL;
+	p = uw_proc_find(u, pid);
+	pm = procmaps__open(pid);
+	if (!pm) {
+		err = errno == ENOENT ? -ESRCH : -errno;
+		goto cleanup;
+	}
+	while ((r = procmaps__next(pm, &e)) > 0) {
+		r = uw_map_from(&e, &m);
+		if (r < 0) {
+			err = r;
+			goto cleanup;
+		}
+		if (!r)
+			continue;
+		if (nfresh == cap) {
+			cap = cap ? cap * 2 : 64;
+			tmp = realloc(fresh, cap * sizeof(*fresh));
+			if (!tmp) {
+				free(m.path);
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			fresh = tmp;
+		}
+		m.file = uw_file_get(u, pid, &m);
+		if (m.file && m.file->elf)
+			m.has_bias = uw_map_bias(m.file, &m, u->page_size, &m.bias);
+		fresh[nfresh++] = m;
+	}
+	/* a zombie (or a kernel thread) has no mappings */
+	if (r < 0 || !nfresh) {
+		err = -ESRCH;
+		goto cleanup;
+	}
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		p->pid = pid;
+		created = true;
+	}
+	/* new mappings, plus the old ones that no new one overlaps */
+	merged = calloc(nfresh + p->nmaps, sizeof(*merged));
+	if (!merged) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < p->nmaps; i++) {
+		for (j = 0; j < nfresh; j++)
+			if (p->maps[i].start < fresh[j].end && fresh[j].start < p->maps[i].end)
+				break;
+		if (j == nfresh) {
+			merged[nmerged++] = p->maps[i];
+			p->maps[i].file = NULL;
+			p->maps[i].path = NULL;
+		}
+	}
+	memcpy(merged + nmerged, fresh, nfresh * sizeof(*fresh));
+	nmerged += nfresh;
+	nfresh = 0;
+	qsort(merged, nmerged, sizeof(*merged), uw_map_cmp);
+
+	changed = nmerged != p->nmaps;
+	for (i = 0; !changed && i < nmerged; i++)
+		changed = !uw_map_same(&merged[i], &p->maps[i]);
+	if (changed && p->dwfl) {
+		dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+	}
+	if (changed)
+		p->dwfl_err = 0;
+	uw_maps_free(u, p->maps, p->nmaps);
+	p->maps = merged;
+	p->nmaps = nmerged;
+	merged = NULL;
+	p->gone = false;
+	p->refreshed_ns = uw_now_ns();
+	if (created) {
+		p->next = u->procs[(unsigned int)pid % UW_PROC_BUCKETS];
+		u->procs[(unsigned int)pid % UW_PROC_BUCKETS] = p;
+		created = false;
+	}
+cleanup:
+	if (err == -ESRCH && p && !created)
+		p->gone = true;
+	if (created)
+		free(p);
+	uw_maps_free(u, fresh, nfresh);
+	free(merged);
+	procmaps__close(pm);
+	return err;
+}
+
+void unwinder__forget(struct unwinder *u, pid_t pid)
+{
+	struct uw_proc **pp;
+
+	if (!u)
+		return;
+	for (pp = &u->procs[(unsigned int)pid % UW_PROC_BUCKETS]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->pid == pid) {
+			struct uw_proc *p = *pp;
+
+			*pp = p->next;
+			uw_proc_free(u, p);
+			return;
+		}
+	}
+}
+
+/* re-reads the maps of a live process after a miss, at most every UW_REFRESH_NS */
+static bool uw_proc_refresh(struct unwinder *u, struct uw_proc *p)
+{
+	__u64 now = uw_now_ns();
+
+	if (p->gone || now - p->refreshed_ns < UW_REFRESH_NS)
+		return false;
+	p->refreshed_ns = now;
+	return !unwinder__snapshot(u, p->pid);
+}
+
+/* ---- Dwfl ---- */
+
+static int uw_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	struct uw_file *f = *userdata;
+
+	*elfp = NULL;
+	if (!f || !f->elf)
+		return -1;
+	/* a new reference to the shared Elf: libdwfl's elf_end() drops it */
+	*elfp = elf_begin(-1, ELF_C_READ_MMAP, f->elf);
+	/* the name is where dwfl_standard_find_debuginfo looks for .gnu_debuglink files */
+	if (*elfp && f->path[0] == '/' && !*file_name)
+		*file_name = strdup(f->path);
+	return -1;
+}
+
+static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct uw_proc *p = arg;
+
+	if (*thread_argp)
+		return 0;
+	*thread_argp = p;
+	return p->pid;
+}
+
+static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	*thread_argp = arg;
+	return true;
+}
+
+static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	const struct uw_proc *p = arg;
+	__u64 sp = p->regs[MP_RSP], off = addr - sp;
+
+	if (addr < sp || off > p->stack_len || p->stack_len - off < sizeof(*result))
+		return false;
+	memcpy(result, p->stack + off, sizeof(*result));
+	return true;
+}
+
+static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	const struct uw_proc *p = arg;
+	Dwarf_Word dw[17];
+	int i;
+
+	for (i = 0; i < 17; i++)
+		dw[i] = p->regs[uw_dwarf_regs[i]];
+	if (!dwfl_thread_state_registers(thread, 0, 17, dw))
+		return false;
+	dwfl_thread_state_register_pc(thread, p->regs[MP_RIP]);
+	return true;
+}
+
+static const Dwfl_Callbacks uw_dwfl_callbacks = {
+	.find_elf = uw_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static const Dwfl_Thread_Callbacks uw_thread_callbacks = {
+	.next_thread = uw_next_thread,
+	.get_thread = uw_get_thread,
+	.memory_read = uw_memory_read,
+	.set_initial_registers = uw_set_initial_registers,
+};
+
+/* builds p->dwfl from the snapshot unless it is there; 0 or -errno */
+static int uw_proc_dwfl(struct uw_proc *p)
+{
+	struct uw_map *m;
+	Dwfl_Module *mod;
+	Dwfl *dwfl = NULL;
+	Elf *arch = NULL;
+	__u64 lo, hi;
+	void **ud;
+	size_t i, j;
+	int err = 0;
+
+	if (p->dwfl)
+		return 0;
+	if (p->dwfl_err)
+		return p->dwfl_err;
+	dwfl = dwfl_begin(&uw_dwfl_callbacks);
+	if (!dwfl) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	dwfl_report_begin(dwfl);
+	for (i = 0; i < p->nmaps; i++) {
+		m = &p->maps[i];
+		if (!m->file || !m->file->elf || !m->has_bias)
+			continue;
+		/* one module per image, however many executable mappings it has */
+		for (j = 0; j < i; j++)
+			if (p->maps[j].file == m->file && p->maps[j].has_bias &&
+			    p->maps[j].bias == m->bias)
+				break;
+		if (j < i)
+			continue;
+		uw_file_range(m->file, m->bias, &lo, &hi);
+		mod = dwfl_report_module(dwfl, m->file->path, lo, hi);
+		if (!mod)
+			continue;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = m->file;
+		if (!arch)
+			arch = m->file->elf;
+	}
+	if (dwfl_report_end(dwfl, NULL, NULL)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	if (!arch) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	if (!dwfl_attach_state(dwfl, arch, p->pid, &uw_thread_callbacks, p)) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	p->dwfl = dwfl;
+	dwfl = NULL;
+cleanup:
+	if (dwfl)
+		dwfl_end(dwfl);
+	p->dwfl_err = err;
+	return err;
+}
+
+static int uw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct uw_walk *w = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (w->n && !pc)
+		return DWARF_CB_ABORT;
+	/* an exact pc after a signal frame: +1 so that "ip - 1" finds it like the others */
+	if (w->n && activation)
+		pc++;
+	w->ips[w->n++] = pc;
+	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static int uw_walk(struct uw_proc *p, const __u64 *regs, const void *stack, __u32 stack_len,
+		   __u64 *ips, int max_frames)
+{
+	struct uw_walk w = { .ips = ips, .max = max_frames };
+
+	ips[0] = regs[MP_RIP];
+	if (uw_proc_dwfl(p))
+		return 1;
+	p->regs = regs;
+	p->stack = stack;
+	p->stack_len = stack ? stack_len : 0;
+	/* its result is -1 at the end of most stacks: the frames are what counts */
+	dwfl_getthread_frames(p->dwfl, p->pid, uw_frame, &w);
+	p->regs = NULL;
+	p->stack = NULL;
+	if (!w.n) {
+		ips[0] = regs[MP_RIP];
+		return 1;
+	}
+	return w.n;
+}
+
+/* all frames in known mappings (return addresses looked up as ip - 1)? */
+static bool uw_covered(struct uw_proc *p, const __u64 *ips, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!uw_map_find(p, i && ips[i] ? ips[i] - 1 : ips[i]))
+			return false;
+	return true;
+}
+
+int unwinder__unwind(struct unwinder *u, pid_t pid, const __u64 *regs, const void *stack,
+		     __u32 stack_len, __u64 *ips, int max_frames)
+{
+	struct uw_proc *p;
+	int n;
+
+	if (!u || !regs || !ips || max_frames <= 0)
+		return -EINVAL;
+	ips[0] = regs[MP_RIP];
+	p = uw_proc_find(u, pid);
+	if (!p && (unwinder__snapshot(u, pid) || !(p = uw_proc_find(u, pid))))
+		return 1;
+	n = uw_walk(p, regs, stack, stack_len, ips, max_frames);
+	if (!uw_covered(p, ips, n) && uw_proc_refresh(u, p) && !p->dwfl)
+		n = uw_walk(p, regs, stack, stack_len, ips, max_frames);
+	return n;
+}
+
+/* ---- symbolization ---- */
+
+static void uw_sym_unknown(struct unwind_sym *out, __u64 addr)
+{
+	snprintf(out->module, sizeof(out->module), "[unknown]");
+	snprintf(out->name, sizeof(out->name), "[unknown]+0x%llx", (unsigned long long)addr);
+	out->offset = addr;
+}
+
+int unwinder__symbolize(struct unwinder *u, pid_t pid, __u64 ip, bool is_return,
+			struct unwind_sym *out)
+{
+	__u64 addr = is_return && ip ? ip - 1 : ip, rel;
+	Dwfl_Module *mod;
+	struct uw_file *f;
+	struct uw_proc *p;
+	struct uw_map *m;
+	struct uw_sym *s;
+	const char *base;
+
+	if (!out)
+		return -EINVAL;
+	if (!u) {
+		uw_sym_unknown(out, addr);
+		return -EINVAL;
+	}
+	p = uw_proc_find(u, pid);
+	if (!p && !unwinder__snapshot(u, pid))
+		p = uw_proc_find(u, pid);
+	m = p ? uw_map_find(p, addr) : NULL;
+	if (!m && p && uw_proc_refresh(u, p))
+		m = uw_map_find(p, addr);
+	if (!m || (!m->file && m->path[0] != '/')) {
+		uw_sym_unknown(out, addr);
+		return 0;
+	}
+	f = m->file;
+	base = f ? f->base : uw_basename(m->path);
+	snprintf(out->module, sizeof(out->module), "%s", base);
+	if (!f || !f->elf || !m->has_bias) {
+		/* no ELF image: the offset in the file */
+		out->offset = addr - m->start + m->pgoff;
+		snprintf(out->name, sizeof(out->name), "%s+0x%llx", base,
+			 (unsigned long long)out->offset);
+		return 0;
+	}
+	rel = addr - m->bias;
+	if (!f->syms_state) {
+		mod = !uw_proc_dwfl(p) ? dwfl_addrmodule(p->dwfl, addr) : NULL;
+		f->syms_state = mod ? uw_file_read_syms(f, mod) : -ENOENT;
+		if (!f->syms_state)
+			f->syms_state = 1;
+	}
+	s = f->syms_state > 0 ? uw_sym_find(f, rel) : NULL;
+	if (!s) {
+		out->offset = rel;
+		snprintf(out->name, sizeof(out->name), "%s+0x%llx", base, (unsigned long long)rel);
+		return 0;
+	}
+	out->offset = rel - s->start;
+	snprintf(out->name, sizeof(out->name), "%s", uw_sym_name(f, s));
+	return 0;
+}
+
+int unwinder__for_each_map(struct unwinder *u, pid_t pid, unwinder_map_cb cb, void *ctx)
+{
+	char name[PATH_MAX + sizeof(UW_DELETED)];
+	struct uw_proc *p;
+	struct uw_map *m;
+	size_t i;
+	int err;
+
+	if (!u || !cb)
+		return -EINVAL;
+	p = uw_proc_find(u, pid);
+	if (!p)
+		return -ESRCH;
+	for (i = 0; i < p->nmaps; i++) {
+		m = &p->maps[i];
+		snprintf(name, sizeof(name), "%s%s", m->path, m->deleted ? UW_DELETED : "");
+		err = cb(ctx, pid, m->start, m->end, m->pgoff, name,
+			 m->file && m->file->build_id_len ? m->file->build_id : NULL,
+			 m->file ? m->file->build_id_len : 0);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- the object ---- */
+
+struct unwinder *unwinder__new(void)
+{
+	struct unwinder *u;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->page_size = sysconf(_SC_PAGESIZE);
+	if (u->page_size <= 0)
+		u->page_size = 4096;
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	struct uw_proc *p;
+	unsigned int i;
+
+	if (!u)
+		return;
+	for (i = 0; i < UW_PROC_BUCKETS; i++) {
+		while ((p = u->procs[i])) {
+			u->procs[i] = p->next;
+			uw_proc_free(u, p);
+		}
+	}
+	/* every file is referenced by a mapping; nothing should be left */
+	while (u->files) {
+		u->files->refs = 1;
+		uw_file_put(u, u->files);
+	}
+	free(u);
+}

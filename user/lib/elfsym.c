@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Function symbols of an ELF file, for uprobes. elfsym__open() reads .symtab and .dynsym
+ * once into an array sorted by name (names copied into one pool, so the file is closed
+ * again at once); a lookup is a binary search.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/elfsym.h"
+
+/* what to prefer when a name occurs more than once, best first */
+enum elfsym_rank {
+	ELFSYM_GLOBAL = 0,	/* global or weak, unversioned or default "@@" version */
+	ELFSYM_HIDDEN_VER = 1,	/* global or weak, non-default "@" version */
+	ELFSYM_LOCAL = 2,	/* static functions (.symtab only) */
+};
+
+#define ELFSYM_VERSYM_HIDDEN	0x8000	/* binutils' VERSYM_HIDDEN; not in <elf.h> */
+
+struct elfsym_ent {
+	const char *name;	/* into the pool, set once the pool stops moving */
+	size_t name_off;
+	__u64 off;		/* file offset */
+	int rank;
+};
+
+struct elfsym {
+	struct elfsym_ent *ents;
+	size_t nents, cap;
+	char *pool;
+	size_t pool_len, pool_cap;
+	/* PT_LOAD segments while indexing */
+	GElf_Phdr *loads;
+	size_t nloads;
+};
+
+static int elfsym__add(struct elfsym *e, const char *name, size_t len, __u64 off, int rank)
+{
+	void *tmp;
+	size_t cap;
+
+	if (e->nents == e->cap) {
+		cap = e->cap ? e->cap * 2 : 256;
+		tmp = realloc(e->ents, cap * sizeof(*e->ents));
+		if (!tmp)
+			return -ENOMEM;
+		e->ents = tmp;
+		e->cap = cap;
+	}
+	if (e->pool_len + len + 1 > e->pool_cap) {
+		cap = e->pool_cap ? e->pool_cap : 4096;
+		while (e->pool_len + len + 1 > cap)
+			cap *= 2;
+		tmp = realloc(e->pool, cap);
+		if (!tmp)
+			return -ENOMEM;
+		e->pool = tmp;
+		e->pool_cap = cap;
+	}
+	memcpy(e->pool + e->pool_len, name, len);
+	e->pool[e->pool_len + len] = '\0';
+	e->ents[e->nents].name_off = e->pool_len;
+	e->ents[e->nents].off = off;
+	e->ents[e->nents].rank = rank;
+	e->nents++;
+	e->pool_len += len + 1;
+	return 0;
+}
+
+/* st_value -> file offset through the PT_LOAD that maps it; -ENOENT if none does */
+static int elfsym__file_off(const struct elfsym *e, __u64 addr, __u64 *off)
+{
+	size_t i;
+
+	for (i = 0; i < e->nloads; i++) {
+		const GElf_Phdr *ph = &e->loads[i];
+
+		if (addr >= ph->p_vaddr && addr < ph->p_vaddr + ph->p_filesz) {
+			*off = addr - ph->p_vaddr + ph->p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int elfsym__load_phdrs(struct elfsym *e, Elf *elf)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	e->loads = calloc(n ? n : 1, sizeof(*e->loads));
+	if (!e->loads)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type == PT_LOAD)
+			e->loads[e->nloads++] = ph;
+	}
+	return 0;
+}
+
+/*
+ * versym: .gnu.version of a .dynsym (NULL if none). There, versions are not part of the
+ * names; a set hidden bit marks a non-default "name@VER".
+ */
+static int elfsym__load_symtab(struct elfsym *e, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
+			       Elf_Data *versym)
+{
+	Elf_Data *data;
+	size_t i, n, len;
+	const char *name, *at;
+	GElf_Sym sym;
+	GElf_Versym ver;
+	__u64 off;
+	int type, err, rank;
+
+	if (!sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return 0;	/* e.g. SHT_NOBITS in a debuginfo file: nothing to index */
+
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS || !sym.st_value)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !name[0])
+			continue;
+		if (elfsym__file_off(e, sym.st_value, &off))
+			continue;
+
+		/* "name@VER" and "name@@VER" are found as "name"; "@@" is the default */
+		at = strchr(name, '@');
+		len = at ? (size_t)(at - name) : strlen(name);
+		if (!len)
+			continue;
+		if (GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+			rank = ELFSYM_LOCAL;
+		else if (at && at[1] != '@')
+			rank = ELFSYM_HIDDEN_VER;
+		else if (versym && gelf_getversym(versym, i, &ver) && (ver & ELFSYM_VERSYM_HIDDEN))
+			rank = ELFSYM_HIDDEN_VER;
+		else
+			rank = ELFSYM_GLOBAL;
+		err = elfsym__add(e, name, len, off, rank);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int elfsym__cmp(const void *a, const void *b)
+{
+	const struct elfsym_ent *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+struct elfsym *elfsym__open(const char *path)
+{
+	struct elfsym *e = NULL;
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	Elf_Data *versym = NULL;
+	size_t versym_link = 0, i;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	int fd = -1, err = 0;
+
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	err = elfsym__load_phdrs(e, elf);
+	if (err)
+		goto cleanup;
+
+	/* .gnu.version first: it says which .dynsym entries are non-default versions */
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym) {
+			versym = elf_getdata(scn, NULL);
+			versym_link = sh.sh_link;
+			break;
+		}
+	}
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		err = elfsym__load_symtab(e, elf, scn, &sh,
+					  sh.sh_type == SHT_DYNSYM &&
+					  versym_link == elf_ndxscn(scn) ? versym : NULL);
+		if (err)
+			goto cleanup;
+	}
+
+	for (i = 0; i < e->nents; i++)
+		e->ents[i].name = e->pool + e->ents[i].name_off;
+	if (e->nents)
+		qsort(e->ents, e->nents, sizeof(*e->ents), elfsym__cmp);
+
+cleanup:
+	if (e) {
+		free(e->loads);
+		e->loads = NULL;
+		e->nloads = 0;
+	}
+	elf_end(elf);
+	close(fd);
+	if (err) {
+		elfsym__close(e);
+		errno = -err;
+		return NULL;
+	}
+	return e;
+}
+
+void elfsym__close(struct elfsym *e)
+{
+	if (!e)
+		return;
+	free(e->ents);
+	free(e->pool);
+	free(e->loads);
+	free(e);
+}
+
+/* libstdc++'s demangler (the project links -lstdc++) */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/*
+ * Slow path for C++ names: demangle every mangled symbol and compare, with or without
+ * the parameter list ("ns::f" matches "ns::f(int)"). The best-ranked match wins.
+ */
+static int elfsym__lookup_demangled(struct elfsym *e, const char *name, __u64 *file_off)
+{
+	size_t i, n = strlen(name);
+	int best = -1, status;
+	char *d;
+
+	for (i = 0; i < e->nents; i++) {
+		if (strncmp(e->ents[i].name, "_Z", 2))
+			continue;
+		d = __cxa_demangle(e->ents[i].name, NULL, NULL, &status);
+		if (!d)
+			continue;
+		if ((!strcmp(d, name) || (!strncmp(d, name, n) && d[n] == '(')) &&
+		    (best < 0 || e->ents[i].rank < e->ents[best].rank))
+			best = i;
+		free(d);
+	}
+	if (best < 0)
+		return -ENOENT;
+	*file_off = e->ents[best].off;
+	return 0;
+}
+
+int elfsym__lookup(struct elfsym *e, const char *name, __u64 *file_off)
+{
+	size_t lo = 0, hi, mid;
+	int c;
+
+	if (!e || !name || !file_off)
+		return -EINVAL;
+	/* lower bound: the first entry of a name is its best-ranked one */
+	hi = e->nents;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(e->ents[mid].name, name);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == e->nents || strcmp(e->ents[lo].name, name)) {
+		/* "ns::f" or "ns::f(int)": a C++ name as people write it */
+		if (strstr(name, "::"))
+			return elfsym__lookup_demangled(e, name, file_off);
+		return -ENOENT;
+	}
+	*file_off = e->ents[lo].off;
+	return 0;
+}
+
+int elfsym__is_elf(const char *path)
+{
+	unsigned char hdr[18];
+	unsigned int type;
+	int fd;
+	ssize_t n;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	n = pread(fd, hdr, sizeof(hdr), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(hdr) || memcmp(hdr, ELFMAG, SELFMAG))
+		return 0;
+	if (hdr[EI_CLASS] != ELFCLASS32 && hdr[EI_CLASS] != ELFCLASS64)
+		return 0;
+	/* e_type is the half-word right after e_ident */
+	if (hdr[EI_DATA] == ELFDATA2LSB)
+		type = hdr[16] | hdr[17] << 8;
+	else if (hdr[EI_DATA] == ELFDATA2MSB)
+		type = hdr[16] << 8 | hdr[17];
+	else
+		return 0;
+	return type == ET_EXEC || type == ET_DYN;
+}

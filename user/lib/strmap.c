@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A string -> u64 hash map with linear probing (FNV-1a). */
+#include <stdlib.h>
+#include <string.h>
+#include "lib/strmap.h"
+
+static __u64 hash(const char *s)
+{
+	__u64 h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+void strmap__init(struct strmap *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void strmap__free(struct strmap *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
+static struct strmap_entry *probe(struct strmap_entry *slots, size_t cap, const char *key)
+{
+	size_t i = hash(key) & (cap - 1);
+
+	while (slots[i].key && strcmp(slots[i].key, key))
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
+static int grow(struct strmap *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64, i;
+	struct strmap_entry *slots = calloc(cap, sizeof(*slots)), *e;
+
+	if (!slots)
+		return -1;
+	for (i = 0; i < m->cap; i++) {
+		if (!m->slots[i].key)
+			continue;
+		e = probe(slots, cap, m->slots[i].key);
+		*e = m->slots[i];
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->cap = cap;
+	return 0;
+}
+
+struct strmap_entry *strmap__find(const struct strmap *m, const char *key)
+{
+	struct strmap_entry *e;
+
+	if (!m->cap)
+		return NULL;
+	e = probe(m->slots, m->cap, key);
+	return e->key ? e : NULL;
+}
+
+struct strmap_entry *strmap__get(struct strmap *m, const char *key)
+{
+	struct strmap_entry *e;
+
+	if ((m->len + 1) * 2 > m->cap && grow(m))
+		return NULL;
+	e = probe(m->slots, m->cap, key);
+	if (!e->key) {
+		e->key = strdup(key);
+		if (!e->key)
+			return NULL;
+		e->value = 0;
+		m->len++;
+	}
+	return e;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct strmap_entry *x = *(struct strmap_entry *const *)a;
+	const struct strmap_entry *y = *(struct strmap_entry *const *)b;
+
+	return strcmp(x->key, y->key);
+}
+
+struct strmap_entry **strmap__sorted(const struct strmap *m)
+{
+	struct strmap_entry **v = malloc((m->len + 1) * sizeof(*v));
+	size_t i, n = 0;
+
+	if (!v)
+		return NULL;
+	for (i = 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			v[n++] = &m->slots[i];
+	qsort(v, n, sizeof(*v), cmp_entry);
+	v[n] = NULL;
+	return v;
+}

@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The file helper (see userfs.h). One SOCK_SEQPACKET socket pair: memphase sends a
+ * request, the helper answers with a reply and, for opens, a file descriptor
+ * (SCM_RIGHTS). The helper keeps, per file, a directory fd and the names in it, so
+ * every later step (rename, unlink) happens in the directory resolved at open time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include "lib/userfs.h"
+
+#define UF_MAX_FILES	32
+#define UF_MAX_LINKS	40	/* the kernel's own limit on links in one lookup */
+#define UF_SOCK_FD	3	/* the helper's end of the socket */
+#define UF_PROC_MAGIC	0x9fa0	/* PROC_SUPER_MAGIC */
+
+enum uf_op {
+	UF_HELLO = 1,
+	UF_OPEN,
+	UF_RENEW,
+	UF_COMMIT,
+	UF_DISCARD,
+};
+
+struct uf_req {
+	__u32 op;
+	__s32 id;
+	char path[PATH_MAX];
+};
+
+struct uf_rep {
+	__s32 err;		/* 0 or -errno */
+	__s32 id;
+	__u32 kind;
+	__u32 seekable;
+	__u64 dev, ino;
+	__u32 rdev_major, rdev_minor;
+	char name[256];
+	char why[160];
+};
+
+struct userfs {
+	int sock;
+	pid_t pid;
+};
+
+/* ---- the helper ---- */
+
+struct uf_ent {
+	int dirfd;		/* -1: free */
+	int kind;
+	char base[NAME_MAX + 1];
+	char tmp[NAME_MAX + 1];	/* the temporary file not yet renamed, "" */
+	mode_t mode;		/* of the file it replaces */
+	bool have_mode;
+};
+
+struct helper {
+	uid_t uid;
+	struct uf_ent ents[UF_MAX_FILES];
+};
+
+static int why(struct uf_rep *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int why(struct uf_rep *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof(r->why), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* A link is followed only when it is the invoking user's own, or root's. */
+static bool may_follow(const struct helper *h, const struct stat *link)
+{
+	return link->st_uid == h->uid || link->st_uid == 0;
+}
+
+/* The target of the link opened (O_PATH) as lfd, if it may be followed. */
+static int read_link(const struct helper *h, int lfd, const char *name, char *buf, size_t len,
+		     int *links, struct uf_rep *r)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(lfd, &st))
+		return -errno;
+	if (!may_follow(h, &st))
+		return why(r, -EPERM, "'%.60s' is a symbolic link of uid %u: memphase follows "
+				      "only yours or root's", name, (unsigned int)st.st_uid);
+	if (++*links > UF_MAX_LINKS)
+		return -ELOOP;
+	n = readlinkat(lfd, "", buf, len - 1);
+	if (n < 0)
+		return -errno;
+	if (!n)
+		return -ENOENT;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* Opens directory path (relative to at) as O_PATH, one component at a time. */
+static int walk_dir(const struct helper *h, int at, const char *path, int *links,
+		    struct uf_rep *r)
+{
+	char buf[PATH_MAX], target[PATH_MAX], *save = NULL, *c;
+	int fd, nfd, err;
+	struct stat st;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	fd = openat(at, path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, "."))
+			continue;
+		nfd = openat(fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 || fstat(nfd, &st)) {
+			err = -errno;
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			err = read_link(h, nfd, c, target, sizeof(target), links, r);
+			close(nfd);
+			if (err)
+				goto fail;
+			/* a relative target is relative to the directory holding the link */
+			nfd = walk_dir(h, fd, target, links, r);
+			if (nfd < 0) {
+				err = nfd;
+				goto fail;
+			}
+		} else if (!S_ISDIR(st.st_mode)) {
+			close(nfd);
+			err = -ENOTDIR;
+			goto fail;
+		}
+		close(fd);
+		fd = nfd;
+	}
+	return fd;
+fail:
+	close(fd);
+	return err;
+}
+
+/* The last component must not be empty, "." or "..". */
+static int split(const char *path, char *dir, size_t dlen, const char **base)
+{
+	const char *s = strrchr(path, '/');
+
+	if (!s) {
+		snprintf(dir, dlen, ".");
+		*base = path;
+	} else {
+		if ((size_t)(s - path) + 2 > dlen)
+			return -ENAMETOOLONG;
+		snprintf(dir, dlen, "%.*s", s == path ? 1 : (int)(s - path), path);
+		*base = s + 1;
+	}
+	if (!**base || !strcmp(*base, ".") || !strcmp(*base, ".."))
+		return -EISDIR;
+	if (strlen(*base) > NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int stream_open(int dirfd, const char *base, const struct stat *st, struct uf_rep *r)
+{
+	int fd, fl;
+
+	if (S_ISSOCK(st->st_mode))
+		return why(r, -ENXIO, "is a socket");
+	/* a FIFO without a reader would block the open for good */
+	fd = openat(dirfd, base, O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENXIO && S_ISFIFO(st->st_mode))
+			return why(r, -ENXIO, "is a FIFO that nobody reads");
+		return -errno;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
+static void identify_stream(int fd, struct uf_rep *r)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return;
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
+	r->rdev_major = major(st.st_rdev);
+	r->rdev_minor = minor(st.st_rdev);
+	r->seekable = lseek(fd, 0, SEEK_CUR) >= 0;
+}
+
+/*
+ * A link in /proc (/dev/stdout is /proc/self/fd/1) names an open file, not a path: the
+ * kernel follows it. What it names is written in place; one of memphase's own stdio
+ * files is shared with memphase (same offset, same append mode).
+ */
+static int open_magic(const struct helper *h, int dirfd, const char *base, struct uf_ent *e,
+		      struct uf_rep *r, int *sfd)
+{
+	struct stat st, io;
+	int lfd, fd, i;
+
+	lfd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (lfd < 0 || fstat(lfd, &st)) {
+		if (lfd >= 0)
+			close(lfd);
+		return -errno;
+	}
+	close(lfd);
+	if (!may_follow(h, &st))
+		return why(r, -EPERM, "'%.60s' is a link of uid %u", base, (unsigned int)st.st_uid);
+	fd = openat(dirfd, base, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode) &&
+	    !S_ISSOCK(st.st_mode)) {
+		close(fd);
+		return why(r, -EINVAL, "names a block device or another special file");
+	}
+	for (i = STDIN_FILENO; i <= STDERR_FILENO; i++) {
+		if (!fstat(i, &io) && io.st_dev == st.st_dev && io.st_ino == st.st_ino) {
+			close(fd);
+			fd = fcntl(i, F_DUPFD_CLOEXEC, 3);
+			if (fd < 0)
+				return -errno;
+			break;
+		}
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	e->kind = USERFS_STREAM;
+	identify_stream(fd, r);
+	*sfd = fd;
+	return 0;
+}
+
+/*
+ * Resolves path (relative to at) into e's directory and name; a link at the end is
+ * followed under the same rule as in the directories. Streams: *sfd is the open stream.
+ * 0 or -errno.
+ */
+static int resolve(struct helper *h, int at, const char *path, int *links, struct uf_ent *e,
+		   struct uf_rep *r, int *sfd)
+{
+	char dir[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	struct stat st, dst;
+	struct statfs sfs;
+	int dirfd, lfd, fd, err;
+
+	if (!strcmp(path, "-")) {
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return -errno;
+		e->kind = USERFS_STREAM;
+		identify_stream(fd, r);
+		*sfd = fd;
+		return 0;
+	}
+	err = split(path, dir, sizeof(dir), &base);
+	if (err)
+		return err;
+	dirfd = walk_dir(h, at, dir, links, r);
+	if (dirfd < 0)
+		return dirfd;
+	if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+		err = -errno;
+		if (err != -ENOENT)
+			goto fail;
+		/* a new file */
+		if (fstat(dirfd, &dst)) {
+			err = -errno;
+			goto fail;
+		}
+		e->kind = USERFS_FILE;
+		e->dirfd = dirfd;
+		snprintf(e->base, sizeof(e->base), "%s", base);
+		r->dev = dst.st_dev;
+		r->ino = dst.st_ino;
+		snprintf(r->name, sizeof(r->name), "%s", base);
+		r->seekable = 1;
+		return 0;
+	}
+	if (S_ISLNK(st.st_mode) && !fstatfs(dirfd, &sfs) && sfs.f_type == UF_PROC_MAGIC) {
+		err = open_magic(h, dirfd, base, e, r, sfd);
+		close(dirfd);
+		return err;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		lfd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		err = lfd < 0 ? -errno : read_link(h, lfd, base, target, sizeof(target), links, r);
+		if (lfd >= 0)
+			close(lfd);
+		if (!err)
+			err = resolve(h, dirfd, target, links, e, r, sfd);
+		close(dirfd);
+		return err;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto fail;
+	}
+	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) {
+		fd = stream_open(dirfd, base, &st, r);
+		close(dirfd);
+		if (fd < 0)
+			return fd;
+		e->kind = USERFS_STREAM;
+		identify_stream(fd, r);
+		*sfd = fd;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = why(r, -EINVAL, "is a block device or another special file");
+		goto fail;
+	}
+	/* an existing regular file: replaced by rename, only where its owner could */
+	if (fstat(dirfd, &dst)) {
+		err = -errno;
+		goto fail;
+	}
+	if (h->uid == 0 && st.st_uid != 0) {
+		err = why(r, -EPERM, "belongs to uid %u: memphase does not replace another "
+				     "user's file as root", (unsigned int)st.st_uid);
+		goto fail;
+	}
+	if (h->uid != 0) {
+		if (faccessat(dirfd, base, W_OK, AT_SYMLINK_NOFOLLOW)) {
+			err = -errno;
+			goto fail;
+		}
+		if ((dst.st_mode & S_ISVTX) && st.st_uid != h->uid && dst.st_uid != h->uid) {
+			err = why(r, -EPERM, "belongs to uid %u in a sticky directory",
+				  (unsigned int)st.st_uid);
+			goto fail;
+		}
+	}
+	e->kind = USERFS_FILE;
+	e->dirfd = dirfd;
+	e->mode = st.st_mode & 0777;
+	e->have_mode = true;
+	snprintf(e->base, sizeof(e->base), "%s", base);
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
+	r->seekable = 1;
+	return 0;
+fail:
+	close(dirfd);
+	return err;
+}
+
+/* ".NAME.memphase-XXXXXX" beside NAME, created exclusively; its fd. */
+static int make_temp(struct uf_ent *e)
+{
+	static const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char rnd[6];
+	char sfx[7];
+	int i, k, fd;
+
+	for (i = 0; i < 100; i++) {
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return -EIO;
+		for (k = 0; k < 6; k++)
+			sfx[k] = abc[rnd[k] % (sizeof(abc) - 1)];
+		sfx[6] = '\0';
+		snprintf(e->tmp, sizeof(e->tmp), ".%.200s.memphase-%s", e->base, sfx);
+		fd = openat(e->dirfd, e->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    e->have_mode ? 0600 : 0666);
+		if (fd >= 0) {
+			/* the file it replaces keeps its permissions */
+			if (e->have_mode && fchmod(fd, e->mode)) {
+				int err = -errno;
+
+				close(fd);
+				unlinkat(e->dirfd, e->tmp, 0);
+				e->tmp[0] = '\0';
+				return err;
+			}
+			return fd;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	e->tmp[0] = '\0';
+	return -errno;
+}
+
+static void discard_temp(struct uf_ent *e)
+{
+	if (e->dirfd >= 0 && e->tmp[0])
+		unlinkat(e->dirfd, e->tmp, 0);
+	e->tmp[0] = '\0';
+}
+
+static int commit(struct helper *h, struct uf_ent *e, struct uf_rep *r)
+{
+	struct stat st;
+
+	if (e->kind != USERFS_FILE)
+		return 0;
+	if (!e->tmp[0])
+		return -ENOENT;
+	/* root: another user may have put a file there since the open */
+	if (h->uid == 0 && !fstatat(e->dirfd, e->base, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISREG(st.st_mode) && st.st_uid != 0)
+		return why(r, -EPERM, "belongs to uid %u: memphase does not replace another "
+				      "user's file as root", (unsigned int)st.st_uid);
+	if (renameat(e->dirfd, e->tmp, e->dirfd, e->base))
+		return -errno;
+	e->tmp[0] = '\0';
+	return 0;
+}
+
+static int send_rep(int sock, const struct uf_rep *r, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = {};
+	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (fd >= 0) {
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+static struct uf_ent *ent_get(struct helper *h, int id)
+{
+	return id >= 0 && id < UF_MAX_FILES && h->ents[id].dirfd != -1 ? &h->ents[id] : NULL;
+}
+
+static void serve(struct helper *h, const struct uf_req *q, struct uf_rep *r, int *fd)
+{
+	struct uf_ent *e;
+	int links = 0, id;
+
+	switch (q->op) {
+	case UF_OPEN:
+		for (id = 0; id < UF_MAX_FILES && h->ents[id].dirfd != -1; id++)
+			;
+		if (id == UF_MAX_FILES) {
+			r->err = -EMFILE;
+			return;
+		}
+		e = &h->ents[id];
+		memset(e, 0, sizeof(*e));
+		e->dirfd = -1;
+		r->err = resolve(h, AT_FDCWD, q->path, &links, e, r, fd);
+		if (r->err < 0)
+			return;
+		r->id = id;
+		r->kind = e->kind;
+		if (e->kind == USERFS_STREAM) {
+			/* nothing to rename or remove later: the entry is only a number */
+			e->dirfd = -2;
+			return;
+		}
+		*fd = make_temp(e);
+		r->err = *fd < 0 ? *fd : 0;
+		if (r->err) {
+			close(e->dirfd);
+			e->dirfd = -1;
+		}
+		return;
+	case UF_RENEW:
+		e = ent_get(h, q->id);
+		if (!e || e->kind != USERFS_FILE) {
+			r->err = -EBADF;
+			return;
+		}
+		discard_temp(e);
+		*fd = make_temp(e);
+		r->err = *fd < 0 ? *fd : 0;
+		return;
+	case UF_COMMIT:
+		e = ent_get(h, q->id);
+		r->err = e ? commit(h, e, r) : -EBADF;
+		return;
+	case UF_DISCARD:
+		e = ent_get(h, q->id);
+		if (e)
+			discard_temp(e);
+		return;
+	default:
+		r->err = -EINVAL;
+	}
+}
+
+static void helper_run(const struct creds *c)
+{
+	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP };
+	struct helper h = { .uid = c->uid };
+	struct uf_rep r = {};
+	struct uf_req q;
+	unsigned int i;
+	ssize_t n;
+	int fd;
+
+	/* memphase's signals are memphase's: this process ends when its socket does */
+	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		signal(ignored[i], SIG_IGN);
+	prctl(PR_SET_NAME, "memphase-files");
+	for (i = 0; i < UF_MAX_FILES; i++)
+		h.ents[i].dirfd = -1;
+	r.err = creds__drop(c);
+	send_rep(UF_SOCK_FD, &r, -1);
+	if (r.err)
+		_exit(1);
+	for (;;) {
+		n = recv(UF_SOCK_FD, &q, sizeof(q), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		memset(&r, 0, sizeof(r));
+		fd = -1;
+		if ((size_t)n < sizeof(q) || !memchr(q.path, '\0', sizeof(q.path)))
+			r.err = -EINVAL;
+		else
+			serve(&h, &q, &r, &fd);
+		send_rep(UF_SOCK_FD, &r, fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	/* memphase is gone: what it did not commit was never an output */
+	for (i = 0; i < UF_MAX_FILES; i++)
+		if (h.ents[i].dirfd >= 0)
+			discard_temp(&h.ents[i]);
+	_exit(0);
+}
+
+/* ---- memphase's side ---- */
+
+static int call(struct userfs *u, const struct uf_req *q, struct uf_rep *r, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = r, .iov_len = sizeof(*r) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	if (fd)
+		*fd = -1;
+	if (send(u->sock, q, sizeof(*q), MSG_NOSIGNAL) < 0)
+		return -errno;
+	do
+		n = recvmsg(u->sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n < sizeof(*r))
+		return -EPIPE;	/* the helper died */
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(cm), sizeof(int));
+			if (fd && *fd < 0)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	r->why[sizeof(r->why) - 1] = '\0';
+	r->name[sizeof(r->name) - 1] = '\0';
+	return r->err;
+}
+
+struct userfs *userfs__new(const struct creds *c)
+{
+	struct userfs *u;
+	struct uf_rep r;
+	int sv[2], err;
+	ssize_t n;
+
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		err = -errno;
+		free(u);
+		errno = -err;
+		return NULL;
+	}
+	fflush(NULL);
+	u->pid = fork();
+	if (u->pid < 0) {
+		err = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		free(u);
+		errno = -err;
+		return NULL;
+	}
+	if (!u->pid) {
+		/* only stdio and the socket: nothing else of memphase's */
+		if (dup2(sv[1], UF_SOCK_FD) < 0)
+			_exit(1);
+		syscall(SYS_close_range, UF_SOCK_FD + 1, ~0U, 0);
+		helper_run(c);
+	}
+	close(sv[1]);
+	u->sock = sv[0];
+	do
+		n = recv(u->sock, &r, sizeof(r), 0);
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(r) || r.err) {
+		err = n != sizeof(r) ? -EPIPE : r.err;
+		userfs__free(u);
+		errno = -err;
+		return NULL;
+	}
+	return u;
+}
+
+void userfs__free(struct userfs *u)
+{
+	if (!u)
+		return;
+	if (u->sock >= 0)
+		close(u->sock);
+	if (u->pid > 0)
+		waitpid(u->pid, NULL, 0);
+	free(u);
+}
+
+int userfs__open(struct userfs *u, const char *path, struct userfs_file *f)
+{
+	struct uf_req q = { .op = UF_OPEN };
+	struct uf_rep r = {};
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->id = -1;
+	if (strlen(path) >= sizeof(q.path))
+		return -ENAMETOOLONG;
+	strcpy(q.path, path);
+	err = call(u, &q, &r, &f->fd);
+	snprintf(f->why, sizeof(f->why), "%s", r.why);
+	if (err) {
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
+		return err;
+	}
+	if (f->fd < 0)
+		return -EPIPE;
+	f->id = r.id;
+	f->kind = r.kind;
+	f->seekable = r.seekable;
+	f->dev = r.dev;
+	f->ino = r.ino;
+	f->rdev_major = r.rdev_major;
+	f->rdev_minor = r.rdev_minor;
+	snprintf(f->name, sizeof(f->name), "%s", r.name);
+	return 0;
+}
+
+int userfs__renew(struct userfs *u, struct userfs_file *f)
+{
+	struct uf_req q = { .op = UF_RENEW, .id = f->id };
+	struct uf_rep r = {};
+	int err, fd;
+
+	if (f->kind != USERFS_FILE)
+		return 0;
+	userfs__close(f);
+	err = call(u, &q, &r, &fd);
+	snprintf(f->why, sizeof(f->why), "%s", r.why);
+	if (err)
+		return err;
+	if (fd < 0)
+		return -EPIPE;
+	f->fd = fd;
+	return 0;
+}
+
+int userfs__commit(struct userfs *u, struct userfs_file *f)
+{
+	struct uf_req q = { .op = UF_COMMIT, .id = f->id };
+	struct uf_rep r = {};
+	int err;
+
+	if (f->kind != USERFS_FILE)
+		return 0;
+	/* what the rename publishes must be on disk first */
+	if (fsync(f->fd))
+		return -errno;
+	err = call(u, &q, &r, NULL);
+	snprintf(f->why, sizeof(f->why), "%s", r.why);
+	return err;
+}
+
+void userfs__discard(struct userfs *u, struct userfs_file *f)
+{
+	struct uf_req q = { .op = UF_DISCARD, .id = f->id };
+	struct uf_rep r;
+
+	userfs__close(f);
+	if (f->kind == USERFS_FILE && f->id >= 0)
+		call(u, &q, &r, NULL);
+}
+
+void userfs__close(struct userfs_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+bool userfs__same(const struct userfs_file *a, const struct userfs_file *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && !strcmp(a->name, b->name);
+}

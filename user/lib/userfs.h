@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Files as the invoking user. memphase runs as root on shared machines; every file it
+ * writes or removes goes through a small helper process that has dropped to the
+ * invoking user's uid, gid and supplementary groups for good (struct creds), so the
+ * kernel checks that user's rights, not root's. The helper:
+ *
+ * - resolves a path component by component from a directory fd, following a symbolic
+ *   link only when it belongs to the invoking user or to root (another user's link,
+ *   planted in /tmp or anywhere else, is refused, in the directories as well as at the
+ *   end), so no path is checked and then used;
+ * - for a regular file (or a name that does not exist yet) creates a temporary file
+ *   beside it, ".NAME.memphase-XXXXXX", that the caller writes, then renames it over NAME
+ *   (commit) or removes it (discard): a reader never sees a half-written file and a
+ *   failed run leaves the previous file as it was. Under root, a file owned by another
+ *   user is not replaced; for anyone else, a file they could not write is not either;
+ * - for a pipe, a character device or a socket ("-" is stdout) hands out that file
+ *   itself, opened for writing without truncation: nothing is created or renamed;
+ * - when memphase goes away without a word (SIGKILL, a crash), removes every temporary
+ *   file it created that was not committed, then exits.
+ */
+#ifndef __MP_USERFS_H
+#define __MP_USERFS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "lib/creds.h"
+
+struct userfs;
+
+enum userfs_kind {
+	USERFS_FILE = 1,	/* written to a temporary file, renamed into place */
+	USERFS_STREAM = 2,	/* a pipe, character device or socket, written in place */
+};
+
+struct userfs_file {
+	int id;			/* the helper's handle */
+	int kind;		/* enum userfs_kind */
+	int fd;			/* the temporary file or the stream; -1 */
+	bool seekable;
+	__u64 dev, ino;		/* the file if it exists, else its directory ... */
+	char name[256];		/* ... and this name in it ("" when the file exists) */
+	__u32 rdev_major, rdev_minor;	/* streams: character device numbers */
+	char why[160];		/* after a failure: what went wrong, if more than errno */
+};
+
+/* Starts the helper as c. NULL + errno. */
+struct userfs *userfs__new(const struct creds *c);
+/* Ends the helper: it removes any temporary file not committed. NULL-safe. */
+void userfs__free(struct userfs *u);
+
+/*
+ * Resolves path and opens it for writing: f->fd is a fresh temporary file (USERFS_FILE)
+ * or the stream. 0, or -errno with f->why set when errno alone does not say it.
+ */
+int userfs__open(struct userfs *u, const char *path, struct userfs_file *f);
+/* A new temporary file for another write of the same file (f->fd, the old one closed). */
+int userfs__renew(struct userfs *u, struct userfs_file *f);
+/* Syncs and renames the temporary file over the file (f->fd stays open). Streams: 0. */
+int userfs__commit(struct userfs *u, struct userfs_file *f);
+/* Removes the temporary file, if it is still there, and closes f->fd. */
+void userfs__discard(struct userfs *u, struct userfs_file *f);
+/* Closes f->fd (after a commit: the file stays). */
+void userfs__close(struct userfs_file *f);
+/* Do a and b name the same file? */
+bool userfs__same(const struct userfs_file *a, const struct userfs_file *b);
+
+#endif

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The model: what memphase knows about a run, fed by the collector and read by the
+ * views. Pure code: no BPF, no output formats.
+ */
+#ifndef __MP_MODEL_H
+#define __MP_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "memphase.h"
+#include "lib/phasespec.h"
+
+#define MODEL_MAX_PROCS	4096
+#define MODEL_MAX_OOMS	32
+#define MODEL_TOP_MAPPINGS 10
+#define MODEL_MAX_UNMATCHED 32
+#define MODEL_PATH_MAX	4096	/* PATH_MAX: a path d_path() gives fits */
+
+/* A mapping's share of a phase's growth in one class. */
+struct model_mapping {
+	/* the exact file path (see procmaps.h), or [heap], [stack], [anon 0x...], ... */
+	char path[MODEL_PATH_MAX];
+	bool deleted;		/* the file was deleted (or never had a name: memfd, SysV) */
+	__u32 cls;		/* enum mp_class */
+	__u32 kind;		/* enum mp_map_kind */
+	__u64 bytes;
+	/*
+	 * Address range of the mapping's VMA last seen by a fault (BPF's mp_map_val): for an
+	 * anon mapping the one the key names; for files, shmem, devices, the heap and stacks
+	 * (one key, maybe many VMAs: a file mapped twice, every thread's stack) the last one;
+	 * 0 and 0 for growth without a VMA (kind unknown).
+	 */
+	__u64 start, size;
+};
+
+/* A --phase marker that never attached, and why. */
+struct model_unmatched {
+	char phase[PHASE_NAME_MAX];
+	char binary[PHASE_BIN_MAX];
+	char symbol[PHASE_SYM_MAX];
+	char reason[160];
+};
+
+struct model_proc {
+	__u32 pid;
+	__u32 parent;		/* 0 for the root */
+	char comm[MP_COMM_LEN];
+	bool exited;
+	bool oom_killed;
+	int exit_code;		/* -1 unknown */
+	int exit_signal;	/* 0 none */
+	__u64 exit_ns;
+	bool forgotten;		/* its BPF map entries were removed after its exit */
+	__s64 rss[MP_NR_CLASSES];	/* latest, bytes */
+	__s64 peak[MP_NR_CLASSES];
+	__s64 peak_total;		/* file + anon + shmem */
+};
+
+struct model_oom {
+	__u32 pid;
+	__u32 phase;
+	char comm[MP_COMM_LEN];
+	__u64 ts_ns;
+	__u64 rss[MP_NR_CLASSES];	/* at the kill (anon, file, shmem) */
+	/* filled in by the session when it can tell */
+	int cgroup_oom;			/* 1 memory cgroup limit, 0 system, -1 unknown */
+	char cgroup[256];		/* the limited cgroup, if any */
+	__u64 cgroup_limit;
+	double window_s;		/* growth over this many seconds before the kill */
+	bool have_window;
+	__u64 before[MP_MAX_PHASES][MP_NR_CLASSES];
+};
+
+struct model {
+	/* phases: ids index names[] and stats[] */
+	unsigned int nphases;
+	char names[MP_MAX_PHASES][PHASE_NAME_MAX];
+	struct mp_phase_stats stats[MP_MAX_PHASES];	/* summed over CPUs */
+	__u64 time_ns[MP_MAX_PHASES];		/* root process time in each phase */
+	/* the mappings that grew most, per phase, largest first */
+	unsigned int ntop[MP_MAX_PHASES];
+	struct model_mapping top[MP_MAX_PHASES][MODEL_TOP_MAPPINGS];
+	unsigned int nmappings[MP_MAX_PHASES];	/* all mappings offered, and their bytes */
+	__u64 mapping_bytes[MP_MAX_PHASES];
+	__u64 mapping_lost_bytes;		/* growth no mapping entry could hold */
+	__u64 vma_busy;				/* faults classified without their VMA */
+	__u64 mappings_full;			/* growth events kept under [unknown]: table full */
+	__u64 stacks_capped;			/* samples postponed by the rate cap */
+	__u64 unwind_failures;			/* samples with no frame past the first */
+	/* memory pressure per phase: the system's PSI stall time while in the phase */
+	bool have_psi;
+	__u64 psi_some_us[MP_MAX_PHASES];
+	__u64 psi_full_us[MP_MAX_PHASES];
+	/* why memphase ended the target itself (--max-rss, --min-available), "" if not */
+	char stop_reason[256];
+	/* stack samples per phase: how many, and the bytes they carry */
+	__u64 samples[MP_MAX_PHASES];
+	__u64 sampled_bytes[MP_MAX_PHASES];
+	unsigned int order[MP_MAX_PHASES];	/* ids in the order first entered */
+	unsigned int norder;
+
+	/* the phase timeline: the root's, or a phased child's under a wrapper root */
+	__u32 root_pid;
+	__u32 focus_pid;		/* whose phases the timeline follows */
+	bool root_phased;		/* the root has entered a phase itself */
+	__u32 cur_phase;
+	__u64 phase_since_ns;
+	__u64 start_ns, end_ns;		/* CLOCK_MONOTONIC */
+	bool finished;
+
+	/* what was run */
+	char **argv;			/* NULL-terminated, owned */
+	unsigned int nprocs;
+	unsigned int procs_recycled;	/* records reused for later processes */
+	struct model_proc procs[MODEL_MAX_PROCS];
+	unsigned int nooms;
+	struct model_oom ooms[MODEL_MAX_OOMS];
+
+	/* health */
+	__u64 lost_kernel;		/* ring buffer drops, full BPF maps */
+	__u64 lost_model;		/* records the model had no room for */
+	__u64 lost_stacks;
+	unsigned int markers_attached;
+	unsigned int nunmatched;
+	struct model_unmatched unmatched[MODEL_MAX_UNMATCHED];
+};
+
+/* startup_ns: when observation began (CLOCK_MONOTONIC ns). */
+void model__init(struct model *m, __u32 root_pid, __u64 start_ns);
+void model__free(struct model *m);
+/* Phase ids and names must match the BPF cookies; id 0 is "startup". */
+int model__set_phase_name(struct model *m, unsigned int id, const char *name);
+/* Copies argv. */
+int model__set_argv(struct model *m, char *const argv[]);
+
+struct model_proc *model__proc(struct model *m, __u32 pid, bool create);
+/* Applies one ring-buffer event (phase change, fork, exec, exit, OOM). */
+void model__on_event(struct model *m, const struct mp_event *e);
+/* Replaces a phase's counters with a new snapshot (summed over CPUs). */
+void model__set_stats(struct model *m, unsigned int id, const struct mp_phase_stats *s);
+/* Replaces a process's RSS and peaks (from one of its address spaces). */
+void model__set_rss(struct model *m, __u32 pid, const __s64 rss[MP_NR_CLASSES],
+		    const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
+/* Raises a process's peaks (never lowers them). */
+void model__raise_peaks(struct model *m, __u32 pid, const __s64 peak[MP_NR_CLASSES],
+			__s64 peak_total);
+/* Offers a mapping's growth for a phase's top list (kept sorted, largest first). */
+void model__offer_mapping(struct model *m, unsigned int id, const struct model_mapping *mm);
+/* Empties the top lists (before a fresh pass over the mapping counters). */
+void model__clear_mappings(struct model *m);
+/* Records a --phase marker that never attached. */
+void model__add_unmatched(struct model *m, const char *phase, const char *binary,
+			  const char *symbol, const char *reason);
+/* Closes the open phase interval at now_ns; later calls do nothing. */
+void model__finish(struct model *m, __u64 now_ns);
+/* Time in phase id up to now_ns (includes the open interval). */
+__u64 model__phase_time(const struct model *m, unsigned int id, __u64 now_ns);
+/* The root process record (may be NULL before the first event). */
+struct model_proc *model__root(struct model *m);
+/* The process the run is about: the root, or under a wrapper root that never entered a
+ * phase (sh -c, env, a launcher), the observed process with the largest peak. */
+struct model_proc *model__main(struct model *m);
+/* Everything observed but not kept. */
+static inline __u64 model__lost_events(const struct model *m)
+{
+	return m->lost_kernel + m->lost_model;
+}
+/* Sum of growth (or shrink) over classes, swap excluded when !with_swap. */
+__u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap);
+
+const char *model__kind_name(__u32 kind);
+
+static inline const char *mp_class_name(int c)
+{
+	static const char *const n[MP_NR_CLASSES] = { "file", "anon", "swap", "shmem" };
+
+	return c >= 0 && c < MP_NR_CLASSES ? n[c] : "?";
+}
+
+/* Classes in the order the views print them. */
+extern const int mp_class_order[MP_NR_CLASSES];
+
+#endif

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The JSON summary, schema 1. Keys keep their meaning; new keys may be added. */
+#include <errno.h>
+#include <stdint.h>
+#include "lib/hist.h"
+#include "lib/json.h"
+#include "report/report_json.h"
+
+static void classes(struct jsonw *w, const char *name, const __u64 v[MP_NR_CLASSES])
+{
+	int c;
+
+	jsonw__name(w, name);
+	jsonw__start_object(w);
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		jsonw__u64_field(w, mp_class_name(mp_class_order[c]), v[mp_class_order[c]]);
+	jsonw__end_object(w);
+}
+
+/* buckets from the first to the last non-empty one, empty ones between included (bcc) */
+static void histogram(struct jsonw *w, const char *name, const __u64 *slots)
+{
+	unsigned int s, first = MP_MAX_SLOTS, last = 0;
+	__u64 low, high;
+
+	for (s = 0; s < MP_MAX_SLOTS; s++) {
+		if (!slots[s])
+			continue;
+		if (first == MP_MAX_SLOTS)
+			first = s;
+		last = s;
+	}
+	jsonw__name(w, name);
+	jsonw__start_object(w);
+	jsonw__string_field(w, "unit", "bytes");
+	jsonw__name(w, "buckets");
+	jsonw__start_array(w);
+	for (s = first; s <= last && s < MP_MAX_SLOTS; s++) {
+		hist__range(s, &low, &high);
+		/* the last slot also holds everything larger: open-ended */
+		if (s == MP_MAX_SLOTS - 1)
+			high = UINT64_MAX;
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "low", low);
+		jsonw__u64_field(w, "high", high);
+		jsonw__u64_field(w, "count", slots[s]);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+}
+
+static void target(struct jsonw *w, const struct model *m)
+{
+	const struct model_proc *root = model__root((struct model *)m);
+	char **a;
+
+	jsonw__name(w, "target");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "pid", m->root_pid);
+	jsonw__string_field(w, "comm", root ? root->comm : "");
+	jsonw__name(w, "argv");
+	jsonw__start_array(w);
+	for (a = m->argv; a && *a; a++)
+		jsonw__string(w, *a);
+	jsonw__end_array(w);
+	jsonw__name(w, "exit");
+	if (!root || !root->exited) {
+		jsonw__null(w);	/* still running: memphase detached */
+	} else {
+		jsonw__start_object(w);
+		if (root->exit_code >= 0)
+			jsonw__s64_field(w, "code", root->exit_code);
+		else
+			jsonw__null_field(w, "code");
+		if (root->exit_signal)
+			jsonw__s64_field(w, "signal", root->exit_signal);
+		else
+			jsonw__null_field(w, "signal");
+		jsonw__bool_field(w, "oom_killed", root->oom_killed);
+		jsonw__end_object(w);
+	}
+	jsonw__end_object(w);
+}
+
+static void peak(struct jsonw *w, const struct model *m)
+{
+	/* of the process the run is about (see model__main), named by rss_peak_pid */
+	const struct model_proc *root = model__main((struct model *)m);
+	__u64 v[MP_NR_CLASSES] = {};
+	int c;
+
+	jsonw__name(w, "rss_peak_bytes");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "total", root && root->peak_total > 0 ? root->peak_total : 0);
+	for (c = 0; root && c < MP_NR_CLASSES; c++)
+		v[c] = root->peak[c] > 0 ? root->peak[c] : 0;
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		jsonw__u64_field(w, mp_class_name(mp_class_order[c]), v[mp_class_order[c]]);
+	jsonw__end_object(w);
+}
+
+static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id)
+{
+	unsigned int i;
+
+	jsonw__name(w, "top_mappings");
+	jsonw__start_array(w);
+	for (i = 0; i < m->ntop[id]; i++) {
+		const struct model_mapping *mm = &m->top[id][i];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "path", mm->path);
+		/* a file's path is its exact name; deleted says the file is gone */
+		jsonw__bool_field(w, "deleted", mm->deleted);
+		jsonw__string_field(w, "class", mp_class_name(mm->cls));
+		jsonw__string_field(w, "kind", model__kind_name(mm->kind));
+		jsonw__u64_field(w, "bytes", mm->bytes);
+		/* the VMA last seen for it (model.h) */
+		jsonw__u64_field(w, "start", mm->start);
+		jsonw__u64_field(w, "size", mm->size);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+static void phases(struct jsonw *w, const struct model *m)
+{
+	unsigned int i;
+
+	jsonw__name(w, "phases");
+	jsonw__start_array(w);
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		const struct mp_phase_stats *s = &m->stats[id];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", m->names[id]);
+		jsonw__u64_field(w, "entries", s->entries + (id == 0));
+		jsonw__u64_field(w, "calls", s->calls);
+		jsonw__double_field(w, "time_s", model__phase_time(m, id, m->end_ns) / 1e9);
+		jsonw__u64_field(w, "faults", s->faults);
+		classes(w, "rss_growth_bytes", s->growth);
+		classes(w, "rss_shrink_bytes", s->shrink);
+		jsonw__u64_field(w, "mmap_bytes", s->mmap_bytes);
+		jsonw__u64_field(w, "munmap_bytes", s->munmap_bytes);
+		jsonw__u64_field(w, "brk_bytes", s->brk_bytes);
+		jsonw__u64_field(w, "brk_shrink_bytes", s->brk_shrink_bytes);
+		jsonw__name(w, "histograms");
+		jsonw__start_object(w);
+		histogram(w, "rss_growth_per_call", s->hist[MP_HIST_CALL_GROWTH]);
+		histogram(w, "mmap_size", s->hist[MP_HIST_MMAP_SIZE]);
+		jsonw__end_object(w);
+		top_mappings(w, m, id);
+		jsonw__name(w, "pressure");
+		jsonw__start_object(w);
+		jsonw__double_field(w, "reclaim_s", s->reclaim_ns / 1e9);
+		jsonw__u64_field(w, "reclaims", s->reclaim_count);
+		jsonw__u64_field(w, "reclaimed_bytes", s->reclaimed_pages * 4096);
+		jsonw__u64_field(w, "swap_out_bytes", s->growth[MP_SWAP]);
+		if (m->have_psi) {
+			jsonw__double_field(w, "psi_some_s", m->psi_some_us[id] / 1e6);
+			jsonw__double_field(w, "psi_full_s", m->psi_full_us[id] / 1e6);
+		} else {
+			jsonw__null_field(w, "psi_some_s");
+			jsonw__null_field(w, "psi_full_s");
+		}
+		jsonw__end_object(w);
+		jsonw__name(w, "stacks");
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "samples", m->samples[id]);
+		jsonw__u64_field(w, "sampled_bytes", m->sampled_bytes[id]);
+		jsonw__end_object(w);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+static void processes(struct jsonw *w, const struct model *m)
+{
+	unsigned int i;
+
+	jsonw__name(w, "processes");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nprocs; i++) {
+		const struct model_proc *p = &m->procs[i];
+
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "pid", p->pid);
+		jsonw__u64_field(w, "parent", p->parent);
+		jsonw__string_field(w, "comm", p->comm);
+		jsonw__bool_field(w, "exited", p->exited);
+		jsonw__bool_field(w, "oom_killed", p->oom_killed);
+		jsonw__u64_field(w, "rss_peak_total_bytes", p->peak_total > 0 ? p->peak_total : 0);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+/* "before_kill": { "window_s", "phases": [ { "name", "growth_bytes": { ... } } ] } */
+static void before_kill(struct jsonw *w, const struct model *m, const struct model_oom *o)
+{
+	unsigned int i;
+
+	jsonw__name(w, "before_kill");
+	if (!o->have_window) {
+		jsonw__null(w);
+		return;
+	}
+	jsonw__start_object(w);
+	jsonw__double_field(w, "window_s", o->window_s);
+	jsonw__name(w, "phases");
+	jsonw__start_array(w);
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		const __u64 *g = o->before[id];
+
+		if (!(g[0] | g[1] | g[2] | g[3]))
+			continue;
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", m->names[id]);
+		classes(w, "growth_bytes", g);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+}
+
+static void ooms(struct jsonw *w, const struct model *m)
+{
+	unsigned int i;
+
+	jsonw__name(w, "oom");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nooms; i++) {
+		const struct model_oom *o = &m->ooms[i];
+
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "pid", o->pid);
+		jsonw__string_field(w, "comm", o->comm);
+		jsonw__string_field(w, "phase", o->phase < m->nphases ? m->names[o->phase] : "");
+		jsonw__double_field(w, "time_s",
+				    (o->ts_ns > m->start_ns ? o->ts_ns - m->start_ns : 0) / 1e9);
+		jsonw__u64_field(w, "anon_rss_bytes", o->rss[MP_ANON]);
+		jsonw__u64_field(w, "file_rss_bytes", o->rss[MP_FILE]);
+		jsonw__u64_field(w, "shmem_rss_bytes", o->rss[MP_SHMEM]);
+		jsonw__u64_field(w, "swap_bytes", o->rss[MP_SWAP]);
+		if (o->cgroup_oom < 0)
+			jsonw__null_field(w, "cgroup_oom");
+		else
+			jsonw__bool_field(w, "cgroup_oom", o->cgroup_oom);
+		jsonw__string_field(w, "cgroup", o->cgroup);
+		jsonw__u64_field(w, "cgroup_limit_bytes", o->cgroup_limit);
+		before_kill(w, m, o);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+/* "unmatched_markers": [ { "phase", "binary", "symbol", "reason" } ] */
+static void unmatched(struct jsonw *w, const struct model *m)
+{
+	unsigned int i;
+
+	jsonw__name(w, "unmatched_markers");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nunmatched; i++) {
+		const struct model_unmatched *u = &m->unmatched[i];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "phase", u->phase);
+		jsonw__string_field(w, "binary", u->binary);
+		jsonw__string_field(w, "symbol", u->symbol);
+		jsonw__string_field(w, "reason", u->reason);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+int report_json__write(FILE *f, const struct model *m)
+{
+	struct jsonw *w = jsonw__new(f, true);
+
+	if (!w)
+		return -ENOMEM;
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "schema", REPORT_JSON_SCHEMA);
+	jsonw__string_field(w, "memphase_version", MEMPHASE_VERSION);
+	target(w, m);
+	jsonw__double_field(w, "duration_s",
+			    (m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0) / 1e9);
+	peak(w, m);
+	jsonw__u64_field(w, "rss_peak_pid", model__main((struct model *)m) ?
+			 model__main((struct model *)m)->pid : m->root_pid);
+	phases(w, m);
+	processes(w, m);
+	/* "processes" lists the last MODEL_MAX_PROCS; this counts them all */
+	jsonw__u64_field(w, "processes_total", m->nprocs + m->procs_recycled);
+	ooms(w, m);
+	if (m->stop_reason[0])
+		jsonw__string_field(w, "stopped_by_memphase", m->stop_reason);
+	else
+		jsonw__null_field(w, "stopped_by_memphase");
+	jsonw__name(w, "lost");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "events", model__lost_events(m));
+	jsonw__u64_field(w, "stacks", m->lost_stacks);
+	jsonw__u64_field(w, "mapping_bytes", m->mapping_lost_bytes);
+	jsonw__end_object(w);
+	jsonw__u64_field(w, "markers_attached", m->markers_attached);
+	unmatched(w, m);
+	jsonw__u64_field(w, "faults_vma_busy", m->vma_busy);
+	jsonw__u64_field(w, "mapping_table_full", m->mappings_full);
+	jsonw__name(w, "stack_sampling");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "postponed_by_cap", m->stacks_capped);
+	jsonw__u64_field(w, "unwind_failures", m->unwind_failures);
+	jsonw__end_object(w);
+	jsonw__end_object(w);
+	jsonw__free(w);
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}

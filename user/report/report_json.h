@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The JSON summary (schema 1, DESIGN.md "Outputs"). */
+#ifndef __MP_REPORT_JSON_H
+#define __MP_REPORT_JSON_H
+
+#include <stdio.h>
+#include "model/model.h"
+
+#define REPORT_JSON_SCHEMA 1
+
+/* Writes the whole document; 0 or -EIO. */
+int report_json__write(FILE *f, const struct model *m);
+
+#endif

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The text summary printed at exit. */
+#ifndef __MP_SUMMARY_H
+#define __MP_SUMMARY_H
+
+#include <stdio.h>
+#include "model/model.h"
+
+/* Prints the run line, peaks, OOM kills, the per-phase tables and histograms. */
+void summary__print(FILE *f, const struct model *m);
+/* The per-phase tables only (also used by the live view). */
+void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns);
+
+#endif
