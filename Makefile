@@ -76,7 +76,7 @@ $(OUTPUT)/memphase: $(USER_OBJS)
 
 $(OUTPUT)/tests/unit/%.o: tests/unit/%.c $(OUTPUT)/memphase.skel.h | $(OUTPUT)/tests/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests -c $< -o $@
 
 $(OUTPUT)/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)

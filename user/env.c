@@ -56,17 +56,14 @@ static const char usage_doc[] =
 "summary and writes every requested file.";
 
 enum {
-	OPT_JSON = 1000,
-	OPT_PHASE,
+	OPT_FORMAT = 2000,	/* + the format's index in the registry */
+	OPT_PHASE = 1000,
 	OPT_NO_PRESET,
 	OPT_DURATION,
 	OPT_INTERVAL,
 	OPT_RINGBUF,
 	OPT_GRACE,
 	OPT_BPF_STATS,
-	OPT_FOLDED,
-	OPT_PERF_DATA,
-	OPT_SVG,
 	OPT_STACKS,
 	OPT_SAMPLE_BYTES,
 	OPT_MAX_SAMPLES,
@@ -82,12 +79,6 @@ enum {
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to observe (attach)", 0 },
-	{ "json", OPT_JSON, "FILE", 0, "Write the summary as JSON (schema 1) to FILE", 0 },
-	{ "folded", OPT_FOLDED, "FILE", 0,
-	  "Write folded stacks 'phase;comm;outer;...;inner BYTES' (flamegraph.pl, speedscope)", 0 },
-	{ "perf-data", OPT_PERF_DATA, "FILE", 0,
-	  "Write a perf.data file (perf script/report -i FILE); the sample comm is the phase", 0 },
-	{ "svg", OPT_SVG, "FILE", 0, "Write a self-contained flame graph SVG", 0 },
 	{ "stacks", OPT_STACKS, "MODE", 0,
 	  "User stacks: dwarf (default, works without frame pointers), fp or none", 0 },
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0,
@@ -225,6 +216,20 @@ static FILE *err_stream(void)
 	return f ? f : stderr;
 }
 
+/* An output of stacks with --stacks=none: say which. */
+static void stacks_needed(struct argp_state *state)
+{
+	unsigned int i;
+
+	if (env.stack_mode)
+		return;
+	for (i = 0; i < outputs__nformats(); i++)
+		if (env.out_paths[i] && (output_formats[i]->needs & OUTPUT_NEEDS_STACKS))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--%s needs stacks (drop --stacks=none)",
+				     output_formats[i]->name);
+}
+
 /* A --phase whose binary is a path must name an existing file. */
 static void check_phase_binary(struct argp_state *state, const char *arg,
 			       const struct phase_spec *sp)
@@ -252,9 +257,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				     "-p/--pid belongs to 'memphase attach'");
 		if (parse_pid(arg, &env.pid))
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid pid '%s'", arg);
-		break;
-	case OPT_JSON:
-		env.json_path = arg;
 		break;
 	case OPT_PHASE:
 		if (env.nspecs == ENV_MAX_SPECS)
@@ -289,15 +291,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "invalid --ringbuf-kib '%s' (a power of 2, 16..1048576)", arg);
 		env.ringbuf_kib = v;
-		break;
-	case OPT_FOLDED:
-		env.folded_path = arg;
-		break;
-	case OPT_PERF_DATA:
-		env.perf_path = arg;
-		break;
-	case OPT_SVG:
-		env.svg_path = arg;
 		break;
 	case OPT_STACKS:
 		if (!strcmp(arg, "dwarf"))
@@ -371,9 +364,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (!env.stack_mode && (env.folded_path || env.perf_path || env.svg_path))
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "--folded, --perf-data and --svg "
-				     "need stacks (drop --stacks=none)");
+		stacks_needed(state);
 		if (env.mode == MODE_RUN && !env.argv)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "no command given (memphase run -- COMMAND ...)");
@@ -386,6 +377,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
+	return 0;
+}
+
+/* --NAME FILE of the output formats */
+static error_t parse_format(int key, char *arg, struct argp_state *state)
+{
+	if (key < OPT_FORMAT || key >= OPT_FORMAT + (int)outputs__nformats())
+		return ARGP_ERR_UNKNOWN;
+	env.out_paths[key - OPT_FORMAT] = arg;
 	return 0;
 }
 
@@ -402,7 +402,14 @@ int env__parse(int argc, char **argv)
 {
 	/* bad usage is one of memphase's own failures (argp's default is EX_USAGE, 64) */
 	argp_err_exit_status = TARGET_EXIT_FAILED;
-	static const struct argp argp = { options, parse_arg, NULL, usage_doc, NULL, NULL, NULL };
+	/* one option per registered output format, first in --help */
+	static struct argp_option fmt_options[OUTPUTS_MAX + 2];
+	static const struct argp fmt_argp = { fmt_options, parse_format, NULL, NULL, NULL, NULL,
+					      NULL };
+	static const struct argp_child children[] = { { &fmt_argp, 0, NULL, 0 }, {} };
+	static const struct argp argp = { options, parse_arg, NULL, usage_doc, children, NULL,
+					  NULL };
+	unsigned int i;
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	if (!cmd || !strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
@@ -422,6 +429,9 @@ int env__parse(int argc, char **argv)
 		fprintf(stderr, "memphase: unknown command '%s' (try 'memphase --help')\n", cmd);
 		return -EINVAL;
 	}
+	for (i = 0; i < outputs__nformats(); i++)
+		fmt_options[i] = (struct argp_option){ output_formats[i]->name, OPT_FORMAT + i,
+						       "FILE", 0, output_formats[i]->help, -1 };
 	/* argv[1] plays the program name for argp: make its messages say "memphase" */
 	argv[1] = (char *)"memphase";
 	if (argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, NULL))

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "lib/phasespec.h"
+#include "report/outputs.h"
 
 #define ENV_MAX_SPECS	32
 
@@ -19,10 +20,8 @@ struct env {
 	enum env_mode mode;
 	pid_t pid;			/* attach */
 	char **argv;			/* run: the command, NULL-terminated (points into argv) */
-	const char *json_path;
-	const char *folded_path;
-	const char *perf_path;
-	const char *svg_path;
+	/* the file of each registered output format (report/format.h), NULL: not asked */
+	const char *out_paths[OUTPUTS_MAX];
 	int stack_mode;			/* enum mp_stack_mode */
 	unsigned long long sample_bytes;
 	unsigned long long max_samples;	/* per second, all threads */

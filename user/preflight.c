@@ -9,7 +9,7 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include "preflight.h"
-#include "collect/sysmem.h"
+#include "lib/sysmem.h"
 #include "lib/util.h"
 
 static int check_caps(void)

@@ -7,7 +7,7 @@
 #include "harness.h"
 #include "report/live.h"
 #include "model/model.h"
-#include "collect/sysmem.h"
+#include "lib/sysmem.h"
 #include "model/timeline.h"
 
 #define NS	1000000000ULL

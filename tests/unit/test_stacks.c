@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "model/model.h"
 #include "collect/stacks.h"
+#include "report/folded.h"
 #include "lib/utf8.h"
 
 #define MS 1000000ULL
@@ -85,7 +86,8 @@ TEST(stacks_folded_lines_are_clean_and_in_phase_order)
 {
 	static const char *const want_phase[] = { "load", "load", "load", "generate", "generate" };
 	struct model *m = calloc(1, sizeof(*m));
-	struct stacks *st = stacks__new(NULL, false);
+	struct stacks *st = stacks__new(NULL);
+	struct output_ctx ctx = {};
 	char *buf = NULL, *line, *save = NULL, phase[64], comm[64];
 	size_t len = 0, nl = 0;
 	FILE *f = NULL;
@@ -110,7 +112,8 @@ TEST(stacks_folded_lines_are_clean_and_in_phase_order)
 	f = open_memstream(&buf, &len);
 	if (!ASSERT_OK_PTR(f, "memstream"))
 		goto cleanup;
-	err = stacks__write_folded(st, m, f);
+	ctx.m = m;
+	err = folded_format.write(f, &ctx);
 	fclose(f);
 	if (!ASSERT_OK(err, "write_folded"))
 		goto cleanup;

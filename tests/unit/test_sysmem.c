@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "harness.h"
-#include "collect/sysmem.h"
+#include "lib/sysmem.h"
 
 #define KB(x)	((__u64)(x) * 1024)
 

@@ -408,3 +408,39 @@ void collect__del_target(struct memphase_bpf *skel, __u32 tgid)
 	}
 	bpf_map__delete_elem(skel->maps.targets, &tgid, sizeof(tgid), 0);
 }
+
+void collect__reserve_unknown(struct memphase_bpf *skel, unsigned int nphases)
+{
+	struct mp_map_val zero = {};
+	struct mp_map_key key;
+	unsigned int id;
+	int c;
+
+	for (id = 0; id < nphases; id++) {
+		for (c = 0; c < MP_NR_CLASSES; c++) {
+			memset(&key, 0, sizeof(key));
+			key.phase = id;
+			key.cls = c;
+			bpf_map__update_elem(skel->maps.mappings, &key, sizeof(key), &zero,
+					     sizeof(zero), BPF_NOEXIST);
+		}
+	}
+}
+
+/* key: inode, kernel dev_t, exec */
+void collect__seen_file(struct memphase_bpf *skel, const char *path)
+{
+	struct {
+		__u64 ino, dev, exec;
+	} key;
+	struct stat st;
+	__u8 one = 1;
+
+	if (stat(path, &st))
+		return;
+	key.ino = st.st_ino;
+	key.dev = ((__u64)major(st.st_dev) << 20) | minor(st.st_dev);
+	key.exec = 1;
+	bpf_map__update_elem(skel->maps.seen_files, &key, sizeof(key), &one, sizeof(one),
+			     BPF_ANY);
+}

@@ -29,6 +29,10 @@ void collect__learn_paths(struct strmap *paths, __u32 pid);
 int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns);
 /* Adds a process to the BPF target set. */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
+/* A full mapping map must still take growth: every phase's "unknown" rows exist. */
+void collect__reserve_unknown(struct memphase_bpf *skel, unsigned int nphases);
+/* Marks an executable as probed already: its exec does not hold the target. */
+void collect__seen_file(struct memphase_bpf *skel, const char *path);
 /* Removes a process from the BPF target set. */
 void collect__del_target(struct memphase_bpf *skel, __u32 tgid);
 

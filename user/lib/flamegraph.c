@@ -279,7 +279,7 @@ static int fg_tree__build(struct fg_tree *t, const struct fg_stack *stacks, size
 {
 	const char *p, *e;
 	__u32 cur;
-	size_t i;
+	size_t i, k;
 	__u64 w;
 	int err;
 
@@ -301,7 +301,16 @@ static int fg_tree__build(struct fg_tree *t, const struct fg_stack *stacks, size
 			return -EOVERFLOW;
 		t->nodes[0].total += w;
 		cur = 0;
-		for (p = stacks[i].frames; p && *p; p = *e ? e + 1 : e) {
+		for (k = 0; k < stacks[i].nframes; k++) {
+			p = stacks[i].framev[k];
+			if (!p || !*p)
+				continue;
+			err = fg_tree__child(t, cur, p, strlen(p), &cur);
+			if (err)
+				return err;
+			t->nodes[cur].total += w;
+		}
+		for (p = stacks[i].framev ? NULL : stacks[i].frames; p && *p; p = *e ? e + 1 : e) {
 			e = strchrnul(p, ';');
 			if (e == p)
 				continue;	/* "a;;b" */

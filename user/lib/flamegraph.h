@@ -29,8 +29,11 @@
 #include <linux/types.h>
 
 struct fg_stack {
-	const char *frames;	/* "a;b;c", outermost first */
+	const char *frames;	/* "a;b;c", outermost first (when framev is NULL) */
 	__u64 weight;		/* stacks of weight 0 are ignored */
+	/* or the frames as an array, outermost first: names may then hold ';' */
+	const char *const *framev;
+	size_t nframes;
 };
 
 struct fg_opts {

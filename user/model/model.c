@@ -29,6 +29,7 @@ void model__init(struct model *m, __u32 root_pid, __u64 start_ns)
 	strcpy(m->names[0], "startup");
 	m->nphases = 1;
 	order_note(m, 0);
+	profile__init(&m->profile, false);
 	if (root_pid)
 		model__proc(m, root_pid, true);
 }
@@ -37,7 +38,10 @@ void model__free(struct model *m)
 {
 	char **a;
 
-	if (!m || !m->argv)
+	if (!m)
+		return;
+	profile__free(&m->profile);
+	if (!m->argv)
 		return;
 	for (a = m->argv; *a; a++)
 		free(*a);
@@ -337,4 +341,22 @@ void model__add_unmatched(struct model *m, const char *phase, const char *binary
 	snprintf(u->binary, sizeof(u->binary), "%s", binary);
 	snprintf(u->symbol, sizeof(u->symbol), "%s", symbol);
 	snprintf(u->reason, sizeof(u->reason), "%s", reason);
+}
+
+__u32 model__largest_live(const struct model *m)
+{
+	__u32 best = m->root_pid;
+	__s64 most = -1;
+	unsigned int i;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct model_proc *p = &m->procs[i];
+		__s64 rss = p->rss[MP_ANON] + p->rss[MP_FILE] + p->rss[MP_SHMEM];
+
+		if (!p->exited && rss > most) {
+			most = rss;
+			best = p->pid;
+		}
+	}
+	return best;
 }

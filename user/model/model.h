@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "memphase.h"
 #include "lib/phasespec.h"
+#include "model/profile.h"
 
 #define MODEL_MAX_PROCS	4096
 #define MODEL_MAX_OOMS	32
@@ -122,6 +123,8 @@ struct model {
 	__u64 lost_kernel;		/* ring buffer drops, full BPF maps */
 	__u64 lost_model;		/* records the model had no room for */
 	__u64 lost_stacks;
+	/* symbolized stack samples (the collector's stacks module fills it) */
+	struct profile profile;
 	unsigned int markers_attached;
 	unsigned int nunmatched;
 	struct model_unmatched unmatched[MODEL_MAX_UNMATCHED];
@@ -162,6 +165,8 @@ struct model_proc *model__root(struct model *m);
 /* The process the run is about: the root, or under a wrapper root that never entered a
  * phase (sh -c, env, a launcher), the observed process with the largest peak. */
 struct model_proc *model__main(struct model *m);
+/* The observed process holding the most RSS that has not exited (the root if none). */
+__u32 model__largest_live(const struct model *m);
 /* Everything observed but not kept. */
 static inline __u64 model__lost_events(const struct model *m)
 {

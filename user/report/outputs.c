@@ -1,23 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The output files: JSON summary, folded stacks, perf.data, flame graph SVG, the log. */
+/* The output files of the registered formats, and the command's log. */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "report/outputs.h"
-#include "report/report_json.h"
-#include "collect/stacks.h"
 #include "lib/utf8.h"
 
 #define TARGET_LOG	"memphase-target.log"
 
-static const char *const opt_name[OUT_NR] = {
-	[OUT_JSON] = "--json",
-	[OUT_FOLDED] = "--folded",
-	[OUT_PERF] = "--perf-data",
-	[OUT_SVG] = "--svg",
-	[OUT_LOG] = "--target-log",
-};
+unsigned int outputs__nformats(void)
+{
+	unsigned int n = 0;
+
+	while (output_formats[n] && n < OUTPUTS_MAX)
+		n++;
+	return n;
+}
+
+int outputs__find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < outputs__nformats(); i++)
+		if (!strcmp(output_formats[i]->name, name))
+			return i;
+	return -ENOENT;
+}
+
+static const char *opt_name(const struct output *out)
+{
+	return out->fmt ? out->fmt->name : "target-log";
+}
 
 /* A FILE over an fd that remembers why a write failed (ENOSPC, EDQUOT, EIO...). */
 struct wfile {
@@ -56,23 +70,6 @@ static int wfile_seek(void *cookie, off64_t *off, int whence)
 	return 0;
 }
 
-static int write_kind(enum output_kind k, FILE *f, const struct model *m,
-		      const struct stacks *st)
-{
-	switch (k) {
-	case OUT_JSON:
-		return report_json__write(f, m);
-	case OUT_FOLDED:
-		return stacks__write_folded(st, m, f);
-	case OUT_PERF:
-		return stacks__write_perf(st, m, f);
-	case OUT_SVG:
-		return stacks__write_svg(st, m, f);
-	default:
-		return -EINVAL;
-	}
-}
-
 /* "cannot write 'PATH': why" at open, "writing 'PATH' failed: why" later */
 static void report(const struct output *out, bool at_open, int err)
 {
@@ -88,9 +85,8 @@ static bool is_dev_null(const struct userfs_file *f)
 	return f->kind == USERFS_STREAM && f->rdev_major == 1 && f->rdev_minor == 3;
 }
 
-static int open_one(struct outputs *o, enum output_kind k, const char *path)
+static int open_one(struct outputs *o, struct output *out, const char *path)
 {
-	struct output *out = &o->out[k];
 	struct stat so;
 	int err;
 
@@ -101,8 +97,9 @@ static int open_one(struct outputs *o, enum output_kind k, const char *path)
 		return err;
 	}
 	out->open = true;
-	if (k == OUT_PERF && !out->file.seekable) {
-		fprintf(stderr, "memphase: --perf-data needs a file it can seek in, not a pipe\n");
+	if (out->fmt && (out->fmt->needs & OUTPUT_NEEDS_SEEK) && !out->file.seekable) {
+		fprintf(stderr, "memphase: --%s needs a file it can seek in, not a pipe\n",
+			out->fmt->name);
 		return -ESPIPE;
 	}
 	if (out->file.kind == USERFS_STREAM && !fstat(STDOUT_FILENO, &so) &&
@@ -111,63 +108,74 @@ static int open_one(struct outputs *o, enum output_kind k, const char *path)
 	return 0;
 }
 
-int outputs__open(struct outputs *o, const struct env *e, struct userfs *fs, bool with_log)
+/* the outputs and the log as one list */
+static struct output *nth(struct outputs *o, unsigned int i)
 {
-	const char *path[OUT_NR] = {
-		[OUT_JSON] = e->json_path,
-		[OUT_FOLDED] = e->folded_path,
-		[OUT_PERF] = e->perf_path,
-		[OUT_SVG] = e->svg_path,
-	};
-	int k, j, err;
+	return i < OUTPUTS_MAX ? &o->out[i] : &o->log;
+}
+
+int outputs__open(struct outputs *o, const char *const paths[OUTPUTS_MAX],
+		  const char *target_log, struct userfs *fs, bool with_log)
+{
+	unsigned int k, j, n = outputs__nformats();
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->fs = fs;
-	for (k = 0; k < OUT_NR; k++)
-		o->out[k].file.fd = -1;
-	for (k = 0; k < OUT_LOG; k++) {
-		if (!path[k])
+	for (k = 0; k <= OUTPUTS_MAX; k++)
+		nth(o, k)->file.fd = -1;
+	for (k = 0; k < n; k++) {
+		o->out[k].fmt = output_formats[k];
+		if (!paths[k])
 			continue;
-		err = open_one(o, k, path[k]);
+		err = open_one(o, &o->out[k], paths[k]);
 		if (err)
 			return err;
 	}
 	if (with_log) {
-		if (e->target_log) {
-			err = open_one(o, OUT_LOG, e->target_log);
+		if (target_log) {
+			err = open_one(o, &o->log, target_log);
 			if (err)
 				return err;
-		} else if (userfs__open(fs, TARGET_LOG, &o->out[OUT_LOG].file)) {
+		} else if (userfs__open(fs, TARGET_LOG, &o->log.file)) {
 			/* the default place is only a default: the run goes on without it */
-			o->out[OUT_LOG].path = TARGET_LOG;
+			o->log.path = TARGET_LOG;
 			o->log_fallback = true;
 		} else {
-			o->out[OUT_LOG].path = TARGET_LOG;
-			o->out[OUT_LOG].open = true;
+			o->log.path = TARGET_LOG;
+			o->log.open = true;
 		}
 	}
 	/* two options, one file: whichever is written last would silently win */
-	for (k = 0; k < OUT_NR; k++) {
-		for (j = k + 1; j < OUT_NR; j++) {
-			const struct output *a = &o->out[k], *b = &o->out[j];
+	for (k = 0; k <= OUTPUTS_MAX; k++) {
+		for (j = k + 1; j <= OUTPUTS_MAX; j++) {
+			const struct output *a = nth(o, k), *b = nth(o, j);
 			char p[256];
 
 			if (!a->open || !b->open || is_dev_null(&a->file) ||
 			    !userfs__same(&a->file, &b->file))
 				continue;
-			fprintf(stderr, "memphase: %s and %s name the same file '%s'\n",
-				opt_name[k], opt_name[j], utf8__esc_term(p, sizeof(p), b->path));
+			fprintf(stderr, "memphase: --%s and --%s name the same file '%s'\n",
+				opt_name(a), opt_name(b), utf8__esc_term(p, sizeof(p), b->path));
 			return -EINVAL;
 		}
 	}
 	return 0;
 }
 
-static int write_out(struct outputs *o, enum output_kind k, const struct model *m,
-		     const struct stacks *st)
+unsigned int outputs__needs(const struct outputs *o)
+{
+	unsigned int k, needs = 0;
+
+	for (k = 0; k < OUTPUTS_MAX; k++)
+		if (o->out[k].open && o->out[k].fmt)
+			needs |= o->out[k].fmt->needs;
+	return needs;
+}
+
+static int write_out(struct outputs *o, struct output *out, const struct output_ctx *ctx)
 {
 	cookie_io_functions_t io = { .write = wfile_write, .seek = wfile_seek };
-	struct output *out = &o->out[k];
 	struct wfile w = {};
 	FILE *f;
 	int err;
@@ -185,7 +193,7 @@ static int write_out(struct outputs *o, enum output_kind k, const struct model *
 	f = fopencookie(&w, "w", io);
 	if (!f)
 		return -ENOMEM;
-	err = write_kind(k, f, m, st);
+	err = out->fmt->write(f, ctx);
 	if (fflush(f) && !err)
 		err = -EIO;
 	fclose(f);
@@ -204,15 +212,17 @@ static int write_out(struct outputs *o, enum output_kind k, const struct model *
 	return 0;
 }
 
-int outputs__write(struct outputs *o, const struct model *m, const struct stacks *st,
-		   bool final)
+int outputs__write(struct outputs *o, const struct output_ctx *ctx, bool final)
 {
-	int k, err, ret = 0;
+	unsigned int k;
+	int err, ret = 0;
 
-	for (k = 0; k < OUT_LOG; k++) {
-		if (!o->out[k].open || (!final && o->out[k].file.kind != USERFS_FILE))
+	for (k = 0; k < OUTPUTS_MAX; k++) {
+		struct output *out = &o->out[k];
+
+		if (!out->open || !out->fmt || (!final && out->file.kind != USERFS_FILE))
 			continue;
-		err = write_out(o, k, m, st);
+		err = write_out(o, out, ctx);
 		if (err && !ret)
 			ret = err;
 	}
@@ -221,12 +231,17 @@ int outputs__write(struct outputs *o, const struct model *m, const struct stacks
 
 int outputs__log_fd(const struct outputs *o)
 {
-	return o->out[OUT_LOG].open ? o->out[OUT_LOG].file.fd : -1;
+	return o->log.open ? o->log.file.fd : -1;
+}
+
+const char *outputs__log_path(const struct outputs *o)
+{
+	return o->log.open ? o->log.path : NULL;
 }
 
 int outputs__log_commit(struct outputs *o)
 {
-	struct output *out = &o->out[OUT_LOG];
+	struct output *out = &o->log;
 	int err;
 
 	if (!out->open || out->used)
@@ -245,10 +260,10 @@ int outputs__log_commit(struct outputs *o)
 
 void outputs__close(struct outputs *o)
 {
-	int k;
+	unsigned int k;
 
-	for (k = 0; k < OUT_NR; k++) {
-		struct output *out = &o->out[k];
+	for (k = 0; k <= OUTPUTS_MAX; k++) {
+		struct output *out = nth(o, k);
 
 		/* a temporary file still open was never renamed into place */
 		if (out->file.kind == USERFS_FILE && out->file.fd >= 0)

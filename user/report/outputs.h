@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The files asked for (--json, --folded, --perf-data, --svg) and the command's log
+ * The files asked for (one per registered format, report/format.h) and the command's log
  * (--target-log, with the live view): all opened before the run through the invoking
- * user's file helper (userfs.h), so a bad path fails before anything starts and the
+ * user's file helper (lib/userfs.h), so a bad path fails before anything starts and the
  * files are that user's. Each write goes to a temporary file that is renamed into place
  * once complete; pipes and character devices ("-" is stdout) are written in place. A run
  * that fails leaves every existing file as it was and removes only its own temporary
@@ -13,22 +13,13 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "env.h"
-#include "model/model.h"
 #include "lib/userfs.h"
+#include "report/format.h"
 
-struct stacks;
-
-enum output_kind {
-	OUT_JSON,
-	OUT_FOLDED,
-	OUT_PERF,
-	OUT_SVG,
-	OUT_LOG,	/* the command's stdout and stderr under the live view */
-	OUT_NR,
-};
+#define OUTPUTS_MAX	16	/* formats in the registry, at most */
 
 struct output {
+	const struct output_format *fmt;	/* NULL: the command's log */
 	const char *path;
 	struct userfs_file file;
 	bool open;
@@ -37,28 +28,37 @@ struct output {
 
 struct outputs {
 	struct userfs *fs;
-	struct output out[OUT_NR];
+	struct output out[OUTPUTS_MAX];	/* by registry index */
+	struct output log;		/* the command's stdout and stderr under the live view */
 	bool to_stdout;		/* an output is memphase's stdout: the summary goes to stderr */
 	bool log_fallback;	/* the default log could not be created: the command's output
 				 * goes to /dev/null */
 };
 
+/* The number of registered formats, and the index of the one named name (or -ENOENT). */
+unsigned int outputs__nformats(void);
+int outputs__find(const char *name);
 /*
- * Opens every file e asks for, and the command's log when with_log. 0, or -errno after
- * one line on stderr (a bad path, two options naming the same file, a perf.data that
- * cannot seek).
+ * Opens paths[i] for every registered format i that has one (NULL: not asked), and the
+ * command's log when with_log (target_log, or memphase-target.log when NULL). 0, or
+ * -errno after one line on stderr (a bad path, two options naming the same file, a
+ * format that must seek given a pipe).
  */
-int outputs__open(struct outputs *o, const struct env *e, struct userfs *fs, bool with_log);
+int outputs__open(struct outputs *o, const char *const paths[OUTPUTS_MAX],
+		  const char *target_log, struct userfs *fs, bool with_log);
+/* What the open formats need (enum output_needs, OR-ed). */
+unsigned int outputs__needs(const struct outputs *o);
 /*
- * Writes every output from m (and st for the stack views). final: the last write;
- * otherwise (the guard's snapshot) only regular files are written, since a stream cannot
- * be replaced later. 0, or the first -errno (each failure reported on stderr; the file
- * keeps its previous contents).
+ * Writes every open output from ctx. final: the last write; otherwise (the guard's
+ * snapshot) only regular files are written, since a stream cannot be replaced later. 0,
+ * or the first -errno (each failure reported on stderr; the file keeps its previous
+ * contents).
  */
-int outputs__write(struct outputs *o, const struct model *m, const struct stacks *st,
-		   bool final);
+int outputs__write(struct outputs *o, const struct output_ctx *ctx, bool final);
 /* The command's log: its fd for the child, or -1 (no log: inherit memphase's). */
 int outputs__log_fd(const struct outputs *o);
+/* Its path when it is open, else NULL. */
+const char *outputs__log_path(const struct outputs *o);
 /* The command started: its log takes its name. 0 or -errno (reported). */
 int outputs__log_commit(struct outputs *o);
 /* Closes everything; temporary files never renamed into place are removed. */

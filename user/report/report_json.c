@@ -321,3 +321,14 @@ int report_json__write(FILE *f, const struct model *m)
 	fflush(f);
 	return ferror(f) ? -EIO : 0;
 }
+
+static int json_write(FILE *f, const struct output_ctx *ctx)
+{
+	return report_json__write(f, ctx->m);
+}
+
+const struct output_format report_json_format = {
+	.name = "json",
+	.help = "Write the summary as JSON (schema 1) to FILE",
+	.write = json_write,
+};

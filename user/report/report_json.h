@@ -5,10 +5,13 @@
 
 #include <stdio.h>
 #include "model/model.h"
+#include "report/format.h"
 
 #define REPORT_JSON_SCHEMA 1
 
 /* Writes the whole document; 0 or -EIO. */
 int report_json__write(FILE *f, const struct model *m);
+
+extern const struct output_format report_json_format;
 
 #endif

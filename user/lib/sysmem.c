@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "collect/sysmem.h"
+#include "lib/sysmem.h"
 
 /* cgroup v1 says "no limit" with PAGE_COUNTER_MAX pages: anything this big is none */
 #define CG_UNLIMITED	(1ULL << 62)

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The collector: ring buffer, BPF maps, /proc and system memory -> the model. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <bpf/libbpf.h>
+#include "collect/collect.h"
+#include "collect/collector.h"
+#include "collect/phases.h"
+#include "collect/probes.h"
+#include "collect/stacks.h"
+#include "collect/target.h"
+#include "collect/unwind.h"
+#include "lib/strmap.h"
+#include "lib/utf8.h"
+#include "lib/util.h"
+#include "model/oom.h"
+#include "memphase.skel.h"
+
+#define NOTICE_AFTER_NS	1000000000ULL
+
+struct collector {
+	struct memphase_bpf *skel;
+	struct model *m;
+	const struct phases *phases;
+	struct probes *probes;
+	struct collector_hooks hooks;
+	bool mappings;
+	bool stop_on_map;
+	bool keep_raw;
+	struct ring_buffer *rb;
+	struct unwinder *unwinder;
+	struct stacks *stacks;
+	struct strmap paths;		/* mapping "dev:ino" -> path */
+	struct oom_ring *growth_ring;	/* recent per-phase growth, for OOM reports */
+	struct timeline *tl;
+	struct sysmem sm;
+	bool have_sm;
+	unsigned int sm_seq;
+	char exe[PATH_MAX];		/* run: the command, for the marker notice */
+	bool root_exited;
+	bool notice_done;
+	__u64 last_tick_ns, last_names_ns, last_sysmem_ns;
+};
+
+static void notice(struct collector *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void notice(struct collector *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->hooks.notice)
+		c->hooks.notice(c->hooks.ctx, msg);
+	else
+		fprintf(stderr, "memphase: %s\n", msg);
+}
+
+static void markers_count(struct collector *c)
+{
+	c->m->markers_attached = probes__count(c->probes);
+}
+
+static void exec_scan(struct collector *c, __u32 pid)
+{
+	char link[64], name[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	n = readlink(link, name, sizeof(name) - 1);
+	if (n <= 0)
+		return;
+	name[n] = '\0';
+	probes__scan_file(c->probes, name, link);
+	markers_count(c);
+	collect__learn_file(&c->paths, link, name);
+}
+
+/* What killed it (the BPF side saw whether a memory cgroup was at its limit) and what
+ * grew just before (the per-phase counters over the last seconds). */
+static void oom_forensics(struct collector *c, const struct mp_event *e)
+{
+	struct model *m = c->m;
+	struct model_oom *o;
+
+	if (!m->nooms || m->ooms[m->nooms - 1].ts_ns != e->ts_ns)
+		return;
+	o = &m->ooms[m->nooms - 1];
+	o->cgroup_oom = e->cg_id != 0;
+	if (e->cg_id) {
+		char name[sizeof(e->cg_name) + 1];
+
+		memcpy(name, e->cg_name, sizeof(e->cg_name));
+		name[sizeof(e->cg_name)] = '\0';
+		oom__cgroup_path(e->cg_id, name, NULL, o->cgroup, sizeof(o->cgroup));
+		o->cgroup_limit = e->cg_limit;
+	}
+	/* the counters as of now hold everything up to the kill */
+	collect__maps(c->skel, m);
+	oom__ring_add(c->growth_ring, m, util__now_ns());
+	o->have_window = !oom__ring_window(c->growth_ring, util__now_ns(), OOM_WINDOW_S,
+					   o->before, &o->window_s);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct collector *c = ctx;
+	const struct mp_event *e = data;
+	char comm[MP_COMM_LEN + 1];
+
+	if (len >= sizeof(__u32) && e->type == MP_EV_STACK) {
+		if (c->stacks)
+			stacks__add(c->stacks, c->m, data, len);
+		return 0;
+	}
+	if (len < sizeof(*e))
+		return 0;
+	switch (e->type) {
+	case MP_EV_FORK:
+		stacks__note_process(c->stacks, e->arg);
+		break;
+	case MP_EV_EXEC:
+		stacks__note_process(c->stacks, e->pid);
+		collect__learn_paths(&c->paths, e->pid);
+		/* a program reached by exec (env, sh -c, a launcher): probe its markers */
+		if (e->ino)
+			exec_scan(c, e->pid);
+		if (e->arg)
+			kill(e->pid, SIGCONT);	/* held by the BPF side until now */
+		break;
+	case MP_EV_FILE_MAP:
+		collect__learn_paths(&c->paths, e->pid);
+		break;
+	case MP_EV_EXEC_MAP:
+		collect__learn_paths(&c->paths, e->pid);
+		probes__scan_mapping(c->probes, e->pid, e->addr);
+		/* before SIGCONT: the library is in the snapshot before it runs */
+		stacks__note_process(c->stacks, e->pid);
+		markers_count(c);
+		/* the BPF side stopped the target until its markers are probed */
+		if (c->stop_on_map)
+			kill(e->pid, SIGCONT);
+		break;
+	case MP_EV_EXIT:
+		if (e->pid == c->m->root_pid)
+			c->root_exited = true;
+		break;
+	case MP_EV_OOM:
+		model__on_event(c->m, e);
+		oom_forensics(c, e);
+		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
+		notice(c, "OOM kill of %s (pid %u)", utf8__esc_term(comm, sizeof(comm), comm),
+		       e->pid);
+		return 0;
+	case MP_EV_GUARD:
+		model__on_event(c->m, e);
+		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
+		if (c->hooks.max_rss)
+			c->hooks.max_rss(c->hooks.ctx, e->pid, comm);
+		return 0;
+	default:
+		break;
+	}
+	model__on_event(c->m, e);
+	return 0;
+}
+
+struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
+				 const struct collector_opts *o)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+	int err = -ENOMEM;
+
+	if (!c)
+		goto fail;
+	c->skel = skel;
+	c->m = m;
+	c->phases = o->phases;
+	c->probes = o->probes;
+	c->hooks = o->hooks;
+	c->mappings = o->mappings;
+	c->stop_on_map = o->stop_on_map;
+	c->keep_raw = o->stacks && o->keep_raw;
+	strmap__init(&c->paths);
+	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
+	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
+	if (!c->growth_ring || !c->tl)
+		goto fail;
+	if (o->stacks) {
+		c->unwinder = unwinder__new();
+		c->stacks = c->unwinder ? stacks__new(c->unwinder) : NULL;
+		if (!c->stacks)
+			goto fail;
+	}
+	c->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, c, NULL);
+	if (!c->rb) {
+		err = -errno;
+		fprintf(stderr, "memphase: failed to create ring buffer: %s\n", strerror(-err));
+		goto fail;
+	}
+	return c;
+fail:
+	collector__free(c);
+	errno = -err;
+	return NULL;
+}
+
+void collector__free(struct collector *c)
+{
+	size_t k;
+
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	stacks__free(c->stacks);
+	unwinder__free(c->unwinder);
+	timeline__free(c->tl);
+	free(c->growth_ring);
+	for (k = 0; k < c->paths.cap; k++)
+		if (c->paths.slots[k].key)
+			free((char *)(uintptr_t)c->paths.slots[k].value);
+	strmap__free(&c->paths);
+	free(c);
+}
+
+static int model_begin(struct collector *c, pid_t pid, char *const argv[])
+{
+	unsigned int i;
+	int err;
+
+	model__init(c->m, pid, util__now_ns());
+	c->m->profile.keep_raw = c->keep_raw;
+	for (i = 0; i < c->phases->nphases; i++) {
+		err = model__set_phase_name(c->m, i, c->phases->names[i]);
+		if (err)
+			return err;
+	}
+	return argv ? model__set_argv(c->m, argv) : 0;
+}
+
+int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], const char *exe)
+{
+	int err;
+
+	err = model_begin(c, pid, argv);
+	if (err)
+		return err;
+	snprintf(c->exe, sizeof(c->exe), "%s", exe);
+	err = probes__scan_file(c->probes, exe, NULL);
+	if (err < 0 && err != -ENOENT) {
+		char p[256];
+
+		notice(c, "cannot read symbols of %s: %s", utf8__esc_term(p, sizeof(p), exe),
+		       strerror(-err));
+	}
+	collect__learn_file(&c->paths, exe, exe);
+	markers_count(c);
+	return 0;
+}
+
+/* RSS per class from /proc/PID/status, as the starting point of an attached process. */
+static void rss_from_proc(struct collector *c, pid_t pid)
+{
+	static const struct {
+		const char *key;
+		int cls;
+	} keys[] = { { "RssAnon:", MP_ANON }, { "RssFile:", MP_FILE },
+		     { "RssShmem:", MP_SHMEM }, { "VmSwap:", MP_SWAP } };
+	__s64 rss[MP_NR_CLASSES] = {};
+	char fn[64], line[128];
+	unsigned int i;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
+				rss[keys[i].cls] = atoll(line + strlen(keys[i].key)) * 1024;
+	fclose(f);
+	model__set_rss(c->m, pid, rss, rss, rss[MP_ANON] + rss[MP_FILE] + rss[MP_SHMEM]);
+}
+
+int collector__begin_attach(struct collector *c, pid_t pid)
+{
+	struct model_proc *root;
+	char **argv;
+	int err;
+
+	argv = target__cmdline(pid);
+	err = model_begin(c, pid, argv);
+	for (char **a = argv; a && *a; a++)
+		free(*a);
+	free(argv);
+	if (err)
+		return err;
+	root = model__root(c->m);
+	if (root)
+		target__comm(pid, root->comm, sizeof(root->comm));
+	/* what it holds already; an idle process may not touch memory again for a while */
+	rss_from_proc(c, pid);
+	probes__scan_pid(c->probes, pid);
+	stacks__note_process(c->stacks, pid);
+	collect__learn_paths(&c->paths, pid);
+	markers_count(c);
+	return 0;
+}
+
+void collector__started(struct collector *c)
+{
+	c->m->start_ns = c->m->phase_since_ns = util__now_ns();
+}
+
+static void marker_notice(struct collector *c)
+{
+	char missing[512], p[256];
+
+	if (c->notice_done)
+		return;
+	c->notice_done = true;
+	if (!probes__count(c->probes))
+		notice(c, "no phase markers found in %s or its libraries: counting everything "
+			  "under 'startup' (add markers with --phase)",
+		       c->exe[0] ? utf8__esc_term(p, sizeof(p), c->exe) : "the target");
+	probes__missing_user(c->probes, missing, sizeof(missing));
+	if (missing[0])
+		notice(c, "--phase symbols not found so far: %s", missing);
+}
+
+/*
+ * System memory, the target's cgroup and PSI. A process that is gone (OOM-killed) keeps
+ * the cgroup it had, for the report. Stall time since the last reading belongs to the
+ * phase the root is in now.
+ */
+static void sysmem_tick(struct collector *c)
+{
+	struct sysmem sm = {}, old = c->sm;
+	struct model *m = c->m;
+
+	if (sysmem__read(&sm, NULL, NULL, m->root_pid))
+		return;
+	if (!sm.cg_version && c->have_sm && old.cg_version) {
+		sm.cg_version = old.cg_version;
+		memcpy(sm.cg_path, old.cg_path, sizeof(sm.cg_path));
+		sm.cg_usage = old.cg_usage;
+		sm.cg_limited = old.cg_limited;
+		memcpy(sm.cg_limit_path, old.cg_limit_path, sizeof(sm.cg_limit_path));
+		sm.cg_limit = old.cg_limit;
+		sm.cg_limit_usage = old.cg_limit_usage;
+		sm.cg_reclaimable = old.cg_reclaimable;
+	}
+	if (sm.have_psi && c->have_sm && old.have_psi) {
+		m->have_psi = true;
+		if (sm.psi_some_total_us > old.psi_some_total_us)
+			m->psi_some_us[m->cur_phase] += sm.psi_some_total_us - old.psi_some_total_us;
+		if (sm.psi_full_total_us > old.psi_full_total_us)
+			m->psi_full_us[m->cur_phase] += sm.psi_full_total_us - old.psi_full_total_us;
+	}
+	c->sm = sm;
+	c->have_sm = true;
+	c->sm_seq++;
+}
+
+int collector__poll(struct collector *c, int timeout_ms)
+{
+	__u64 now;
+	int err;
+
+	err = ring_buffer__poll(c->rb, timeout_ms);
+	if (err < 0 && err != -EINTR) {
+		fprintf(stderr, "memphase: reading events failed: %s\n", strerror(-err));
+		return err;
+	}
+	/* events submitted without a wakeup (phase changes) would wait for a forced one:
+	 * drain them every tick so the phase shown live is the current one */
+	ring_buffer__consume(c->rb);
+	now = util__now_ns();
+	if (now - c->last_tick_ns >= COLLECTOR_TICK_NS) {
+		collect__maps(c->skel, c->m);
+		collect__reap(c->skel, c->m, now);
+		oom__ring_add(c->growth_ring, c->m, now);
+		timeline__add_model(c->tl, c->m, now);
+		c->last_tick_ns = now;
+	}
+	if (c->mappings && now - c->last_names_ns >= COLLECTOR_NAMES_NS) {
+		collect__mappings(c->skel, c->m, &c->paths);
+		c->last_names_ns = now;
+	}
+	if (now - c->last_sysmem_ns >= COLLECTOR_SYSMEM_NS) {
+		sysmem_tick(c);
+		c->last_sysmem_ns = now;
+	}
+	if (!c->notice_done && now - c->m->start_ns >= NOTICE_AFTER_NS)
+		marker_notice(c);
+	return 0;
+}
+
+bool collector__root_exited(const struct collector *c)
+{
+	return c->root_exited;
+}
+
+const struct sysmem *collector__sysmem(const struct collector *c, unsigned int *seq)
+{
+	if (seq)
+		*seq = c->sm_seq;
+	return c->have_sm ? &c->sm : NULL;
+}
+
+const struct model *collector__model(const struct collector *c)
+{
+	return c->m;
+}
+
+const struct timeline *collector__timeline(const struct collector *c)
+{
+	return c->tl;
+}
+
+void collector__stopped_by(struct collector *c, const char *why)
+{
+	snprintf(c->m->stop_reason, sizeof(c->m->stop_reason), "%s", why);
+}
+
+struct model *collector__snapshot(struct collector *c)
+{
+	struct model *snap;
+
+	collect__maps(c->skel, c->m);
+	stacks__finish(c->stacks, c->m);
+	snap = malloc(sizeof(*snap));
+	if (!snap)
+		return NULL;
+	*snap = *c->m;
+	model__finish(snap, util__now_ns());
+	return snap;
+}
+
+void collector__release(struct collector *c)
+{
+	unsigned int i;
+
+	if (!c || !c->stop_on_map)
+		return;
+	c->skel->bss->stop_on_map = 0;
+	c->stop_on_map = false;
+	ring_buffer__consume(c->rb);
+	for (i = 0; i < c->m->nprocs; i++)
+		if (!c->m->procs[i].exited)
+			kill(c->m->procs[i].pid, SIGCONT);
+}
+
+/* The final word on the root's exit in run mode is wait(2)'s. */
+static void root_status(struct collector *c, int st)
+{
+	struct model_proc *root = model__root(c->m);
+
+	if (!root)
+		return;
+	root->exited = true;
+	if (WIFEXITED(st)) {
+		root->exit_code = WEXITSTATUS(st);
+		root->exit_signal = 0;
+	} else if (WIFSIGNALED(st)) {
+		root->exit_code = -1;
+		root->exit_signal = WTERMSIG(st);
+	}
+}
+
+/* --phase markers that never attached, and why */
+static void unmatched_markers(struct collector *c)
+{
+	char why[160];
+	unsigned int i;
+
+	for (i = 0; c->probes && i < c->phases->nmarkers; i++) {
+		const struct marker *mk = &c->phases->markers[i];
+
+		if (probes__unmatched(c->probes, i, why, sizeof(why)))
+			model__add_unmatched(c->m, c->phases->names[mk->phase], mk->binary,
+					     mk->symbol, why);
+	}
+}
+
+void collector__finish(struct collector *c, bool reaped, int wait_status)
+{
+	struct model *m = c->m;
+	struct model_proc *root;
+	__u64 end = util__now_ns();
+
+	/* everything still in the ring buffer and the maps belongs to the run */
+	ring_buffer__consume(c->rb);
+	collect__maps(c->skel, m);
+	if (c->mappings)
+		collect__mappings(c->skel, m, &c->paths);
+	stacks__finish(c->stacks, m);
+	if (reaped)
+		root_status(c, wait_status);
+	root = model__root(m);
+	if (root && root->exited && root->exit_ns && root->exit_ns < end)
+		end = root->exit_ns;
+	model__finish(m, end);
+	unmatched_markers(c);
+	marker_notice(c);
+}

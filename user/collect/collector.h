@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The collector: the one writer of the model. It reads the BPF ring buffer (phase
+ * changes, forks, execs, exits, OOM kills, stack samples, new code to probe) and the
+ * BPF maps (per-phase counters, address spaces, mappings), /proc (mapping names, the
+ * starting RSS of an attached process) and the system's memory (MemAvailable, the
+ * target's cgroup, PSI), and writes what they say into the model, the stack profile and
+ * the RSS timeline. Views, exporters and the guard only read them.
+ */
+#ifndef __MP_COLLECTOR_H
+#define __MP_COLLECTOR_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "lib/sysmem.h"
+#include "model/model.h"
+#include "model/timeline.h"
+
+struct memphase_bpf;
+struct phases;
+struct probes;
+struct collector;
+
+#define COLLECTOR_TICK_NS	100000000ULL	/* counters, reaping, OOM ring, timeline */
+#define COLLECTOR_NAMES_NS	1000000000ULL	/* mapping names (their process must live) */
+#define COLLECTOR_SYSMEM_NS	500000000ULL	/* MemAvailable, cgroup, PSI */
+#define COLLECTOR_TIMELINE_CAP	4096		/* RSS history samples (thinned, whole run) */
+#define COLLECTOR_RATE_WINDOW_S	5.0		/* the timeline's growth-rate window */
+
+/* What the collector tells the orchestrator. */
+struct collector_hooks {
+	void *ctx;
+	/* a line for the user (the live view's notices, or stderr) */
+	void (*notice)(void *ctx, const char *msg);
+	/* BPF saw a process cross --max-rss */
+	void (*max_rss)(void *ctx, pid_t pid, const char *comm);
+};
+
+struct collector_opts {
+	const struct phases *phases;
+	struct probes *probes;		/* marker uprobes, attached on new code */
+	bool mappings;			/* name the mappings that grew */
+	bool stacks;			/* stack samples are on */
+	bool keep_raw;			/* keep raw samples and code mappings (perf.data) */
+	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
+	struct collector_hooks hooks;
+};
+
+/* After the skeleton is loaded and attached. NULL on error (errno set, one line said). */
+struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
+				 const struct collector_opts *o);
+void collector__free(struct collector *c);
+
+/* run: the model starts with the command (pid, argv), its executable probed. -errno. */
+int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], const char *exe);
+/* attach: the model starts with the process as it is (argv, comm, RSS). -errno. */
+int collector__begin_attach(struct collector *c, pid_t pid);
+/* Observation starts now (the target runs, or is watched). */
+void collector__started(struct collector *c);
+/*
+ * Waits up to timeout_ms for events and applies them, then what is due: counters every
+ * COLLECTOR_TICK_NS, mapping names every COLLECTOR_NAMES_NS, system memory every
+ * COLLECTOR_SYSMEM_NS, the marker notice after 1 s. 0 or -errno (reported).
+ */
+int collector__poll(struct collector *c, int timeout_ms);
+/* The root process has exited (attach). */
+bool collector__root_exited(const struct collector *c);
+/* The latest system memory reading, or NULL; *seq changes with every new reading. */
+const struct sysmem *collector__sysmem(const struct collector *c, unsigned int *seq);
+/* The model it writes (to read). */
+const struct model *collector__model(const struct collector *c);
+/* The RSS history. */
+const struct timeline *collector__timeline(const struct collector *c);
+/* memphase ended the target itself (the guard): why. */
+void collector__stopped_by(struct collector *c, const char *why);
+/*
+ * The model as things stand, finished at now, for a snapshot of the outputs: counters
+ * and samples up to date. A malloc'd shallow copy (free() it, never model__free()), or
+ * NULL.
+ */
+struct model *collector__snapshot(struct collector *c);
+/*
+ * Stops holding targets at new code and lets go of any that a hold caught: the ring
+ * buffer is not read after this.
+ */
+void collector__release(struct collector *c);
+/*
+ * The end: everything still in the ring buffer and the maps, mapping names, the stack
+ * profile, the root's wait status (run: reaped, status as wait(2) gave it), unmatched
+ * markers; the model is finished.
+ */
+void collector__finish(struct collector *c, bool reaped, int wait_status);
+
+#endif

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The output formats memphase offers: one line each. */
+#include <stddef.h>
+#include "report/folded.h"
+#include "report/perf.h"
+#include "report/report_json.h"
+#include "report/svg.h"
+
+const struct output_format *const output_formats[] = {
+	&report_json_format,
+	&folded_format,
+	&perf_format,
+	&svg_format,
+	NULL,
+};
