@@ -734,24 +734,8 @@ static void record_wait_status(struct session *s)
 /* memphase's own cost, from the kernel's per-program run-time statistics */
 static void print_bpf_stats(struct session *s)
 {
-	struct bpf_program *prog;
-	__u64 cnt = 0, ns = 0;
-
-	fprintf(stderr, "\nBPF program        RUNS      TOTAL_MS   NS/RUN\n");
-	bpf_object__for_each_program(prog, s->skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		if (bpf_program__fd(prog) < 0 ||
-		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-			continue;
-		fprintf(stderr, "%-18s %10llu %10.2f %8.0f\n", bpf_program__name(prog),
-			(unsigned long long)info.run_cnt, info.run_time_ns / 1e6,
-			info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
-		cnt += info.run_cnt;
-		ns += info.run_time_ns;
-	}
-	fprintf(stderr, "%-18s %10llu %10.2f\n", "total", (unsigned long long)cnt, ns / 1e6);
+	collect__bpf_stats(s->skel, &s->model);
+	summary__bpf_stats(stderr, &s->model);
 }
 
 static void stacks_to_model(struct session *s)
