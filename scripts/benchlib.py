@@ -1,7 +1,24 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Helpers shared by bench.sh's summaries: key=value files and medians."""
+"""The benchmark's readers and statistics (bench.sh only runs things; bench_report.py prints).
+
+Readers take one run's files: memphase's --json document, the key=value files of touch and
+runstat, perf's stderr. A figure a configuration should have and does not is an error: the
+readers raise MissingFigure naming the file and the key, never return a placeholder.
+
+Statistics: medians over the measured rounds of the interleaved runs, ratios to the baseline's
+median in the same benchmark run, and the BPF-time-per-fault arithmetic. Unit-tested by
+tests/integration/test_benchlib.py on hand-computed inputs.
+"""
+import json
+import re
 import statistics
 
+
+class MissingFigure(Exception):
+    """A figure the benchmark needs is not in a run's output."""
+
+
+# --- plain files -------------------------------------------------------------------------------
 
 def kv(path):
     """key=value lines of a file ({} if it is missing)."""
@@ -18,14 +35,203 @@ def kv(path):
 
 
 def num(d, k):
-    """d[k] as a float, None if absent or not a number."""
+    """d[k] as a float, None if absent or not a number (for figures that may be absent)."""
     try:
         return float(d[k])
     except (KeyError, ValueError):
         return None
 
 
+def need_num(d, k, where):
+    """d[k] as a float; MissingFigure naming k and where if absent or not a number."""
+    if k not in d:
+        raise MissingFigure(f"{where}: no '{k}'")
+    try:
+        return float(d[k])
+    except ValueError:
+        raise MissingFigure(f"{where}: '{k}' is not a number: {d[k]!r}") from None
+
+
+def text(path):
+    """A file's text ('' if it is missing)."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+# --- memphase's JSON ---------------------------------------------------------------------------
+
+def read_json(path):
+    """memphase's --json document; MissingFigure if the file is missing or not JSON."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise MissingFigure(f"{path}: no such file (memphase wrote no --json)") from None
+    except ValueError as e:
+        raise MissingFigure(f"{path}: not JSON: {e}") from None
+
+
+def need(doc, path, where):
+    """doc's value at the dotted key path ('lost.stacks'); MissingFigure naming the first key
+    that is missing (or null: a figure the run should have carried)."""
+    v = doc
+    done = []
+    for k in path.split("."):
+        done.append(k)
+        if not isinstance(v, dict) or k not in v:
+            raise MissingFigure(f"{where}: no key '{'.'.join(done)}'")
+        v = v[k]
+        if v is None:
+            raise MissingFigure(f"{where}: key '{'.'.join(done)}' is null")
+    return v
+
+
+def memphase_figures(doc, where, bpf_stats):
+    """The figures of one memphase run's JSON: samples (stack samples over all phases), lost
+    (stack samples lost), progs ({program: (runs, run_time_ns)}, None without --bpf-stats).
+    bpf_stats: the run was given --bpf-stats, so its figures must be there."""
+    phases = need(doc, "phases", where)
+    samples = 0
+    for i, p in enumerate(phases):
+        samples += need(p, "stacks.samples", f"{where}: phases[{i}]")
+    r = {"samples": samples, "lost": need(doc, "lost.stacks", where), "progs": None}
+    if bpf_stats:
+        progs = {}
+        for i, p in enumerate(need(doc, "bpf_stats.programs", where)):
+            at = f"{where}: bpf_stats.programs[{i}]"
+            progs[need(p, "name", at)] = (need(p, "runs", at), need(p, "run_time_ns", at))
+        if not progs:
+            raise MissingFigure(f"{where}: bpf_stats.programs is empty")
+        if sum(v[0] for v in progs.values()) and not sum(v[1] for v in progs.values()):
+            raise MissingFigure(f"{where}: bpf_stats has runs but no run time (BPF_STATS_RUN_TIME "
+                                f"was not enabled?)")
+        r["progs"] = progs
+    return r
+
+
+# --- perf's stderr -----------------------------------------------------------------------------
+
+def perf_figures(err, where):
+    """perf record's own report on stderr: samples written, and lost (the samples it says it
+    lost, 0 and 0.0% when it does not say)."""
+    m = re.search(r"Captured and wrote [\d.]+ MB .*\((\d+) samples\)", err)
+    if not m:
+        raise MissingFigure(f"{where}: no 'Captured and wrote ... (N samples)' line")
+    r = {"samples": int(m[1]), "lost": 0, "lost_pct": 0.0}
+    m = re.search(r"Processed (\d+) samples and lost ([\d.]+)%", err)
+    if m:
+        r["lost"], r["lost_pct"] = int(m[1]) - r["samples"], float(m[2])
+    return r
+
+
+# --- statistics --------------------------------------------------------------------------------
+
 def med(vals):
     """Median of the values that are not None, None if there are none."""
     vals = [v for v in vals if v is not None]
     return statistics.median(vals) if vals else None
+
+
+def measured(runs):
+    """The runs that count: measured rounds (>= 1; warm-up rounds are <= 0) that succeeded."""
+    return [r for r in runs if r["round"] >= 1 and r["rc"] == 0]
+
+
+def ratio(rows, base, key, per_page=False):
+    """Median of key over rows divided by the median over the baseline's rows (same benchmark
+    run, interleaved rounds); None when either side has no value. per_page: the rows ran at
+    another size than the baseline: compare the medians of key per 'pages' instead."""
+    if per_page:
+        v = med(r[key] / r["pages"] for r in rows if r[key] is not None and r["pages"])
+        b = med(r[key] / r["pages"] for r in base if r[key] is not None and r["pages"])
+    else:
+        v, b = med(r[key] for r in rows), med(r[key] for r in base)
+    if v is None or not b:
+        return None
+    return v / b
+
+
+def bpf_per_fault(progs, fault_progs, faults, where):
+    """BPF time per fault from one run's run-time stats ({prog: (runs, ns)}):
+    ns_fault = the fault-path programs' run time / the workload's faults;
+    ns_all = every program's run time / the same faults;
+    ns_traced = the fault-path programs' run time / the runs of the first of them (the faults
+    traced system-wide, other processes' included)."""
+    missing = [p for p in fault_progs if p not in progs]
+    if missing:
+        raise MissingFigure(f"{where}: no BPF program {', '.join(missing)} in bpf_stats")
+    if not faults:
+        raise MissingFigure(f"{where}: the workload reported no faults")
+    ns = sum(progs[p][1] for p in fault_progs)
+    runs = progs[fault_progs[0]][0]
+    return {"ns_fault": ns / faults, "ns_all": sum(v[1] for v in progs.values()) / faults,
+            "ns_traced": ns / runs if runs else None}
+
+
+def ns_per_run(progs, prog, where):
+    """prog's mean run time (ns); None if it never ran."""
+    if prog not in progs:
+        raise MissingFigure(f"{where}: no BPF program {prog} in bpf_stats")
+    runs, ns = progs[prog]
+    return ns / runs if runs else None
+
+
+def sample_cost(progs, prog, base_nsrun, samples, faults, where):
+    """What stack sampling adds to prog (the program that samples): its run time minus its runs
+    priced at base_nsrun (its median ns/run in the none mode, which takes no samples), per
+    sample and per fault of the workload: (ns_sample, extra_ns_fault)."""
+    if prog not in progs:
+        raise MissingFigure(f"{where}: no BPF program {prog} in bpf_stats")
+    runs, ns = progs[prog]
+    extra = ns - runs * base_nsrun
+    return (extra / samples if samples else None, extra / faults if faults else None)
+
+
+# --- the live-view section ---------------------------------------------------------------------
+
+STEADY_SKIP_MS = 1000	# the steady-state window starts at least this long after memphase
+
+
+def live_samples(path):
+    """livestat's samples (scripts/livestat.c): one dict per 100 ms sample of memphase."""
+    rows = []
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) == 8:
+                    rows.append({"t": float(p[0]), "stat": float(p[1]), "sched": float(p[2]),
+                                 "threads": int(p[3]), "hwm": int(p[4]), "child": int(p[6]),
+                                 "state": p[7]})
+    except FileNotFoundError:
+        raise MissingFigure(f"{path}: no such file (livestat wrote no samples)") from None
+    return rows
+
+
+def steady_window(rows, wall_ms, where):
+    """memphase's start-up, the workload's time and memphase's CPU over the steady-state window,
+    from livestat's samples: the window runs from the first sample at or after both
+    STEADY_SKIP_MS and the workload's resumption (its child no longer stopped) to the last sample
+    with the workload alive; ns-exact schedstat when memphase had one thread all along, else
+    utime+stime (10 ms ticks). MissingFigure if the workload never ran or the window is under
+    1 s."""
+    alive = [x for x in rows if x["child"] and x["state"] not in "ZX-"]
+    running = [x for x in alive if x["state"] not in "Tt"]
+    if not running:
+        raise MissingFigure(f"{where}: no sample saw the workload running")
+    r = {"startup_ms": running[0]["t"], "startup_first": running[0] is rows[0],
+         "target_ms": alive[-1]["t"] - running[0]["t"], "exit_ms": wall_ms - alive[-1]["t"]}
+    start = max(STEADY_SKIP_MS, running[0]["t"])
+    win = [x for x in rows if start <= x["t"] <= alive[-1]["t"]]
+    if len(win) < 2 or win[-1]["t"] - win[0]["t"] < 1000:
+        raise MissingFigure(f"{where}: the steady-state window is under 1 s")
+    src = "sched" if all(x["threads"] == 1 for x in win) else "stat"
+    r["win_s"] = (win[-1]["t"] - win[0]["t"]) / 1e3
+    r["win_from_s"] = win[0]["t"] / 1e3
+    r["steady_cpu_ms"] = win[-1][src] - win[0][src]
+    r["steady_pct"] = 100 * r["steady_cpu_ms"] / (win[-1]["t"] - win[0]["t"])
+    r["steady_src"] = src
+    return r

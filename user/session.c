@@ -208,6 +208,7 @@ static int collector_start(struct session *s)
 		.stacks = e->stack_mode != MP_STACKS_NONE,
 		.keep_raw = outputs__needs(&s->out) & OUTPUT_NEEDS_RAW,
 		.stop_on_map = e->mode == MODE_RUN,
+		.bpf_stats = e->bpf_stats,
 		.hooks = { .ctx = s, .notice = on_notice, .max_rss = on_max_rss },
 	};
 	struct guard_opts go = {
@@ -413,29 +414,6 @@ static int poll_loop(struct session *s)
 	}
 }
 
-/* memphase's own cost, from the kernel's per-program run-time statistics */
-static void print_bpf_stats(struct session *s)
-{
-	struct bpf_program *prog;
-	__u64 cnt = 0, ns = 0;
-
-	fprintf(stderr, "\nBPF program        RUNS      TOTAL_MS   NS/RUN\n");
-	bpf_object__for_each_program(prog, s->skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-
-		if (bpf_program__fd(prog) < 0 ||
-		    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
-			continue;
-		fprintf(stderr, "%-18s %10llu %10.2f %8.0f\n", bpf_program__name(prog),
-			(unsigned long long)info.run_cnt, info.run_time_ns / 1e6,
-			info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
-		cnt += info.run_cnt;
-		ns += info.run_time_ns;
-	}
-	fprintf(stderr, "%-18s %10llu %10.2f\n", "total", (unsigned long long)cnt, ns / 1e6);
-}
-
 static int finish(struct session *s)
 {
 	struct output_ctx oc = { .m = &s->model, .tl = collector__timeline(s->collector) };
@@ -454,8 +432,9 @@ static int finish(struct session *s)
 		s->status = 128 + WTERMSIG(st);
 	/* stdout may be an output file's: then the summary goes to stderr */
 	summary__print(s->out.to_stdout ? stderr : stdout, &s->model);
+	/* memphase's own cost, from the kernel's per-program run-time statistics */
 	if (s->env->bpf_stats)
-		print_bpf_stats(s);
+		summary__bpf_stats(stderr, &s->model);
 	return outputs__write(&s->out, &oc, true);
 }
 

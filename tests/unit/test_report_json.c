@@ -2,8 +2,10 @@
 /*
  * The JSON summary of a hand-built model, read back by python3's json module (skipped
  * without python3): contiguous histogram buckets, top_mappings' exact path, deleted, start
- * and size.
+ * and size; the bpf_stats key (null without --bpf-stats) and the summary's table of it.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include "harness.h"
 #include "model/model.h"
 #include "report/report_json.h"
+#include "report/summary.h"
 
 #define MS 1000000ULL
 
@@ -98,6 +101,96 @@ TEST(report_json_buckets_and_mappings)
 	ASSERT_OK(fixture__run("python3 %s/check.py %s", dir, path), "json.load and checks");
 cleanup:
 	fixture__run("rm -rf '%s'", dir);
+	model__free(m);
+	free(m);
+}
+
+/* "bpf_stats": null without --bpf-stats; with it, per program and total, as the summary */
+static const char bpf_py[] =
+	"import json, sys\n"
+	"none = json.load(open(sys.argv[1]))\n"
+	"assert 'bpf_stats' in none and none['bpf_stats'] is None, none.get('bpf_stats', 'absent')\n"
+	"b = json.load(open(sys.argv[2]))['bpf_stats']\n"
+	"got = [(p['name'], p['runs'], p['run_time_ns'], p['ns_per_run']) for p in b['programs']]\n"
+	"want = [('handle_fault', 4, 1000, 250.0), ('handle_marker', 0, 0, None)]\n"
+	"assert got == want, got\n"
+	"assert b['total'] == {'runs': 4, 'run_time_ns': 1000}, b['total']\n";
+
+static int write_json(const char *path, const struct model *m)
+{
+	FILE *f = fopen(path, "w");
+	int err;
+
+	if (!f)
+		return -errno;
+	err = report_json__write(f, m);
+	if (fclose(f) && !err)
+		err = -EIO;
+	return err;
+}
+
+TEST(report_json_bpf_stats)
+{
+	char dir[] = "/tmp/memphase-rjb-XXXXXX", none[128], with[128];
+	static const char want_text[] =
+		"\nBPF program        RUNS      TOTAL_MS   NS/RUN\n"
+		"handle_fault                4       0.00      250\n"
+		"handle_marker               0       0.00        0\n"
+		"total                       4       0.00\n";
+	struct model *m = calloc(1, sizeof(*m));
+	struct model_bpf_stats *st;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!ASSERT_OK_PTR(m, "model"))
+		return;
+	model__init(m, 100, 1000 * MS);
+	model__finish(m, 2000 * MS);
+	/* the summary prints nothing without --bpf-stats */
+	f = open_memstream(&text, &len);
+	if (!ASSERT_OK_PTR(f, "open_memstream"))
+		goto out;
+	summary__bpf_stats(f, m);
+	fclose(f);
+	ASSERT_EQ(len, (size_t)0, "no text without --bpf-stats");
+	free(text);
+	text = NULL;
+
+	st = &m->bpf_stats;
+	st->have = true;
+	st->nprogs = 2;
+	snprintf(st->progs[0].name, sizeof(st->progs[0].name), "handle_fault");
+	st->progs[0].runs = 4;
+	st->progs[0].run_time_ns = 1000;
+	snprintf(st->progs[1].name, sizeof(st->progs[1].name), "handle_marker");
+	f = open_memstream(&text, &len);
+	if (!ASSERT_OK_PTR(f, "open_memstream"))
+		goto out;
+	summary__bpf_stats(f, m);
+	fclose(f);
+	ASSERT_STREQ(text, want_text, "summary text");
+
+	if (system("python3 -c '' >/dev/null 2>&1")) {
+		test__skip("python3 not found, JSON not read back");
+		goto out;
+	}
+	if (!ASSERT_OK_PTR(mkdtemp(dir), "mkdtemp"))
+		goto out;
+	snprintf(none, sizeof(none), "%s/none.json", dir);
+	snprintf(with, sizeof(with), "%s/with.json", dir);
+	if (!ASSERT_OK(write_json(with, m), "write with"))
+		goto cleanup;
+	st->have = false;
+	if (!ASSERT_OK(write_json(none, m), "write none"))
+		goto cleanup;
+	if (!ASSERT_OK(fixture__write(dir, "check.py", bpf_py, strlen(bpf_py)), "check.py"))
+		goto cleanup;
+	ASSERT_OK(fixture__run("python3 %s/check.py %s %s", dir, none, with), "bpf_stats keys");
+cleanup:
+	fixture__run("rm -rf '%s'", dir);
+out:
+	free(text);
 	model__free(m);
 	free(m);
 }

@@ -444,3 +444,36 @@ void collect__seen_file(struct memphase_bpf *skel, const char *path)
 	bpf_map__update_elem(skel->maps.seen_files, &key, sizeof(key), &one, sizeof(one),
 			     BPF_ANY);
 }
+
+int collect__bpf_stats(struct memphase_bpf *skel, struct model *m)
+{
+	struct model_bpf_stats *st = &m->bpf_stats;
+	struct bpf_program *prog;
+	int err = 0, ret;
+
+	memset(st, 0, sizeof(*st));
+	st->have = true;
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		struct model_prog_stats *p;
+		int fd = bpf_program__fd(prog);
+
+		/* not loaded (autoload off): it never ran */
+		if (fd < 0)
+			continue;
+		/* libbpf 1.1.2 has no bpf_prog_get_info_by_fd (1.2): the generic call */
+		ret = bpf_obj_get_info_by_fd(fd, &info, &len);
+		if (ret) {
+			err = ret;
+			continue;
+		}
+		if (st->nprogs == MODEL_MAX_PROGS)
+			return -E2BIG;
+		p = &st->progs[st->nprogs++];
+		snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(prog));
+		p->runs = info.run_cnt;
+		p->run_time_ns = info.run_time_ns;
+	}
+	return err;
+}

@@ -27,6 +27,12 @@ void collect__learn_paths(struct strmap *paths, __u32 pid);
  * long runs that fork often do not fill the maps. Returns how many were removed.
  */
 int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns);
+/*
+ * Reads every loaded program's run count and run time (bpf_obj_get_info_by_fd; the
+ * kernel counts the time only while BPF_STATS_RUN_TIME is enabled) into m->bpf_stats.
+ * Returns 0, or the last -errno of a program it could not read (the others are kept).
+ */
+int collect__bpf_stats(struct memphase_bpf *skel, struct model *m);
 /* Adds a process to the BPF target set. */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
 /* A full mapping map must still take growth: every phase's "unknown" rows exist. */

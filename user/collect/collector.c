@@ -34,6 +34,7 @@ struct collector {
 	bool mappings;
 	bool stop_on_map;
 	bool keep_raw;
+	bool bpf_stats;
 	struct ring_buffer *rb;
 	struct unwinder *unwinder;
 	struct stacks *stacks;
@@ -191,6 +192,7 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	c->mappings = o->mappings;
 	c->stop_on_map = o->stop_on_map;
 	c->keep_raw = o->stacks && o->keep_raw;
+	c->bpf_stats = o->bpf_stats;
 	strmap__init(&c->paths);
 	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
 	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
@@ -506,6 +508,8 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	if (c->mappings)
 		collect__mappings(c->skel, m, &c->paths);
 	stacks__finish(c->stacks, m);
+	if (c->bpf_stats)
+		collect__bpf_stats(c->skel, m);
 	if (reaped)
 		root_status(c, wait_status);
 	root = model__root(m);

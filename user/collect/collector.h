@@ -44,6 +44,7 @@ struct collector_opts {
 	bool stacks;			/* stack samples are on */
 	bool keep_raw;			/* keep raw samples and code mappings (perf.data) */
 	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
+	bool bpf_stats;			/* read the programs' run-time statistics at the end */
 	struct collector_hooks hooks;
 };
 

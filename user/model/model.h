@@ -18,6 +18,7 @@
 #define MODEL_TOP_MAPPINGS 10
 #define MODEL_MAX_UNMATCHED 32
 #define MODEL_PATH_MAX	4096	/* PATH_MAX: a path d_path() gives fits */
+#define MODEL_MAX_PROGS	32	/* BPF programs in the skeleton (14 today) */
 
 /* A mapping's share of a phase's growth in one class. */
 struct model_mapping {
@@ -42,6 +43,20 @@ struct model_unmatched {
 	char binary[PHASE_BIN_MAX];
 	char symbol[PHASE_SYM_MAX];
 	char reason[160];
+};
+
+/* One BPF program's run-time statistics (--bpf-stats: the kernel's BPF_STATS_RUN_TIME). */
+struct model_prog_stats {
+	char name[64];		/* bpf_program__name(): the program's function name */
+	__u64 runs;
+	__u64 run_time_ns;
+};
+
+/* memphase's own BPF cost, read once at the end of a --bpf-stats run. */
+struct model_bpf_stats {
+	bool have;		/* collected: --bpf-stats was given */
+	unsigned int nprogs;	/* loaded programs, in the skeleton's order */
+	struct model_prog_stats progs[MODEL_MAX_PROGS];
 };
 
 struct model_proc {
@@ -128,6 +143,9 @@ struct model {
 	unsigned int markers_attached;
 	unsigned int nunmatched;
 	struct model_unmatched unmatched[MODEL_MAX_UNMATCHED];
+
+	/* memphase's own cost (--bpf-stats) */
+	struct model_bpf_stats bpf_stats;
 };
 
 /* startup_ns: when observation began (CLOCK_MONOTONIC ns). */
@@ -171,6 +189,17 @@ __u32 model__largest_live(const struct model *m);
 static inline __u64 model__lost_events(const struct model *m)
 {
 	return m->lost_kernel + m->lost_model;
+}
+/* Runs and run time summed over the BPF programs. */
+static inline void model__bpf_totals(const struct model_bpf_stats *st, __u64 *runs, __u64 *ns)
+{
+	unsigned int i;
+
+	*runs = *ns = 0;
+	for (i = 0; i < st->nprogs; i++) {
+		*runs += st->progs[i].runs;
+		*ns += st->progs[i].run_time_ns;
+	}
 }
 /* Sum of growth (or shrink) over classes, swap excluded when !with_swap. */
 __u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap);

@@ -277,6 +277,48 @@ static void unmatched(struct jsonw *w, const struct model *m)
 	jsonw__end_array(w);
 }
 
+/*
+ * "bpf_stats": { "programs": [ { "name", "runs", "run_time_ns", "ns_per_run" } ],
+ * "total": { "runs", "run_time_ns" } }, or null without --bpf-stats
+ */
+static void bpf_stats(struct jsonw *w, const struct model *m)
+{
+	const struct model_bpf_stats *st = &m->bpf_stats;
+	__u64 runs, ns;
+	unsigned int i;
+
+	jsonw__name(w, "bpf_stats");
+	if (!st->have) {
+		jsonw__null(w);
+		return;
+	}
+	jsonw__start_object(w);
+	jsonw__name(w, "programs");
+	jsonw__start_array(w);
+	for (i = 0; i < st->nprogs; i++) {
+		const struct model_prog_stats *p = &st->progs[i];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", p->name);
+		jsonw__u64_field(w, "runs", p->runs);
+		jsonw__u64_field(w, "run_time_ns", p->run_time_ns);
+		/* a program that never ran has no time per run */
+		if (p->runs)
+			jsonw__double_field(w, "ns_per_run", (double)p->run_time_ns / p->runs);
+		else
+			jsonw__null_field(w, "ns_per_run");
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	model__bpf_totals(st, &runs, &ns);
+	jsonw__name(w, "total");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "runs", runs);
+	jsonw__u64_field(w, "run_time_ns", ns);
+	jsonw__end_object(w);
+	jsonw__end_object(w);
+}
+
 int report_json__write(FILE *f, const struct model *m)
 {
 	struct jsonw *w = jsonw__new(f, true);
@@ -316,6 +358,7 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__u64_field(w, "postponed_by_cap", m->stacks_capped);
 	jsonw__u64_field(w, "unwind_failures", m->unwind_failures);
 	jsonw__end_object(w);
+	bpf_stats(w, m);
 	jsonw__end_object(w);
 	jsonw__free(w);
 	fflush(f);

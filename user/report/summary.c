@@ -341,3 +341,23 @@ void summary__print(FILE *f, const struct model *m)
 	print_hists(f, m);
 	fflush(f);
 }
+
+void summary__bpf_stats(FILE *f, const struct model *m)
+{
+	const struct model_bpf_stats *st = &m->bpf_stats;
+	__u64 runs, ns;
+	unsigned int i;
+
+	if (!st->have)
+		return;
+	fprintf(f, "\nBPF program        RUNS      TOTAL_MS   NS/RUN\n");
+	for (i = 0; i < st->nprogs; i++) {
+		const struct model_prog_stats *p = &st->progs[i];
+
+		fprintf(f, "%-18s %10llu %10.2f %8.0f\n", p->name, (unsigned long long)p->runs,
+			p->run_time_ns / 1e6, p->runs ? (double)p->run_time_ns / p->runs : 0.0);
+	}
+	model__bpf_totals(st, &runs, &ns);
+	fprintf(f, "%-18s %10llu %10.2f\n", "total", (unsigned long long)runs, ns / 1e6);
+	fflush(f);
+}

@@ -10,5 +10,7 @@
 void summary__print(FILE *f, const struct model *m);
 /* The per-phase tables only (also used by the live view). */
 void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns);
+/* memphase's own BPF cost per program (--bpf-stats; nothing without it). */
+void summary__bpf_stats(FILE *f, const struct model *m);
 
 #endif

@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Prints the summaries of a bench.sh run from its raw output directory.
+
+    bench_report.py touch OUT "FAULT_PROGS" SAMPLE_PROG
+    bench_report.py live OUT
+
+Every figure comes from the runs' files: memphase's --json (out.json), touch's and runstat's
+key=value files, livestat's samples, perf's stderr. The readers and the statistics are in
+benchlib.py. A figure a run should have and does not stops the summary with an error naming the
+file and the key (exit status 2); 'n/a' in a table means the figure does not apply to that
+configuration (no BPF time for perf, no samples without stacks, ...).
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import (STEADY_SKIP_MS, MissingFigure, bpf_per_fault, kv,  # noqa: E402
+                      live_samples, measured, med, memphase_figures, need_num, ns_per_run, num,
+                      perf_figures, ratio, read_json, sample_cost, steady_window, text)
+
+NA = "n/a"
+
+
+def f0(v):
+    return NA if v is None else f"{v:.0f}"
+
+
+def f1(v):
+    return NA if v is None else f"{v:.1f}"
+
+
+def fx(v):
+    return NA if v is None else f"{v:.2f}x"
+
+
+def fpct(v, nd=1):
+    return NA if v is None else f"{v:.{nd}f}%"
+
+
+def fbytes(v):
+    if v is None:
+        return NA
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= div:
+            return f"{v / div:.1f} {unit}"
+    return f"{v:.0f} B"
+
+
+def fmib(kib):
+    return NA if kib is None else f"{kib / 1024:.1f}"
+
+
+def read_table(path):
+    with open(path) as f:
+        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+
+
+def read_runs(out, name):
+    """round, config, directory, rc of each run; the directory is taken inside out (a run's
+    files are in out/NAME: the path recorded at run time would miss an OUT that was moved)"""
+    return [(rnd, cfg, os.path.join(out, os.path.basename(d)), rc)
+            for rnd, cfg, d, rc in read_table(os.path.join(out, name))]
+
+
+# --- the touch configurations ------------------------------------------------------------------
+
+def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
+    """One touch run's figures (a failed run: only its round, config and rc)."""
+    r = {"round": int(rnd), "cfg": cfg, "rc": int(rc), "dir": d}
+    x = kv(f"{d}/extra")
+    r["tool"] = x.get("tool")
+    r["mib"] = int(x.get("mib", mib))
+    if r["rc"] != 0:
+        return r
+    w, s, tg = kv(f"{d}/stdout"), kv(f"{d}/runstat"), kv(f"{d}/target")
+    r["touch_ms"] = need_num(w, "touch_ms", f"{d}/stdout")
+    r["faults"] = need_num(w, "minflt_total", f"{d}/stdout")
+    r["pages"] = need_num(w, "pages", f"{d}/stdout")
+    r["wall_ms"] = need_num(s, "wall_ms", f"{d}/runstat")
+    r["target_ms"] = need_num(tg, "wall_ms", f"{d}/target")
+    r["cpu_ms"] = r["rss_kib"] = None
+    if r["tool"]:
+        r["cpu_ms"] = need_num(s, "self_cpu_ms", f"{d}/runstat")
+        r["rss_kib"] = need_num(s, "self_maxrss_kib", f"{d}/runstat")
+    r["out_bytes"] = need_num(x, "out_bytes", f"{d}/extra") if "out_files" in x else None
+    if r["out_bytes"] is not None and need_num(x, "out_files", f"{d}/extra") == 0:
+        raise MissingFigure(f"{d}: the tool wrote none of its output files")
+    r["samples"] = r["lost"] = r["perf_lost_pct"] = r["progs"] = None
+    r["ns_fault"] = r["ns_traced"] = r["ns_all"] = r["sp_nsrun"] = None
+    if r["tool"] == "memphase":
+        fig = memphase_figures(read_json(f"{d}/out.json"), f"{d}/out.json",
+                               x.get("bpf_stats") == "1")
+        r["samples"], r["lost"], r["progs"] = fig["samples"], fig["lost"], fig["progs"]
+    elif r["tool"] == "perf":
+        fig = perf_figures(text(f"{d}/stderr"), f"{d}/stderr")
+        r["samples"], r["lost"], r["perf_lost_pct"] = fig["samples"], fig["lost"], fig["lost_pct"]
+    if r["progs"] is not None:
+        where = f"{d}/out.json"
+        r.update(bpf_per_fault(r["progs"], fault_progs, r["faults"], where))
+        r["sp_nsrun"] = ns_per_run(r["progs"], sample_prog, where)
+    return r
+
+
+def touch(out, fault_progs, sample_prog):
+    budget_ns, budget_wall, budget_out_pct = 400, 1.10, 1.0
+    env = kv(os.path.join(out, "env"))
+    mib = int(env.get("mib", "1024"))
+    configs = read_table(os.path.join(out, "configs.tsv"))
+    runs = [touch_run(*row, mib, fault_progs, sample_prog)
+            for row in read_runs(out, "runs.tsv")]
+
+    meas = measured(runs)
+    by = {c: [r for r in meas if r["cfg"] == c] for c, _ in configs}
+    base = by.get("baseline") or []
+    if not base:
+        raise MissingFigure(f"{out}: no successful baseline run: no ratio can be computed")
+    scaled = {c for c, _ in configs if by[c] and any(r["mib"] != mib for r in by[c])}
+
+    def rt(c, key):
+        return ratio(by[c], base, key, per_page=c in scaled)
+
+    # BPF time per stack sample: the sampling program's extra run time over the none mode
+    none_nsrun = med(r["sp_nsrun"] for r in by.get("memphase_none", []))
+    for r in runs:
+        r["ns_sample"] = r["extra_ns_fault"] = None
+        if r["rc"] == 0 and none_nsrun is not None and r["progs"] and r["samples"]:
+            r["ns_sample"], r["extra_ns_fault"] = sample_cost(
+                r["progs"], sample_prog, none_nsrun, r["samples"], r["faults"],
+                f"{r['dir']}/out.json")
+
+    print()
+    print(f"memphase overhead benchmark: touch {mib} MiB in 4 KiB pages ({mib * 256} faults); "
+          f"{env.get('cpus', '?')} CPUs, kernel {env.get('kernel', '?')}, loadavg at start "
+          f"{env.get('load_start', '?')}, at end {env.get('load_end', '?')}; "
+          f"{env.get('elapsed_s', '?')} s")
+    print(f"memphase binary: {env.get('memphase', '?')}")
+    print()
+    print("Runs (warm-up rounds are <= 0 and not counted; failed runs (rc != 0) are listed "
+          "but not counted):")
+    print(f"{'round':>5} {'config':<17} {'MiB':>5} {'touch ms':>9} {'target ms':>9} "
+          f"{'wall ms':>8} {'faults':>7} {'tool cpu%':>9} {'tool maxRSS':>11} {'BPF ns/flt':>10} "
+          f"{'samples':>7} {'output':>10} {'rc':>3}")
+    for r in runs:
+        if r["rc"] != 0:
+            print(f"{r['round']:>5} {r['cfg']:<17} {r['mib']:>5} FAILED: see {r['dir']}/stderr"
+                  f"{'':>64} {r['rc']:>3}")
+            continue
+        pct = 100 * r["cpu_ms"] / r["wall_ms"] if r["tool"] and r["wall_ms"] else None
+        rss = fbytes(r["rss_kib"] * 1024) if r["tool"] else NA
+        print(f"{r['round']:>5} {r['cfg']:<17} {r['mib']:>5} {f0(r['touch_ms']):>9} "
+              f"{f0(r['target_ms']):>9} {f0(r['wall_ms']):>8} {f0(r['faults']):>7} "
+              f"{fpct(pct):>9} {rss:>11} {f0(r['ns_fault']):>10} {f0(r['samples']):>7} "
+              f"{fbytes(r['out_bytes']):>10} {r['rc']:>3}")
+
+    def star(c):
+        return "*" if c in scaled else " "
+
+    print()
+    print("Time (medians of the measured rounds; x = ratio to the baseline's median):")
+    print(f"{'config':<17} {'n':>2} {'MiB':>5} {'touch ms':>9} {'touch x':>8} {'TARGET wall':>11} "
+          f"{'TARGET x':>9} {'TOOL wall':>9} {'TOOL x':>8} {'tool wall range':>15} "
+          f"{'tool outside target':>19}")
+    for c, _ in configs:
+        rs = by[c]
+        if not rs:
+            print(f"{c:<17} {0:>2}  NO SUCCESSFUL RUN")
+            continue
+        walls = [r["wall_ms"] for r in rs]
+        outside = med(r["wall_ms"] - r["target_ms"] for r in rs)
+        print(f"{c:<17} {len(rs):>2} {f0(med(r['mib'] for r in rs)):>5} "
+              f"{f0(med(r['touch_ms'] for r in rs)):>9} {fx(rt(c, 'touch_ms')) + star(c):>8} "
+              f"{f0(med(r['target_ms'] for r in rs)):>11} {fx(rt(c, 'target_ms')) + star(c):>9} "
+              f"{f0(med(walls)):>9} {fx(rt(c, 'wall_ms')) + star(c):>8} "
+              f"{f'{min(walls):.0f}-{max(walls):.0f}':>15} {f0(outside):>19}")
+
+    print()
+    print("Cost (medians; tool = the tool's own process, the workload excluded):")
+    print(f"{'config':<17} {'tool cpu ms':>11} {'tool cpu%':>9} {'tool maxRSS':>11} "
+          f"{'BPF ns/fault':>12} {'all progs':>9} {sample_prog + ' ns/run':>22} {'samples':>7} "
+          f"{'lost':>9} {'BPF ns/sample':>13} {'(ns/fault)':>10} {'output':>10} {'output B':>11}")
+    for c, _ in configs:
+        rs = by[c]
+        if not rs:
+            print(f"{c:<17} NO SUCCESSFUL RUN")
+            continue
+        tool = [r for r in rs if r["tool"]]
+        pct = med(100 * r["cpu_ms"] / r["wall_ms"] for r in tool if r["wall_ms"])
+        rss = max((r["rss_kib"] for r in tool), default=None)
+        lost = med(r["lost"] for r in rs)
+        plost = med(r["perf_lost_pct"] for r in rs)
+        lost_s = NA if lost is None else (f"{lost:.0f}" if plost is None else f"{plost:.1f}%")
+        ob = med(r["out_bytes"] for r in rs)
+        print(f"{c:<17} {f0(med(r['cpu_ms'] for r in tool)):>11} {fpct(pct):>9} "
+              f"{fbytes(None if rss is None else rss * 1024):>11} "
+              f"{f0(med(r['ns_fault'] for r in rs)):>12} {f0(med(r['ns_all'] for r in rs)):>9} "
+              f"{f0(med(r['sp_nsrun'] for r in rs)):>22} {f0(med(r['samples'] for r in rs)):>7} "
+              f"{lost_s:>9} {f0(med(r['ns_sample'] for r in rs)):>13} "
+              f"{f0(med(r['extra_ns_fault'] for r in rs)):>10} {fbytes(ob):>10} {f0(ob):>11}")
+    print()
+    for c, desc in configs:
+        print(f"  {c}: {desc}")
+
+    print(f"""
+Columns: touch = the workload's own touch loop. TARGET wall = the workload process alone, fork to
+reap of touch by the runstat that starts it (its exit teardown included; the tool's start-up
+before it and its detach after it excluded). TOOL wall = the whole command, fork to reap of the
+tool (baseline: of that runstat). 'tool outside target' = TOOL wall - TARGET wall: the tool's
+start-up (BPF load and attach) and its work after the target exits. For memphase that includes
+detaching: each tracepoint/raw-tracepoint link takes ~80 ms to detach on this kernel, serialized
+(up to ~0.8 s per run; it varies from run to run, see the tool wall range), a fixed cost whatever
+the workload's size, which is why the TARGET column is the one the 1.10x budget is read against;
+both columns are printed. n/a = the figure does not apply to the configuration.
+Tool cpu / maxRSS = the tool's own process only (its child, the workload, excluded), read at its
+exit stop by runstat from /proc/PID/{{schedstat,status}}; tool cpu% = tool cpu / TOOL wall, in % of
+one core (perf: its main process; the kernel's work of writing samples runs in the workload).
+BPF ns/fault = run time of the fault-path programs ({' + '.join(fault_progs)}), from the kernel's
+BPF_STATS_RUN_TIME counters (memphase --bpf-stats, its JSON's bpf_stats), divided by the faults the
+workload itself made (its ru_minflt, start-up included). The counters are system-wide (the programs
+run for every fault on the machine and filter by target in BPF), so this charges the cost of the
+filtered-out events, other processes' faults included, to the workload: an upper bound of the cost
+per target fault. 'all progs' divides all memphase programs' run time by the same faults. With
+--bpf-stats on, every program run also pays the kernel's two clock reads.
+BPF ns/sample = {sample_prog}'s extra run time over the none mode, divided by the stack samples:
+its run time minus its runs priced at memphase_none's median ns/run ({f0(none_nsrun)} ns), so that
+other processes' events, whose number varies from run to run, cancel out. It covers everything the
+stack modes add to that program: the sample itself (fp: bpf_get_stack; dwarf: registers and up to
+the stack's end copied into the ring buffer) and the per-fault accounting that decides when to
+sample (growth per thread, and the rate cap's check on every fault once a sample is due and capped);
+'(ns/fault)' is the same extra time per fault of the workload. It is a difference of two noisy
+system-wide totals: read it as an order of magnitude (n/a without a memphase_none run).
+samples, lost: memphase's JSON (the phases' stacks.samples summed, lost.stacks); perf's written
+samples ('lost' for perf is the share of samples it reported lost: its ring buffer overflowed).
+output = memphase: the sum of its --folded/--perf-data/--svg files (not its --json, which every
+memphase run writes for this summary); perf: its perf.data (the file perf wrote: larger had it
+lost none).
+""".rstrip())
+
+    for c in sorted(scaled):
+        m = med(r["mib"] for r in by[c])
+        why = env.get("perf_dwarf_reason") if c == "perf_dwarf" else ""
+        print(f"\n* {c} RAN AT {m:.0f} MiB, NOT {mib} MiB ({why or 'reduced'}): its "
+              f"time ratios compare\n  its time PER FAULT (per 4 KiB page touched) with the "
+              f"baseline's (which ran at {mib} MiB), so its fixed\n  start-up and exit costs weigh "
+              f"more than at {mib} MiB; its output size below is extrapolated linearly to {mib} "
+              f"MiB\n  (perf writes one sample per fault).")
+
+    def out_at_mib(c):
+        """median output bytes of c, extrapolated to mib when it ran at another size"""
+        return med(r["out_bytes"] * (mib / r["mib"] if c in scaled else 1)
+                   for r in by.get(c, []) if r["out_bytes"] is not None)
+
+    print()
+    print("Budgets:")
+    dw = "memphase_dwarf"
+    if by.get(dw):
+        tx, wx = rt(dw, "target_ms"), rt(dw, "wall_ms")
+        print(f"dwarf: target wall {fx(tx)} (budget {budget_wall:.2f}x)  [{dw}, median of "
+              f"{len(by[dw])} vs {len(base)} baseline runs; "
+              f"{'within' if tx <= budget_wall else 'OVER'} budget; memphase's own wall, "
+              f"start-up and detach included: {fx(wx)}; touch loop: {fx(rt(dw, 'touch_ms'))}]")
+    md, pd = out_at_mib(dw), out_at_mib("perf_dwarf")
+    if md is not None and pd:
+        pct = 100 * md / pd
+        note = (f"perf_dwarf extrapolated from {med(r['mib'] for r in by['perf_dwarf']):.0f} MiB"
+                if "perf_dwarf" in scaled else f"both at {mib} MiB")
+        print(f"dwarf output / perf dwarf output: {pct:.3f}% (budget {budget_out_pct:g}%)  "
+              f"[{fbytes(md)} / {fbytes(pd)}, medians, {note}; "
+              f"{'within' if pct <= budget_out_pct else 'OVER'} budget]")
+    for c, _ in sorted(configs, key=lambda cd: cd[0] != "memphase_none"):
+        v = med(r["ns_fault"] for r in by[c])
+        if v is None:
+            continue
+        what = "BPF ns/fault (none mode)" if c == "memphase_none" else \
+            "BPF ns/fault on the fault path"
+        print(f"{what}: {v:.0f} (budget {budget_ns})  [{c}, median of {len(by[c])}; "
+              f"{'within' if v <= budget_ns else 'OVER'} budget; per traced fault system-wide: "
+              f"{f0(med(r['ns_traced'] for r in by[c]))}]")
+    print()
+    for c, _ in configs:
+        if c != "baseline" and by[c]:
+            print(f"{c:<17} TARGET wall {fx(rt(c, 'target_ms'))}{star(c)} TOOL wall "
+                  f"{fx(rt(c, 'wall_ms'))}{star(c)} touch loop {fx(rt(c, 'touch_ms'))}{star(c)}"
+                  f"  (median of {len(by[c])} vs {len(base)} baseline runs)")
+
+
+# --- the live-view configurations --------------------------------------------------------------
+
+def live(out):
+    budget_cpu_pct, budget_rss_mib = 2.0, 64
+    env = kv(os.path.join(out, "env"))
+    configs = read_table(os.path.join(out, "live-configs.tsv"))
+    runs = []
+    for rnd, cfg, d, rc in read_runs(out, "live-runs.tsv"):
+        x, ls, tg = kv(f"{d}/extra"), kv(f"{d}/livestat"), kv(f"{d}/target")
+        r = {"round": int(rnd), "cfg": cfg, "rc": int(rc), "dir": d,
+             "tool": x.get("tool") == "memphase", "tui": x.get("tui"), "target_ms": None,
+             "wall_ms": None, "cpu_ms": None, "pct": None, "rss_kib": None,
+             "startup_ms": None, "exit_ms": None, "win_s": None, "win_from_s": None,
+             "steady_cpu_ms": None, "steady_pct": None, "steady_src": None,
+             "startup_first": False}
+        runs.append(r)
+        if r["rc"] != 0 or (cfg == "live_tui" and r["tui"] != "1"):
+            continue
+        if not r["tool"]:
+            r["target_ms"] = need_num(tg, "wall_ms", f"{d}/target")
+            continue
+        r["wall_ms"] = need_num(ls, "wall_ms", f"{d}/livestat")
+        # whole run: utime+stime at the exit stop counts every thread, exited ones too, in 10 ms
+        # ticks; the schedstat sum is ns-exact but misses exited threads: both are lower bounds
+        c = [v for v in (num(ls, "stat_cpu_ms"), num(ls, "sched_cpu_ms")) if v is not None]
+        if not c:
+            raise MissingFigure(f"{d}/livestat: neither 'stat_cpu_ms' nor 'sched_cpu_ms'")
+        r["cpu_ms"] = max(c)
+        r["pct"] = 100 * r["cpu_ms"] / r["wall_ms"] if r["wall_ms"] else None
+        # VmHWM comes from the approximate per-CPU RSS counters: keep the max of the exit value
+        # and the polled ones
+        h = [v for v in (num(ls, "self_maxrss_kib"), num(ls, "polled_maxrss_kib")) if v]
+        if not h:
+            raise MissingFigure(f"{d}/livestat: neither 'self_maxrss_kib' nor "
+                                f"'polled_maxrss_kib'")
+        r["rss_kib"] = max(h)
+        r.update(steady_window(live_samples(f"{d}/samples.tsv"), r["wall_ms"],
+                               f"{d}/samples.tsv"))
+
+    ok = [r for r in runs if r["rc"] == 0 and not (r["cfg"] == "live_tui" and r["tui"] != "1")]
+    by = {c: [r for r in ok if r["cfg"] == c] for c, _ in configs}
+    alone = med(r["target_ms"] for r in by.get("live_alone", []))
+    skip_ms = STEADY_SKIP_MS
+
+    print()
+    print(f"memphase live-view benchmark: {env.get('live_rounds', '?')} interleaved rounds, no "
+          f"warm-up; {env.get('cpus', '?')} CPUs, kernel {env.get('kernel', '?')}, loadavg at "
+          f"start {env.get('live_load_start', '?')}, at end {env.get('live_load_end', '?')}; "
+          f"{env.get('live_elapsed_s', '?')} s")
+    print(f"workload: llama-driver --model F({env.get('live_model_mib', '?')} MiB) "
+          f"{env.get('live_args', '?')}")
+    print(f"terminal: {env.get('live_term', '?')}; memphase binary: {env.get('memphase', '?')}")
+    print()
+    print("Runs (memphase = its own process only; the workload and script excluded):")
+    print(f"{'round':>5} {'config':<11} {'rc':>3} {'tui':>4} {'workload ms':>11} "
+          f"{'memphase ms':>11} {'start-up ms':>11} {'exit ms':>7} {'cpu ms':>7} "
+          f"{'cpu% whole':>10} {'window s':>12} {'cpu ms':>7} {'cpu% steady':>11} "
+          f"{'peak RSS MiB':>12}")
+    for r in runs:
+        win = NA if r["win_s"] is None else f"{r['win_from_s']:.1f}+{r['win_s']:.1f}"
+        su = f"<{int(r['startup_ms'])}" if r["startup_first"] else f0(r["startup_ms"])
+        wl = ("~" if r["tool"] and r["target_ms"] is not None else "") + f0(r["target_ms"])
+        tui = {"1": "yes", "0": "no"}.get(r["tui"], NA)
+        if r["cfg"] == "live_tui" and r["tui"] != "1":
+            tui = "NO!"
+        print(f"{r['round']:>5} {r['cfg']:<11} {r['rc']:>3} {tui:>4} {wl:>11} "
+              f"{f0(r['wall_ms']):>11} {su:>11} {f0(r['exit_ms']):>7} {f0(r['cpu_ms']):>7} "
+              f"{fpct(r['pct'], 2):>10} {win:>12} {f1(r['steady_cpu_ms']):>7} "
+              f"{fpct(r['steady_pct'], 2):>11} {fmib(r['rss_kib']):>12}")
+    bad = [r for r in runs if r["cfg"] == "live_tui" and r["tui"] != "1"]
+    if bad:
+        print(f"WARNING: the live view did not engage in {len(bad)} live_tui run(s) (no alternate "
+              f"screen in their tty output): left out of the medians")
+
+    print()
+    print("Medians:")
+    print(f"{'config':<11} {'n':>2} {'workload ms':>11} {'vs alone':>8} {'memphase ms':>11} "
+          f"{'cpu% whole':>10} {'cpu% steady':>11} {'steady range':>15} {'peak RSS MiB':>12} "
+          f"{'RSS range':>11}")
+    for c, _ in configs:
+        rs = by[c]
+        tw = med(r["target_ms"] for r in rs)
+        sp = [r["steady_pct"] for r in rs if r["steady_pct"] is not None]
+        rss = [r["rss_kib"] for r in rs if r["rss_kib"] is not None]
+        print(f"{c:<11} {len(rs):>2} {f0(tw):>11} "
+              f"{NA if tw is None or not alone else f'{tw / alone:.2f}x':>8} "
+              f"{f0(med(r['wall_ms'] for r in rs)):>11} {fpct(med(r['pct'] for r in rs), 2):>10} "
+              f"{fpct(med(sp), 2):>11} {(f'{min(sp):.2f}-{max(sp):.2f}%' if sp else NA):>15} "
+              f"{fmib(med(rss)):>12} "
+              f"{(f'{min(rss) / 1024:.1f}-{max(rss) / 1024:.1f}' if rss else NA):>11}")
+    print()
+    for c, desc in configs:
+        print(f"  {c}: {desc}")
+    print(f"""
+Columns: workload = llama-driver's wall time: alone, fork to reap (by runstat); under memphase
+(~), from the first to the last 100 ms sample that saw it running (memphase runs it directly, so
+no wrapper takes its time; to 0.1 s). 'vs alone' = ratio to live_alone's median. memphase = its
+process from exec to its exit stop. start-up = until the workload was first seen resumed
+(memphase spawns it stopped, loads and attaches BPF, then resumes it; '<100': already at the first
+sample), exit = from the workload's last sample to memphase's exit (final collection, summary,
+detach). cpu whole = memphase's utime+stime at its exit stop (all its
+threads; the larger of that and its ns-exact schedstat sum) / its wall time. cpu steady = its CPU
+over the window 'from+length' (s): from the first sample at or after {skip_ms / 1000:g} s and after
+the workload was resumed, to the last sample with the workload alive (so BPF load/attach and the
+exit are outside it); ns-exact schedstat when memphase had a single thread over the window (else
+utime+stime in 10 ms ticks). All in % of one core. peak RSS = VmHWM of memphase's process at its
+exit stop (or the largest polled, when larger: the kernel's RSS counters are approximate).
+live_notui runs on the same pseudo-terminal with --no-tui, so the difference to live_tui is the
+live view's cost (ncurses screen updates, 4 a second) over the status line's. n/a = does not
+apply (no memphase process in live_alone).
+""".rstrip())
+
+    print()
+    print("Budgets (issue 4):")
+    t = by.get("live_tui", [])
+    st, wh = med(r["steady_pct"] for r in t), med(r["pct"] for r in t)
+    if st is not None:
+        print(f"live view CPU: {st:.2f}% of one core (budget {budget_cpu_pct:g}%)  [live_tui, "
+              f"steady state, median of {len(t)}; {'within' if st < budget_cpu_pct else 'OVER'} "
+              f"budget; whole run, BPF load/attach and detach included: {fpct(wh, 2)}]")
+    elif "live_tui" in by:
+        print("live view CPU: NO USABLE live_tui RUN")
+    rss = med(r["rss_kib"] for r in t)
+    if rss is not None:
+        mx = max(r["rss_kib"] for r in t)
+        print(f"memphase peak RSS: {rss / 1024:.1f} MiB (budget {budget_rss_mib} MiB)  [live_tui, "
+              f"VmHWM, median of {len(t)}, max {mx / 1024:.1f} MiB; "
+              f"{'within' if rss < budget_rss_mib * 1024 else 'OVER'} budget]")
+    elif "live_tui" in by:
+        print("memphase peak RSS: NO USABLE live_tui RUN")
+    n = by.get("live_notui", [])
+    if n:
+        ns_, nw = med(r["steady_pct"] for r in n), med(r["pct"] for r in n)
+        print(f"for comparison, --no-tui: CPU {fpct(ns_, 2)} steady, {fpct(nw, 2)} whole run; "
+              f"peak RSS {fmib(med(r['rss_kib'] for r in n))} MiB  [live_notui, median of "
+              f"{len(n)}]")
+        if st is not None and ns_ is not None:
+            print(f"live view's own cost over the status lines: {st - ns_:+.2f} points of one "
+                  f"core (steady state)")
+
+
+def main(argv):
+    try:
+        if len(argv) == 5 and argv[1] == "touch":
+            touch(argv[2], argv[3].split(), argv[4])
+        elif len(argv) == 3 and argv[1] == "live":
+            live(argv[2])
+        else:
+            print(__doc__.strip(), file=sys.stderr)
+            return 2
+    except MissingFigure as e:
+        sys.stdout.flush()
+        print(f"\nbench_report.py: ERROR, a figure is missing: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

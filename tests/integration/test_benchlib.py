@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The benchmark's statistics and readers (scripts/benchlib.py), on hand-computed inputs.
+
+No root, no BPF: the inputs are small dicts and documents written here, and every expected value
+is worked out in the comment beside it. The readers must fail loudly, naming the key, when a
+figure the benchmark needs is missing (the old regex over the human summary printed '-').
+"""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+sys.path.insert(0, os.path.join(harness.ROOT, "scripts"))
+import benchlib  # noqa: E402
+from benchlib import MissingFigure  # noqa: E402
+
+FAULT_PROGS = ["handle_fault", "handle_fault_kernel", "handle_rss_stat"]
+
+
+def raises(fn, *words):
+    """fn() raises MissingFigure whose message holds every word; returns the message."""
+    try:
+        fn()
+    except MissingFigure as e:
+        msg = str(e)
+        for w in words:
+            assert w in msg, f"{w!r} not in the error {msg!r}"
+        return msg
+    raise AssertionError(f"no MissingFigure raised (wanted one naming {words})")
+
+
+def doc(**over):
+    """A memphase --json document with two phases and --bpf-stats figures."""
+    d = {
+        "phases": [{"name": "startup", "stacks": {"samples": 3, "sampled_bytes": 1}},
+                   {"name": "load", "stacks": {"samples": 4, "sampled_bytes": 1}}],
+        "lost": {"events": 0, "stacks": 2, "mapping_bytes": 0},
+        "bpf_stats": {"programs": [
+            {"name": "handle_fault", "runs": 1000, "run_time_ns": 100000, "ns_per_run": 100.0},
+            {"name": "handle_fault_kernel", "runs": 10, "run_time_ns": 5000, "ns_per_run": 500.0},
+            {"name": "handle_rss_stat", "runs": 2000, "run_time_ns": 300000,
+             "ns_per_run": 150.0},
+            {"name": "handle_exec", "runs": 1, "run_time_ns": 95000, "ns_per_run": 95000.0}],
+            "total": {"runs": 3011, "run_time_ns": 500000}},
+    }
+    d.update(over)
+    return d
+
+
+def test_median_skips_none_and_averages_the_middle_pair():
+    assert benchlib.med([5, None, 1, 3]) == 3
+    assert benchlib.med([4, 1, 3, 2]) == 2.5      # (2 + 3) / 2
+    assert benchlib.med([None]) is None
+    assert benchlib.med([]) is None
+
+
+def test_measured_drops_warmup_rounds_and_failed_runs():
+    runs = [{"round": 0, "rc": 0}, {"round": 1, "rc": 0}, {"round": 2, "rc": 1},
+            {"round": 3, "rc": 0}]
+    assert [r["round"] for r in benchlib.measured(runs)] == [1, 3]
+
+
+def test_ratio_is_median_over_baseline_median():
+    base = [{"t": 100.0}, {"t": 110.0}, {"t": 90.0}]          # median 100
+    rows = [{"t": 130.0}, {"t": 120.0}, {"t": 500.0}]         # median 130: one outlier ignored
+    assert abs(benchlib.ratio(rows, base, "t") - 1.30) < 1e-12
+    assert benchlib.ratio(rows, [], "t") is None
+    assert benchlib.ratio([], base, "t") is None
+
+
+def test_ratio_per_page_when_sizes_differ():
+    # baseline: 1000 ms for 262144 pages; the other ran at a quarter of the size: 1000 ms for
+    # 65536 pages, i.e. 4x the time per page
+    base = [{"t": 1000.0, "pages": 262144}]
+    rows = [{"t": 1000.0, "pages": 65536}, {"t": 1000.0, "pages": 65536}]
+    assert abs(benchlib.ratio(rows, base, "t", per_page=True) - 4.0) < 1e-12
+
+
+def test_bpf_time_per_fault():
+    progs = benchlib.memphase_figures(doc(), "run", True)["progs"]
+    r = benchlib.bpf_per_fault(progs, FAULT_PROGS, 1000, "run")
+    # fault path: 100000 + 5000 + 300000 = 405000 ns over 1000 faults
+    assert r["ns_fault"] == 405.0, r
+    # every program: 500000 ns over 1000 faults
+    assert r["ns_all"] == 500.0, r
+    # per traced fault: 405000 ns over handle_fault's 1000 runs
+    assert r["ns_traced"] == 405.0, r
+    assert benchlib.ns_per_run(progs, "handle_rss_stat", "run") == 150.0
+
+
+def test_bpf_time_per_sample_over_none_mode():
+    progs = {"handle_rss_stat": (2000, 300000)}
+    # 2000 runs priced at the none mode's 100 ns = 200000 ns; extra 100000 ns over 50 samples
+    # and 1000 faults
+    assert benchlib.sample_cost(progs, "handle_rss_stat", 100.0, 50, 1000, "run") == (2000.0,
+                                                                                       100.0)
+    assert benchlib.sample_cost(progs, "handle_rss_stat", 100.0, 0, 1000, "run")[0] is None
+
+
+def test_memphase_figures_from_json():
+    r = benchlib.memphase_figures(doc(), "run", True)
+    assert r["samples"] == 7 and r["lost"] == 2, r          # 3 + 4 samples over the phases
+    assert r["progs"]["handle_fault_kernel"] == (10, 5000), r
+    # without --bpf-stats, bpf_stats is null and not asked for
+    r = benchlib.memphase_figures(doc(bpf_stats=None), "run", False)
+    assert r["progs"] is None and r["samples"] == 7, r
+
+
+def test_reader_names_the_missing_key():
+    d = doc()
+    del d["lost"]["stacks"]
+    raises(lambda: benchlib.memphase_figures(d, "r1/out.json", True), "r1/out.json",
+           "'lost.stacks'")
+    d = doc()
+    del d["phases"][1]["stacks"]
+    raises(lambda: benchlib.memphase_figures(d, "r1/out.json", True), "phases[1]",
+           "'stacks'")
+    d = doc()
+    del d["bpf_stats"]
+    raises(lambda: benchlib.memphase_figures(d, "r1/out.json", True), "'bpf_stats'")
+    # --bpf-stats given, but the run's JSON has it null: an error, not a blank cell
+    raises(lambda: benchlib.memphase_figures(doc(bpf_stats=None), "x", True), "'bpf_stats'",
+           "null")
+    d = doc()
+    del d["bpf_stats"]["programs"][0]["run_time_ns"]
+    raises(lambda: benchlib.memphase_figures(d, "x", True), "programs[0]", "'run_time_ns'")
+    # a fault-path program missing from the stats
+    progs = {"handle_fault": (1, 1)}
+    raises(lambda: benchlib.bpf_per_fault(progs, FAULT_PROGS, 10, "x"), "handle_rss_stat")
+    # runs counted but no time: BPF_STATS_RUN_TIME was off, ns/fault would be a false 0
+    d = doc()
+    for p in d["bpf_stats"]["programs"]:
+        p["run_time_ns"] = 0
+    raises(lambda: benchlib.memphase_figures(d, "x", True), "run time")
+
+
+def test_json_file_missing_or_truncated():
+    with tempfile.TemporaryDirectory(prefix="memphase-bench-") as d:
+        raises(lambda: benchlib.read_json(os.path.join(d, "out.json")), "out.json",
+               "no such file")
+        p = os.path.join(d, "cut.json")
+        with open(p, "w") as f:
+            f.write(json.dumps(doc())[:40])
+        raises(lambda: benchlib.read_json(p), "cut.json", "not JSON")
+        with open(p, "w") as f:
+            json.dump(doc(), f)
+        assert benchlib.read_json(p)["lost"]["stacks"] == 2
+
+
+def test_key_value_figures():
+    d = {"touch_ms": "12.5", "pages": "x"}
+    assert benchlib.need_num(d, "touch_ms", "stdout") == 12.5
+    raises(lambda: benchlib.need_num(d, "minflt_total", "r1/stdout"), "r1/stdout",
+           "'minflt_total'")
+    raises(lambda: benchlib.need_num(d, "pages", "r1/stdout"), "'pages'", "not a number")
+
+
+def test_perf_figures():
+    err = ("[ perf record: Woken up 3 times to write data ]\n"
+           "Processed 1000 samples and lost 20.00%!\n"
+           "[ perf record: Captured and wrote 15.9 MB /tmp/perf.data (800 samples) ]\n")
+    assert benchlib.perf_figures(err, "x") == {"samples": 800, "lost": 200, "lost_pct": 20.0}
+    ok = "[ perf record: Captured and wrote 1.0 MB f (5 samples) ]\n"
+    assert benchlib.perf_figures(ok, "x") == {"samples": 5, "lost": 0, "lost_pct": 0.0}
+    raises(lambda: benchlib.perf_figures("perf: killed\n", "r2/stderr"), "r2/stderr",
+           "Captured and wrote")
+
+
+def test_steady_window():
+    # t(ms) stat sched threads hwm _ child state: memphase starts the workload stopped (T) and
+    # resumes it at 300 ms; it runs until 3000 ms and is gone at 3100 ms
+    rows = []
+    for t in range(0, 3200, 100):
+        state = "T" if t < 300 else ("R" if t <= 3000 else "-")
+        child = 0 if t > 3000 else 42
+        rows.append({"t": float(t), "stat": t / 100.0, "sched": t / 50.0, "threads": 1,
+                     "hwm": 1, "child": child, "state": state})
+    r = benchlib.steady_window(rows, 3400.0, "s")
+    assert r["startup_ms"] == 300.0 and not r["startup_first"], r
+    assert r["target_ms"] == 2700.0 and r["exit_ms"] == 400.0, r   # 3000 - 300; 3400 - 3000
+    # window 1000..3000 ms: sched grows 2 ms per 100 ms -> 40 ms over 2000 ms = 2% of a core
+    assert r["win_from_s"] == 1.0 and r["win_s"] == 2.0 and r["steady_src"] == "sched", r
+    assert abs(r["steady_cpu_ms"] - 40.0) < 1e-9 and abs(r["steady_pct"] - 2.0) < 1e-9, r
+    raises(lambda: benchlib.steady_window(rows[:12], 3400.0, "live-r1/samples.tsv"),
+           "live-r1/samples.tsv", "under 1 s")
