@@ -14,7 +14,7 @@
 #include "lib/hist.h"
 #include "report/live.h"
 #include "model/model.h"
-#include "collect/sysmem.h"
+#include "model/headroom.h"
 #include "model/timeline.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
