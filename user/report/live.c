@@ -18,6 +18,7 @@
 #include "model/timeline.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
+#include "report/live/forecast.h"
 
 #define LIVE_MSG_MAX		256
 #define LIVE_CAPTURE_MAX	(64 * 1024)
@@ -38,16 +39,7 @@ struct live_calc {
 	__s64 total;			/* anon + file + shmem */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;
-	bool have_rate, have_rate_all;
-	double rate;			/* anon + shmem + swap, bytes/s */
-	double rate_all;		/* anon + file + shmem */
-	bool have_sys_room, have_cg_room;
-	__s64 sys_room, cg_room;
-	bool have_sys_oom, have_cg_oom;
-	double sys_oom_s, cg_oom_s;
-	bool have_oom;			/* the nearer of the two */
-	double oom_s;
-	bool oom_by_cgroup;
+	struct forecast fc;
 };
 
 /* One frame's inputs: live, or frozen while paused. */
@@ -144,16 +136,6 @@ const char *live__fmt_eta(char *buf, size_t len, double secs)
 
 /* ---- derived values ---- */
 
-static bool all_exited(const struct model *m)
-{
-	unsigned int i;
-
-	for (i = 0; i < m->nprocs; i++)
-		if (!m->procs[i].exited)
-			return false;
-	return m->nprocs > 0;
-}
-
 static void calc(struct live_calc *c, const struct model *m, const struct timeline *tl,
 		 const struct sysmem *sm, __u64 now)
 {
@@ -179,32 +161,7 @@ static void calc(struct live_calc *c, const struct model *m, const struct timeli
 			c->peak[k] = c->rss[k];
 	if (c->total > c->peak_total)
 		c->peak_total = c->total;
-	if (tl) {
-		c->have_rate = !timeline__rate(tl, TIMELINE_UNRECLAIMABLE, now, &c->rate);
-		c->have_rate_all = !timeline__rate(tl, TIMELINE_CLASS(MP_ANON) |
-						   TIMELINE_CLASS(MP_FILE) |
-						   TIMELINE_CLASS(MP_SHMEM), now, &c->rate_all);
-	}
-	if (sm) {
-		c->have_sys_room = !sysmem__headroom(sm, SYSMEM_SYSTEM, &c->sys_room);
-		c->have_cg_room = !sysmem__headroom(sm, SYSMEM_CGROUP, &c->cg_room);
-	}
-	/* a command that has ended will not run out of memory */
-	if (m->finished || all_exited(m))
-		c->have_rate = c->have_rate_all = false;
-	if (c->have_rate && c->have_sys_room)
-		c->have_sys_oom = !timeline__time_to(c->sys_room, c->rate, &c->sys_oom_s);
-	if (c->have_rate && c->have_cg_room)
-		c->have_cg_oom = !timeline__time_to(c->cg_room, c->rate, &c->cg_oom_s);
-	if (c->have_sys_oom) {
-		c->have_oom = true;
-		c->oom_s = c->sys_oom_s;
-	}
-	if (c->have_cg_oom && (!c->have_oom || c->cg_oom_s < c->oom_s)) {
-		c->have_oom = true;
-		c->oom_s = c->cg_oom_s;
-		c->oom_by_cgroup = true;
-	}
+	forecast__compute(&c->fc, m, tl, sm, now);
 }
 
 static double elapsed_s(const struct model *m, __u64 now)
@@ -224,9 +181,9 @@ static int format_status(char *buf, size_t len, const struct model *m,
 {
 	char b[8][32], rate[40], avail[32], cg[72], oom[32];
 
-	if (c->have_rate)
-		snprintf(rate, sizeof(rate), "%s%s/s", c->rate >= 0 ? "+" : "",
-			 fmt_size(b[5], sizeof(b[5]), c->rate));
+	if (c->fc.have_rate)
+		snprintf(rate, sizeof(rate), "%s%s/s", c->fc.rate >= 0 ? "+" : "",
+			 fmt_size(b[5], sizeof(b[5]), c->fc.rate));
 	else
 		snprintf(rate, sizeof(rate), "-");
 	if (sm && sm->have_meminfo)
@@ -238,8 +195,8 @@ static int format_status(char *buf, size_t len, const struct model *m,
 			 sm->cg_limited ? fmt_size(b[7], sizeof(b[7]), sm->cg_limit) : "-");
 	else
 		snprintf(cg, sizeof(cg), "-");
-	if (c->have_oom)
-		snprintf(oom, sizeof(oom), "~%.0fs", c->oom_s);
+	if (c->fc.have_oom)
+		snprintf(oom, sizeof(oom), "~%.0fs", c->fc.oom_s);
 	else
 		snprintf(oom, sizeof(oom), "-");
 	return snprintf(buf, len,
@@ -627,7 +584,7 @@ static int draw_header(struct live *l, const struct frame *f, int y)
 		put(y, LIVE_LABEL_COLS, 0, "limit %s, usage %s (v%d %s)   room %s",
 		    util__fmt_bytes(b[0], 32, sm->cg_limit),
 		    util__fmt_bytes(b[1], 32, sm->cg_limit_usage), sm->cg_version,
-		    sm->cg_limit_path, util__fmt_bytes(b[2], 32, c->cg_room));
+		    sm->cg_limit_path, util__fmt_bytes(b[2], 32, c->fc.cg_room));
 	else if (sm && sm->cg_version)
 		put(y, LIVE_LABEL_COLS, 0, "no limit, usage %s (v%d %s)",
 		    util__fmt_bytes(b[0], 32, sm->cg_usage), sm->cg_version, sm->cg_path);
@@ -636,32 +593,33 @@ static int draw_header(struct live *l, const struct frame *f, int y)
 	y++;
 
 	put(y, 0, A_BOLD, "growth");
-	if (c->have_rate) {
-		put(y, LIVE_LABEL_COLS, A_BOLD, "%s", fmt_rate(rate, sizeof(rate), c->rate));
+	if (c->fc.have_rate) {
+		put(y, LIVE_LABEL_COLS, A_BOLD, "%s", fmt_rate(rate, sizeof(rate), c->fc.rate));
 		put(y, getcurx(stdscr), 0, " anon+shmem+swap");
-		if (c->have_rate_all)
+		if (c->fc.have_rate_all)
 			put(y, getcurx(stdscr), 0, "   (resident anon+file+shmem %s)",
-			    fmt_rate(b[0], sizeof(b[0]), c->rate_all));
+			    fmt_rate(b[0], sizeof(b[0]), c->fc.rate_all));
 	} else {
 		put(y, LIVE_LABEL_COLS, pair(l, CP_DIM), "measuring...");
 	}
 	y++;
 
 	put(y, 0, A_BOLD, "forecast");
-	warn = c->have_oom && c->oom_s < l->o.oom_warn_s ?
+	warn = forecast__warn(&c->fc, l->o.oom_warn_s) ?
 		       A_BOLD | A_REVERSE | pair(l, CP_WARN) : A_BOLD;
-	if (c->have_oom) {
+	if (c->fc.have_oom) {
 		put(y, LIVE_LABEL_COLS, warn, "OOM in %s at %s",
-		    live__fmt_eta(eta, sizeof(eta), c->oom_s), fmt_rate(rate, sizeof(rate), c->rate));
+		    live__fmt_eta(eta, sizeof(eta), c->fc.oom_s),
+		    fmt_rate(rate, sizeof(rate), c->fc.rate));
 		put(y, getcurx(stdscr), 0, " (%s)",
-		    c->oom_by_cgroup ? "cgroup limit" : "MemAvailable + free swap");
-		if (c->oom_by_cgroup && c->have_sys_oom)
+		    c->fc.by_cgroup ? "cgroup limit" : "MemAvailable + free swap");
+		if (c->fc.by_cgroup && c->fc.have_sys_oom)
 			put(y, getcurx(stdscr), 0, "   system: in %s",
-			    live__fmt_eta(eta2, sizeof(eta2), c->sys_oom_s));
-		else if (!c->oom_by_cgroup && c->have_cg_oom)
+			    live__fmt_eta(eta2, sizeof(eta2), c->fc.sys_oom_s));
+		else if (!c->fc.by_cgroup && c->fc.have_cg_oom)
 			put(y, getcurx(stdscr), 0, "   cgroup: in %s",
-			    live__fmt_eta(eta2, sizeof(eta2), c->cg_oom_s));
-	} else if (c->have_rate) {
+			    live__fmt_eta(eta2, sizeof(eta2), c->fc.cg_oom_s));
+	} else if (c->fc.have_rate) {
 		put(y, LIVE_LABEL_COLS, 0, "not growing: no OOM projected");
 	} else {
 		put(y, LIVE_LABEL_COLS, pair(l, CP_DIM), "-");
@@ -1036,14 +994,14 @@ int live__update(struct live *l, const struct model *m, const struct timeline *t
 		l->peak_total = c.peak_total;
 	c.peak_total = l->peak_total;
 
-	if (!l->warned && c.have_oom && c.oom_s < l->o.oom_warn_s) {
+	if (!l->warned && forecast__warn(&c.fc, l->o.oom_warn_s)) {
 		l->warned = true;
 		live__notice(l, "warning: OOM projected in %s at %s (%s %s left)",
-			     live__fmt_eta(eta, sizeof(eta), c.oom_s),
-			     fmt_rate(rate, sizeof(rate), c.rate),
-			     c.oom_by_cgroup ? "cgroup limit:" : "MemAvailable + free swap:",
+			     live__fmt_eta(eta, sizeof(eta), c.fc.oom_s),
+			     fmt_rate(rate, sizeof(rate), c.fc.rate),
+			     c.fc.by_cgroup ? "cgroup limit:" : "MemAvailable + free swap:",
 			     util__fmt_bytes(room, sizeof(room),
-					     c.oom_by_cgroup ? c.cg_room : c.sys_room));
+					     c.fc.by_cgroup ? c.fc.cg_room : c.fc.sys_room));
 	}
 
 	if (!live__tui(l)) {
