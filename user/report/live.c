@@ -19,6 +19,7 @@
 #include "lib/utf8.h"
 #include "lib/util.h"
 #include "report/live/forecast.h"
+#include "report/live/hists.h"
 
 #define LIVE_MSG_MAX		256
 #define LIVE_CAPTURE_MAX	(64 * 1024)
@@ -74,7 +75,7 @@ struct live {
 	/* view state */
 	bool follow;			/* the selection follows the current phase */
 	unsigned int sel;
-	int hist;			/* enum mp_hist */
+	struct hists hists;		/* the histogram shown, 'h' for the next */
 	bool paused;
 	struct model *snap;
 	struct sysmem snap_sm;
@@ -88,11 +89,6 @@ struct live {
 	bool warned;
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;
-};
-
-static const char *const hist_title[MP_NR_HISTS] = {
-	[MP_HIST_CALL_GROWTH] = "RSS growth per marker call",
-	[MP_HIST_MMAP_SIZE] = "mmap request sizes",
 };
 
 /* ---- formatting ---- */
@@ -429,7 +425,7 @@ struct live *live__new(const struct live_opts *o)
 		l->o.interval_s = 1.0;
 	l->saved_err = l->cap_fd = -1;
 	l->follow = true;
-	l->hist = MP_HIST_CALL_GROWTH;
+	hists__init_model(&l->hists);
 	l->dirty = true;
 	if (o->use_tui && tui_start(l))
 		fprintf(stderr, "memphase: cannot set up the terminal (TERM=%s): "
@@ -687,19 +683,21 @@ static int draw_hist(struct live *l, const struct frame *f, int y, int rows)
 {
 	const struct model *m = f->m;
 	unsigned int id = selected(l, m);
-	const __u64 *slots = m->stats[id < MP_MAX_PHASES ? id : 0].hist[l->hist];
+	const struct live_hist *h = hists__cur(&l->hists);
+	const __u64 *slots = hists__slots(&l->hists, m, id);
 	int first = -1, last = -1, lo, hi, i, n = 0;
 	char *buf = NULL, *p, *lines[MP_MAX_SLOTS + 1];
 	size_t len = 0;
-	__u64 total = hist__count(slots, MP_MAX_SLOTS);
+	__u64 total;
 	FILE *mf;
 
-	if (rows < 1)
+	if (rows < 1 || !slots)
 		return y;
-	put(y, 0, A_BOLD, "HISTOGRAM %s: %s", phase_name(m, id), hist_title[l->hist]);
+	total = hist__count(slots, MP_MAX_SLOTS);
+	put(y, 0, A_BOLD, "HISTOGRAM %s: %s", phase_name(m, id), h->title);
 	put(y, getcurx(stdscr), 0, "  (%llu samples%s)   h: show %s",
 	    (unsigned long long)total, l->follow ? ", follows the current phase" : "",
-	    hist_title[!l->hist]);
+	    hists__peek(&l->hists)->title);
 	y++;
 	if (!total) {
 		if (rows > 1)
@@ -709,7 +707,7 @@ static int draw_hist(struct live *l, const struct frame *f, int y, int rows)
 	mf = open_memstream(&buf, &len);
 	if (!mf)
 		return y;
-	hist__print(mf, slots, MP_MAX_SLOTS, "bytes");
+	hist__print(mf, slots, MP_MAX_SLOTS, h->unit);
 	fclose(mf);
 	for (p = buf; p && *p && n < MP_MAX_SLOTS + 1; n++) {
 		lines[n] = p;
@@ -959,7 +957,7 @@ static int handle_keys(struct live *l, const struct model *m, const struct sysme
 			l->follow = true;
 			break;
 		case 'h':
-			l->hist = (l->hist + 1) % MP_NR_HISTS;
+			hists__next(&l->hists);
 			break;
 		case 'p':
 		case ' ':
