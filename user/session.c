@@ -22,7 +22,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
 #include "lib/creds.h"
-#include "report/live.h"
+#include "report/live/live.h"
 #include "model/model.h"
 #include "model/oom.h"
 #include "report/outputs.h"

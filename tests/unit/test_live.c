@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "report/live.h"
+#include "report/live/live.h"
 #include "model/model.h"
 #include "collect/sysmem.h"
 #include "model/timeline.h"

@@ -12,7 +12,8 @@
  * TUI (opts.use_tui and the terminal could be set up): redrawn every LIVE_REDRAW_MS and
  * at once on a key or a resize (ncurses diffs the frames: no flicker). Keys: tab, down,
  * j: next phase; shift-tab, up, k: previous phase; f: follow the current phase again;
- * h: switch the histogram (RSS growth per marker call / mmap request sizes); p or space:
+ * h: the next histogram of the list (hists.c: RSS growth per marker call, mmap request
+ * sizes, then the first again); p or space:
  * pause (freeze the display; keys still browse the frozen data); q: quit (the session
  * detaches and writes every output). While the TUI runs, whatever is written to stderr
  * is captured: its last line shows on the message line, and all of it is written to the
@@ -41,11 +42,17 @@
  *   lost    events lost so far (ring buffer drops, full maps, model overflow)
  *
  * Sizes are util__fmt_bytes() without the space: 0B, 512B, 4.00KiB, 100MiB, 1.21GiB.
+ *
+ * The rooms of report/live/: live.c (these entry points, the view's state and keys),
+ * panels.c (what the TUI draws, one function per panel), forecast.c (growth rate,
+ * headroom, time to OOM: pure), status.c (the numbers, their wording, the status line:
+ * pure), hists.c (the list of histograms), term.c (curses, stderr capture, restore).
  */
 #ifndef __MP_LIVE_H
 #define __MP_LIVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 struct model;
