@@ -13,12 +13,12 @@
  * at once on a key or a resize (ncurses diffs the frames: no flicker). Keys: tab, down,
  * j: next phase; shift-tab, up, k: previous phase; f: follow the current phase again;
  * h: the next histogram of the list (hists.c: RSS growth per marker call, mmap request
- * sizes, then the first again); p or space:
- * pause (freeze the display; keys still browse the frozen data); q: quit (the session
- * detaches and writes every output). While the TUI runs, whatever is written to stderr
- * is captured: its last line shows on the message line, and all of it is written to the
- * real stderr again by live__free(). live__free() restores the terminal; it also runs
- * at exit() and on a crash signal if the session never called it.
+ * sizes, then the first again); p or space: pause (freeze the display; keys still
+ * browse the frozen data); q: quit (the session detaches and writes every output).
+ * While the TUI runs, whatever is written to stderr is captured: its last line shows on
+ * the message line, and all of it is written to the real stderr again by live__free().
+ * live__free() restores the terminal; it also runs at exit() and on a crash signal if
+ * the session never called it.
  *
  * Status lines (no TUI): every opts.interval_s, on stderr, one line of space-separated
  * key=value fields, always all of them and in this order (a stable format):
