@@ -34,7 +34,7 @@
 #include "lib/util.h"
 #include "model/model.h"
 #include "preflight.h"
-#include "report/live.h"
+#include "report/live/live.h"
 #include "report/outputs.h"
 #include "report/summary.h"
 #include "session.h"

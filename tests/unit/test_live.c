@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "harness.h"
-#include "report/live.h"
+#include "report/live/live.h"
 #include "model/model.h"
 #include "lib/sysmem.h"
 #include "model/timeline.h"
+#include "report/live/hists.h"
 
 #define NS	1000000000ULL
 #define MIB	(1LL << 20)
@@ -96,4 +97,57 @@ TEST(live_no_tui_notice)
 	ASSERT_FALSE(live__tui(l), "no TUI");
 	live__free(l);
 	live__free(NULL);
+}
+
+/* a source that tells the histograms apart: slot 0 holds arg, slot 1 the phase */
+static __u64 fake_slots[3][MP_MAX_SLOTS];
+
+static const __u64 *fake_source(const struct model *m, unsigned int phase, unsigned int arg)
+{
+	fake_slots[arg][0] = arg + 1;
+	fake_slots[arg][1] = phase;
+	return fake_slots[arg];
+}
+
+TEST(live_hists_cycle)
+{
+	static const struct live_hist three[] = {
+		{ "first", "bytes", fake_source, 0 },
+		{ "second", "pages", fake_source, 1 },
+		{ "third", "calls", fake_source, 2 },
+	};
+	static const char *const name[] = { "first", "second", "third" };
+	static struct model m;
+	struct hists h;
+	const __u64 *s;
+	unsigned int i;
+
+	hists__init(&h, three, 3);
+	/* twice around: first, second, third, first, ... */
+	for (i = 0; i < 6; i++) {
+		ASSERT_STREQ(hists__cur(&h)->title, name[i % 3], "shown");
+		ASSERT_STREQ(hists__peek(&h)->title, name[(i + 1) % 3], "h shows next");
+		s = hists__slots(&h, &m, 7);
+		if (ASSERT_NEQ(s, NULL, "slots"))
+			ASSERT_TRUE(s[0] == (i % 3) + 1 && s[1] == 7, "its own source, the phase");
+		hists__next(&h);
+	}
+
+	/* one alone: h stays on it; none: nothing to show */
+	hists__init(&h, three, 1);
+	hists__next(&h);
+	ASSERT_STREQ(hists__cur(&h)->title, "first", "alone");
+	ASSERT_STREQ(hists__peek(&h)->title, "first", "alone: next is itself");
+	hists__init(&h, NULL, 0);
+	hists__next(&h);
+	ASSERT_TRUE(hists__cur(&h) == NULL && hists__slots(&h, &m, 0) == NULL, "none");
+
+	/* the model's: one per enum mp_hist, in that order, titles as the TUI test reads them */
+	hists__init_model(&h);
+	ASSERT_EQ(h.n, MP_NR_HISTS, "every model histogram");
+	ASSERT_STREQ(hists__cur(&h)->title, "RSS growth per marker call", "model first");
+	ASSERT_TRUE(hists__slots(&h, &m, 2) == m.stats[2].hist[MP_HIST_CALL_GROWTH], "source");
+	hists__next(&h);
+	ASSERT_STREQ(hists__cur(&h)->title, "mmap request sizes", "model second");
+	ASSERT_TRUE(hists__slots(&h, &m, 2) == m.stats[2].hist[MP_HIST_MMAP_SIZE], "source 2");
 }

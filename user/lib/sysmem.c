@@ -293,21 +293,3 @@ int sysmem__read(struct sysmem *sm, const char *proc_root, const char *sys_root,
 	sysmem__read_psi(sm, proc_root);
 	return err;
 }
-
-int sysmem__headroom(const struct sysmem *sm, enum sysmem_bound b, __s64 *bytes)
-{
-	switch (b) {
-	case SYSMEM_SYSTEM:
-		if (!sm->have_meminfo)
-			return -ENODATA;
-		*bytes = (__s64)sm->mem_available + (__s64)sm->swap_free;
-		return 0;
-	case SYSMEM_CGROUP:
-		if (!sm->cg_version || !sm->cg_limited)
-			return -ENODATA;
-		*bytes = (__s64)sm->cg_limit - (__s64)sm->cg_limit_usage +
-			 (__s64)sm->cg_reclaimable;
-		return 0;
-	}
-	return -EINVAL;
-}

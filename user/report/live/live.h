@@ -12,12 +12,13 @@
  * TUI (opts.use_tui and the terminal could be set up): redrawn every LIVE_REDRAW_MS and
  * at once on a key or a resize (ncurses diffs the frames: no flicker). Keys: tab, down,
  * j: next phase; shift-tab, up, k: previous phase; f: follow the current phase again;
- * h: switch the histogram (RSS growth per marker call / mmap request sizes); p or space:
- * pause (freeze the display; keys still browse the frozen data); q: quit (the session
- * detaches and writes every output). While the TUI runs, whatever is written to stderr
- * is captured: its last line shows on the message line, and all of it is written to the
- * real stderr again by live__free(). live__free() restores the terminal; it also runs
- * at exit() and on a crash signal if the session never called it.
+ * h: the next histogram of the list (hists.c: RSS growth per marker call, mmap request
+ * sizes, then the first again); p or space: pause (freeze the display; keys still
+ * browse the frozen data); q: quit (the session detaches and writes every output).
+ * While the TUI runs, whatever is written to stderr is captured: its last line shows on
+ * the message line, and all of it is written to the real stderr again by live__free().
+ * live__free() restores the terminal; it also runs at exit() and on a crash signal if
+ * the session never called it.
  *
  * Status lines (no TUI): every opts.interval_s, on stderr, one line of space-separated
  * key=value fields, always all of them and in this order (a stable format):
@@ -41,11 +42,17 @@
  *   lost    events lost so far (ring buffer drops, full maps, model overflow)
  *
  * Sizes are util__fmt_bytes() without the space: 0B, 512B, 4.00KiB, 100MiB, 1.21GiB.
+ *
+ * The rooms of report/live/: live.c (these entry points, the view's state and keys),
+ * panels.c (what the TUI draws, one function per panel), forecast.c (growth rate,
+ * headroom, time to OOM: pure), status.c (the numbers, their wording, the status line:
+ * pure), hists.c (the list of histograms), term.c (curses, stderr capture, restore).
  */
 #ifndef __MP_LIVE_H
 #define __MP_LIVE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 struct model;
@@ -54,7 +61,6 @@ struct sysmem;
 
 #define LIVE_QUIT		1
 #define LIVE_REDRAW_MS		250
-#define LIVE_RATE_WINDOW_S	5.0	/* timeline window the session should use */
 
 struct live_opts {
 	bool use_tui;		/* full screen on stdout (falls back to status lines) */
