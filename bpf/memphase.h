@@ -3,7 +3,8 @@
  * The one header shared by the BPF programs and user space.
  * No #includes: fixed-width __u32/__u64/__s64 only, no pointers, long or bool.
  * Every ring buffer record starts with a __u32 type; structs are 8-byte aligned
- * with explicit padding.
+ * with explicit padding. Types only, but for mp_rule__hit: the comparison of a marker's
+ * argument rule, shared so that the unit tests run what BPF runs.
  */
 #ifndef __MEMPHASE_H
 #define __MEMPHASE_H
