@@ -8,7 +8,8 @@
  *   syscalls mmap/munmap/mremap/brk
  *   sched fork/exec/exit         follow children, notice exits
  *   oom:mark_victim              OOM kills of targets
- * and one uprobe program for every phase marker (the cookie says which phase).
+ * and one uprobe program for every phase marker (the cookie says which phase, and which
+ * argument rule of the read-only config may pick another).
  * Hot counters live in per-CPU maps; only rare events use the ring buffer.
  */
 #include "vmlinux.h"
@@ -1305,16 +1306,74 @@ int BPF_PROG(handle_memcg_reclaim_end, unsigned long nr_reclaimed)
 
 /* ---- phase markers ---- */
 
+/* libbpf 1.1 names five arguments; the x86-64 ABI passes the sixth in r9 (libbpf 1.2 has it) */
+#if !defined(PT_REGS_PARM6_CORE) && defined(__TARGET_ARCH_x86)
+#define PT_REGS_PARM6_CORE(x) BPF_CORE_READ((struct pt_regs *)(x), r9)
+#endif
+
+/* Integer argument n (1..6) at function entry. */
+static __always_inline __u64 rule_arg(struct pt_regs *ctx, __u32 n)
+{
+	/* probe reads, one per case: the compiler would fold direct ctx loads into a
+	 * computed ctx offset, which the verifier refuses */
+	switch (n) {
+	case 1:
+		return PT_REGS_PARM1_CORE(ctx);
+	case 2:
+		return PT_REGS_PARM2_CORE(ctx);
+	case 3:
+		return PT_REGS_PARM3_CORE(ctx);
+	case 4:
+		return PT_REGS_PARM4_CORE(ctx);
+	case 5:
+		return PT_REGS_PARM5_CORE(ctx);
+#ifdef PT_REGS_PARM6_CORE
+	case 6:
+		return PT_REGS_PARM6_CORE(ctx);
+#endif
+	}
+	return 0;
+}
+
 /*
- * One program for every marker uprobe: the attach cookie holds the kind and phase.
- * llama_decode takes struct llama_batch by value (larger than 16 bytes, so on the
- * stack): at function entry its first field, n_tokens, is at sp + 8 on x86-64.
+ * The phase a marker call enters by its argument rule (see struct mp_rule): read the value,
+ * compare (mp_rule__hit), pick then or else. A value that cannot be read (stack memory not
+ * present) compares as 0.
+ */
+static __always_inline __u32 rule_phase(struct pt_regs *ctx, __u32 idx)
+{
+	/* volatile: the values are set by user space after compilation */
+	const volatile struct mp_rule *r;
+	__u64 v = 0;
+	int hit;
+
+	/* the index comes from the cookie: bound it for the verifier */
+	if (idx >= MP_MAX_RULES)
+		return 0;
+	r = &cfg.rules[idx];
+	if (r->src == MP_SRC_STACK) {
+		void *at = (void *)(PT_REGS_SP(ctx) + r->at);
+
+		if (r->width == 8)
+			bpf_probe_read_user(&v, 8, at);
+		else
+			bpf_probe_read_user(&v, 4, at);
+	} else {
+		v = rule_arg(ctx, r->at);
+	}
+	hit = mp_rule__hit(r->op, r->width, r->is_signed, v, r->value);
+	return hit ? r->then_phase : r->else_phase;
+}
+
+/*
+ * One program for every marker uprobe: the attach cookie holds the marker's phase and the
+ * index of its argument rule in cfg.rules (0: none), which may pick another phase.
  */
 SEC("uprobe")
 int handle_marker(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 kind = (cookie >> 8) & 0xff, phase = cookie & 0xff, arg = (cookie >> 16) & 0xff;
+	__u32 phase = MP_COOKIE_PHASE(cookie), rule = MP_COOKIE_RULE(cookie);
 	__u32 tgid, old;
 	struct thread_state *ts;
 	struct mp_phase_stats *s;
@@ -1324,21 +1383,8 @@ int handle_marker(struct pt_regs *ctx)
 	t = target_of_current(&tgid);
 	if (!t)
 		return 0;
-	if (kind == MP_MARK_DECODE) {
-		__s32 n_tokens = 0;
-
-		bpf_probe_read_user(&n_tokens, sizeof(n_tokens), (void *)(PT_REGS_SP(ctx) + 8));
-		phase = n_tokens > 1 ? cfg.phase_prompt : cfg.phase_generate;
-	} else if (kind == MP_MARK_STATE_EXT) {
-		/* a context checkpoint saves only the partial (SWA/recurrent) state */
-		/* probe reads: the compiler would fold two direct ctx loads into a
-		 * computed ctx offset, which the verifier refuses */
-		__u64 flags = arg == 3 ? PT_REGS_PARM3_CORE(ctx) :
-			      arg == 5 ? PT_REGS_PARM5_CORE(ctx) : 0;
-
-		if ((flags & MP_STATE_PARTIAL_ONLY) && cfg.phase_checkpoint)
-			phase = cfg.phase_checkpoint;
-	}
+	if (rule && rule < cfg.nrules)
+		phase = rule_phase(ctx, rule);
 	phase &= MP_MAX_PHASES - 1;
 	call_flush(t);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);

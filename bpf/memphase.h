@@ -3,7 +3,8 @@
  * The one header shared by the BPF programs and user space.
  * No #includes: fixed-width __u32/__u64/__s64 only, no pointers, long or bool.
  * Every ring buffer record starts with a __u32 type; structs are 8-byte aligned
- * with explicit padding.
+ * with explicit padding. Types only, but for mp_rule__hit: the comparison of a marker's
+ * argument rule, shared so that the unit tests run what BPF runs.
  */
 #ifndef __MEMPHASE_H
 #define __MEMPHASE_H
@@ -31,30 +32,88 @@ enum mp_hist {
 	MP_NR_HISTS = 2,
 };
 
-/*
- * Marker cookie (bpf_get_attach_cookie): bits 0..7 phase id, 8..15 the kind, 16..23 the
- * argument (1-based) that holds llama_state_seq_flags for MP_MARK_STATE_EXT.
- */
-enum mp_marker_kind {
-	MP_MARK_PHASE = 0,	/* switch to the cookie's phase */
-	MP_MARK_DECODE = 1,	/* llama_decode: prompt (n_tokens > 1) or generate (== 1) */
-	MP_MARK_STATE_EXT = 2,	/* llama_state_seq_*_ext: flags & PARTIAL_ONLY is a checkpoint */
-};
-#define MP_COOKIE(kind, phase, arg) \
-	(((__u64)(arg) << 16) | ((__u64)(kind) << 8) | (__u64)(phase))
-#define MP_STATE_PARTIAL_ONLY	1	/* LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY (was SWA_ONLY) */
+#define MP_MAX_RULES	16	/* argument rules of the markers; index 0 is "no rule" */
 
-/* Configuration the BPF side reads (rodata). Phase ids of the decode split. */
+/*
+ * Marker cookie (bpf_get_attach_cookie): bits 0..7 the marker's phase id, bits 8..15 the
+ * index of its rule in cfg.rules (0: no rule, the call enters the marker's phase).
+ */
+#define MP_COOKIE(phase, rule)	(((__u64)(rule) << 8) | (__u64)(phase))
+#define MP_COOKIE_PHASE(c)	((__u32)(c) & 0xff)
+#define MP_COOKIE_RULE(c)	((__u32)((c) >> 8) & 0xff)
+
+/* Where a rule reads its value, at function entry. */
+enum mp_rule_src {
+	MP_SRC_ARG = 0,		/* integer argument `at` (1..6) */
+	MP_SRC_STACK = 1,	/* user memory at sp + `at` (arguments passed on the stack) */
+};
+
+/* How the value compares with the rule's: true picks then_phase, false else_phase. */
+enum mp_rule_op {
+	MP_OP_EQ = 0,
+	MP_OP_NE = 1,
+	MP_OP_LT = 2,
+	MP_OP_LE = 3,
+	MP_OP_GT = 4,
+	MP_OP_GE = 5,
+	MP_OP_BITS = 6,		/* (value & rule value) != 0 */
+	MP_NR_OPS = 7,
+};
+
+/* One argument rule: which phase a marker call enters, from a value it was passed. */
+struct mp_rule {
+	__u32 src;		/* enum mp_rule_src */
+	__u32 at;		/* MP_SRC_ARG: argument 1..6; MP_SRC_STACK: byte offset from sp */
+	__u32 width;		/* 4 or 8 bytes (4: the low half of a register) */
+	__u32 is_signed;	/* compare as signed (a 4-byte value is sign-extended) */
+	__u32 op;		/* enum mp_rule_op */
+	__u32 then_phase;	/* phase id when the comparison holds */
+	__u32 else_phase;	/* phase id otherwise */
+	__u32 pad;
+	__u64 value;		/* compared with; a signed value in two's complement */
+};
+
+/*
+ * The rule's comparison, the one piece of logic in this header: BPF runs it on the value it
+ * read, and the unit tests run the same code. v is the value as read (a 4-byte value in the
+ * low half); returns 1 when the rule's then_phase applies.
+ */
+static inline int mp_rule__hit(__u32 op, __u32 width, __u32 is_signed, __u64 v, __u64 want)
+{
+	__s64 sv, swant = (__s64)want;
+
+	if (width != 8)
+		v = is_signed ? (__u64)(__s64)(__s32)v : (__u64)(__u32)v;
+	sv = (__s64)v;
+	switch (op) {
+	case MP_OP_EQ:
+		return v == want;
+	case MP_OP_NE:
+		return v != want;
+	case MP_OP_LT:
+		return is_signed ? sv < swant : v < want;
+	case MP_OP_LE:
+		return is_signed ? sv <= swant : v <= want;
+	case MP_OP_GT:
+		return is_signed ? sv > swant : v > want;
+	case MP_OP_GE:
+		return is_signed ? sv >= swant : v >= want;
+	case MP_OP_BITS:
+		return (v & want) != 0;
+	}
+	return 0;
+}
+
+/* Configuration the BPF side reads (rodata). */
 struct mp_config {
-	__u32 phase_prompt;
-	__u32 phase_generate;
-	__u32 phase_checkpoint;	/* partial state saves (context checkpoints) */
 	__u32 stack_mode;	/* enum mp_stack_mode */
+	__u32 nrules;		/* rules in use, rules[0] included (0: none) */
 	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */
 	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */
 	__u32 map_tracking;	/* classify faults by mapping */
 	__u32 pad;
 	__u64 max_rss_bytes;	/* guard: stop a process whose RSS crosses this (0: off) */
+	struct mp_rule rules[MP_MAX_RULES]; /* the markers' rules; [0] unused */
 };
 
 /* Per-phase counters, a PERCPU_ARRAY indexed by phase id. */

@@ -48,7 +48,8 @@ static const char usage_doc[] =
 "  sudo memphase run --max-rss 48G -- ./llama-cli -m model.gguf -c 102400\n"
 "  sudo memphase run --phase warm=myapp:warm_up --phase eval=libfoo.so:run \\\n"
 "      -- ./myapp\n"
-"  sudo memphase run --no-preset --phase step=libtrainer.so:train_step -- ./train\n"
+"  sudo memphase run --preset none --phase step=libtrainer.so:train_step -- ./train\n"
+"  memphase run --list-presets\n"
 "\n"
 "The command runs as the invoking user (SUDO_UID/SUDO_GID under sudo), never\n"
 "as root. On a terminal a live view shows memory moving ('q' detaches). When\n"
@@ -59,6 +60,8 @@ enum {
 	OPT_FORMAT = 2000,	/* + the format's index in the registry */
 	OPT_PHASE = 1000,
 	OPT_NO_PRESET,
+	OPT_PRESET,
+	OPT_LIST_PRESETS,
 	OPT_DURATION,
 	OPT_INTERVAL,
 	OPT_RINGBUF,
@@ -97,7 +100,12 @@ static const struct argp_option options[] = {
 	{ "no-mappings", OPT_NO_MAPPINGS, NULL, 0, "Do not classify faults by mapping", 0 },
 	{ "phase", OPT_PHASE, "NAME=[BINARY:]SYMBOL", 0,
 	  "Enter phase NAME when SYMBOL is called (repeatable; BINARY limits the files)", 0 },
-	{ "no-preset", OPT_NO_PRESET, NULL, 0, "Do not use the llama.cpp phase markers", 0 },
+	{ "preset", OPT_PRESET, "NAME", 0,
+	  "Built-in phase markers to use: llama (default, llama.cpp) or none; 'help' lists them",
+	  0 },
+	{ "no-preset", OPT_NO_PRESET, NULL, 0, "The same as --preset none", 0 },
+	{ "list-presets", OPT_LIST_PRESETS, NULL, 0,
+	  "Print each preset's phases and markers, and exit", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop observing after SECONDS (1ms..365d)", 0 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Status line period (default 1; 50ms..1h)", 0 },
 	{ "no-tui", OPT_NO_TUI, NULL, 0,
@@ -268,7 +276,22 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.nspecs++;
 		break;
 	case OPT_NO_PRESET:
-		env.no_preset = true;
+		env.preset = NULL;
+		break;
+	case OPT_PRESET:
+		if (!strcmp(arg, "help")) {
+			env.list_presets = true;
+			break;
+		}
+		env.preset = presets__find(arg);
+		if (!env.preset && strcmp(arg, PRESETS_NONE)) {
+			presets__names(err, sizeof(err));
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "unknown preset '%s' (available: %s)", arg, err);
+		}
+		break;
+	case OPT_LIST_PRESETS:
+		env.list_presets = true;
 		break;
 	case OPT_DURATION:
 		if (opt_seconds(arg, 0.001, YEAR_S, &env.duration))
@@ -364,6 +387,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
+		if (env.list_presets)
+			break;	/* nothing runs */
 		stacks_needed(state);
 		if (env.mode == MODE_RUN && !env.argv)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
@@ -417,6 +442,10 @@ int env__parse(int argc, char **argv)
 		print_top_help();
 		return cmd ? 1 : -EINVAL;
 	}
+	if (!strcmp(cmd, "--list-presets")) {
+		presets__fprint(stdout);
+		return 1;
+	}
 	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
 		printf("%s\n", argp_program_version);
 		return 1;
@@ -429,6 +458,7 @@ int env__parse(int argc, char **argv)
 		fprintf(stderr, "memphase: unknown command '%s' (try 'memphase --help')\n", cmd);
 		return -EINVAL;
 	}
+	env.preset = presets__find(PRESETS_DEFAULT);
 	for (i = 0; i < outputs__nformats(); i++)
 		fmt_options[i] = (struct argp_option){ output_formats[i]->name, OPT_FORMAT + i,
 						       "FILE", 0, output_formats[i]->help, -1 };
@@ -436,5 +466,9 @@ int env__parse(int argc, char **argv)
 	argv[1] = (char *)"memphase";
 	if (argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, NULL))
 		return -EINVAL;
+	if (env.list_presets) {
+		presets__fprint(stdout);
+		return 1;
+	}
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include "lib/phasespec.h"
 #include "report/outputs.h"
+#include "collect/presets.h"
 
 #define ENV_MAX_SPECS	32
 
@@ -29,7 +30,8 @@ struct env {
 	unsigned long long max_rss;	/* guard: end the target past this RSS (0: off) */
 	unsigned long long min_available; /* guard: end it when MemAvailable falls below */
 	double oom_warn;		/* warn when a projected OOM is closer (seconds) */
-	bool no_preset;
+	const struct preset *preset;	/* --preset (default llama); NULL: none */
+	bool list_presets;		/* --list-presets: print them, run nothing */
 	unsigned int nspecs;
 	struct phase_spec specs[ENV_MAX_SPECS];
 	double duration;		/* stop observing after this many seconds (0: until exit) */

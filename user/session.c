@@ -98,9 +98,7 @@ static int bpf_setup(struct session *s)
 	}
 	/* configure */
 	cfg = (struct mp_config *)&s->skel->rodata->cfg;
-	cfg->phase_prompt = s->phases.prompt;
-	cfg->phase_generate = s->phases.generate;
-	cfg->phase_checkpoint = s->phases.checkpoint;
+	phases__fill_cfg(&s->phases, cfg);
 	cfg->stack_mode = s->env->stack_mode;
 	cfg->sample_bytes = s->env->sample_bytes;
 	cfg->sample_interval_ns = s->env->max_samples ? 1000000000ULL / s->env->max_samples : 0;
@@ -513,11 +511,17 @@ int session__run(const struct env *e, int *status)
 			(unsigned int)s->user.uid, strerror(-err));
 		goto cleanup;
 	}
-	err = phases__init(&s->phases, !e->no_preset);
+	err = phases__init(&s->phases, e->preset);
+	if (err) {
+		fprintf(stderr, "memphase: preset '%s' does not fit: %s\n",
+			e->preset ? e->preset->name : "none", strerror(-err));
+		goto cleanup;
+	}
 	for (i = 0; !err && i < (int)e->nspecs; i++)
 		err = phases__add_spec(&s->phases, &e->specs[i]);
 	if (err) {
-		fprintf(stderr, "memphase: too many phases (max %d)\n", MP_MAX_PHASES);
+		fprintf(stderr, "memphase: too many phases or markers (max %d phases, %d markers)\n",
+			MP_MAX_PHASES, PHASES_MAX_MARKERS);
 		goto cleanup;
 	}
 	err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,

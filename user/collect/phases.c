@@ -1,46 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The llama preset and user phase markers. Pure code. */
+/* A preset's phases, markers and rules, and user phase markers. Pure code. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "collect/phases.h"
-
-struct preset_marker {
-	const char *phase;
-	const char *symbol;
-	__u32 kind;
-	__u32 arg;	/* MP_MARK_STATE_EXT: which argument holds the flags */
-};
-
-/*
- * From llama.cpp's include/llama.h (current and legacy names). llama_decode is split
- * by its batch: more than one token is prompt eval, one token is generation. The state
- * phase begins at the size call: the destination buffer is allocated and zero-filled
- * between the size and data calls. The _ext forms with LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
- * save a context checkpoint (the SWA or recurrent part only), the others a whole
- * sequence (the server's prompt cache): "checkpoint" and "state".
- */
-static const struct preset_marker llama_preset[] = {
-	{ "load", "llama_model_load_from_file", MP_MARK_PHASE, 0 },
-	{ "load", "llama_model_load_from_splits", MP_MARK_PHASE, 0 },
-	{ "load", "llama_load_model_from_file", MP_MARK_PHASE, 0 },
-	{ "context", "llama_init_from_model", MP_MARK_PHASE, 0 },
-	{ "context", "llama_new_context_with_model", MP_MARK_PHASE, 0 },
-	{ "prompt", "llama_decode", MP_MARK_DECODE, 0 },
-	{ "state", "llama_state_get_size", MP_MARK_PHASE, 0 },
-	{ "state", "llama_state_get_data", MP_MARK_PHASE, 0 },
-	{ "state", "llama_state_save_file", MP_MARK_PHASE, 0 },
-	{ "state", "llama_state_seq_get_size", MP_MARK_PHASE, 0 },
-	{ "state", "llama_state_seq_get_data", MP_MARK_PHASE, 0 },
-	{ "state", "llama_state_seq_get_size_ext", MP_MARK_STATE_EXT, 3 },
-	{ "state", "llama_state_seq_get_data_ext", MP_MARK_STATE_EXT, 5 },
-	{ "state", "llama_state_seq_save_file", MP_MARK_PHASE, 0 },
-	{ "teardown", "llama_free", MP_MARK_PHASE, 0 },
-	{ "teardown", "llama_model_free", MP_MARK_PHASE, 0 },
-	{ "teardown", "llama_free_model", MP_MARK_PHASE, 0 },
-};
-
-static const char *const llama_phases[] = { "load", "context", "prompt", "generate", "state",
-					    "checkpoint", "teardown" };
 
 static int phase_add(struct phases *p, const char *name)
 {
@@ -57,7 +20,7 @@ static int phase_add(struct phases *p, const char *name)
 }
 
 static int marker_add(struct phases *p, const char *symbol, const char *binary, __u32 phase,
-		      __u32 kind, __u32 arg, bool user)
+		      __u32 rule, bool user)
 {
 	struct marker *mk;
 
@@ -69,35 +32,70 @@ static int marker_add(struct phases *p, const char *symbol, const char *binary, 
 	strcpy(mk->symbol, symbol);
 	strcpy(mk->binary, binary);
 	mk->phase = phase;
-	mk->kind = kind;
-	mk->arg = arg;
+	mk->rule = rule;
 	mk->user = user;
 	return 0;
 }
 
-int phases__init(struct phases *p, bool llama_preset_on)
+/* A preset rule as BPF reads it: phase names become ids; no else phase: the marker's. */
+static int rule_add(struct phases *p, const struct preset_rule *r, __u32 marker_phase)
 {
+	int then_id = phases__find(p, r->then_phase ? r->then_phase : "");
+	int else_id = r->else_phase ? phases__find(p, r->else_phase) : (int)marker_phase;
+	struct mp_rule *br;
+
+	if (then_id < 0 || else_id < 0)
+		return -EINVAL;
+	if (!p->nrules)
+		p->nrules = 1;		/* index 0 is "no rule" */
+	if (p->nrules >= MP_MAX_RULES)
+		return -E2BIG;
+	br = &p->rules[p->nrules];
+	br->src = r->src;
+	br->at = r->at;
+	br->width = r->width;
+	br->is_signed = r->is_signed;
+	br->op = r->op;
+	br->value = r->value;
+	br->then_phase = then_id;
+	br->else_phase = else_id;
+	return p->nrules++;
+}
+
+int phases__init(struct phases *p, const struct preset *preset)
+{
+	const struct preset_marker *pm;
 	unsigned int i;
-	int id, err;
+	int id, rule, err;
 
 	memset(p, 0, sizeof(*p));
 	phase_add(p, "startup");
-	if (!llama_preset_on)
+	if (!preset)
 		return 0;
-	p->preset = true;
-	for (i = 0; i < sizeof(llama_phases) / sizeof(llama_phases[0]); i++)
-		phase_add(p, llama_phases[i]);
-	p->prompt = phases__find(p, "prompt");
-	p->generate = phases__find(p, "generate");
-	p->checkpoint = phases__find(p, "checkpoint");
-	for (i = 0; i < sizeof(llama_preset) / sizeof(llama_preset[0]); i++) {
-		id = phases__find(p, llama_preset[i].phase);
-		err = marker_add(p, llama_preset[i].symbol, "", id, llama_preset[i].kind,
-				 llama_preset[i].arg, false);
+	p->preset = preset;
+	for (i = 0; preset->phases[i]; i++) {
+		id = phase_add(p, preset->phases[i]);
+		if (id < 0)
+			return id;
+	}
+	for (pm = preset->markers; pm->symbol; pm++) {
+		id = phases__find(p, pm->phase);
+		if (id < 0)
+			return -EINVAL;
+		rule = pm->rule ? rule_add(p, pm->rule, id) : 0;
+		if (rule < 0)
+			return rule;
+		err = marker_add(p, pm->symbol, pm->binary ? pm->binary : "", id, rule, false);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+void phases__fill_cfg(const struct phases *p, struct mp_config *cfg)
+{
+	memcpy(cfg->rules, p->rules, sizeof(cfg->rules));
+	cfg->nrules = p->nrules;
 }
 
 int phases__add_spec(struct phases *p, const struct phase_spec *s)
@@ -106,7 +104,7 @@ int phases__add_spec(struct phases *p, const struct phase_spec *s)
 
 	if (id < 0)
 		return id;
-	return marker_add(p, s->symbol, s->binary, id, MP_MARK_PHASE, 0, true);
+	return marker_add(p, s->symbol, s->binary, id, 0, true);
 }
 
 int phases__find(const struct phases *p, const char *name)
@@ -121,7 +119,21 @@ int phases__find(const struct phases *p, const char *name)
 
 __u64 phases__cookie(const struct marker *mk)
 {
-	return MP_COOKIE(mk->kind, mk->phase, mk->arg);
+	return MP_COOKIE(mk->phase, mk->rule);
+}
+
+const char *phases__marker_str(const struct phases *p, const struct marker *mk, char *buf,
+			       size_t len)
+{
+	const struct mp_rule *r;
+
+	if (!mk->rule || mk->rule >= p->nrules) {
+		snprintf(buf, len, "%s", p->names[mk->phase]);
+		return buf;
+	}
+	r = &p->rules[mk->rule];
+	snprintf(buf, len, "%s/%s", p->names[r->then_phase], p->names[r->else_phase]);
+	return buf;
 }
 
 static const char *base_name(const char *path)

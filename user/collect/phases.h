@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Phases and their markers: the llama preset and user specs. Pure code; probes.c
- * turns markers into uprobes.
+ * Phases and their markers: a preset's (presets.c) and user specs, and the argument rules
+ * BPF reads from its config. Pure code; probes.c turns markers into uprobes.
  */
 #ifndef __MP_PHASES_H
 #define __MP_PHASES_H
@@ -10,15 +10,15 @@
 #include <linux/types.h>
 #include "memphase.h"
 #include "lib/phasespec.h"
+#include "collect/presets.h"
 
 #define PHASES_MAX_MARKERS	64
 
 struct marker {
 	char symbol[PHASE_SYM_MAX];
 	char binary[PHASE_BIN_MAX];	/* "" = any file */
-	__u32 phase;			/* id; for MP_MARK_DECODE: unused */
-	__u32 kind;			/* enum mp_marker_kind */
-	__u32 arg;			/* MP_MARK_STATE_EXT: the flags argument (1-based) */
+	__u32 phase;			/* id */
+	__u32 rule;			/* index in rules[] (0: none, always `phase`) */
 	bool user;			/* from --phase */
 };
 
@@ -27,19 +27,24 @@ struct phases {
 	char names[MP_MAX_PHASES][PHASE_NAME_MAX];
 	unsigned int nmarkers;
 	struct marker markers[PHASES_MAX_MARKERS];
-	__u32 prompt, generate;		/* ids of the decode split (0 when no preset) */
-	__u32 checkpoint;		/* id of partial state saves (0 when no preset) */
-	bool preset;
+	unsigned int nrules;		/* rules[0] is "none": 0 or 1 + rules in use */
+	struct mp_rule rules[MP_MAX_RULES];
+	const struct preset *preset;	/* NULL: none */
 };
 
-/* Phase 0 is "startup"; with llama_preset the llama phases and markers are added. */
-int phases__init(struct phases *p, bool llama_preset);
+/* Phase 0 is "startup"; a preset (NULL: none) adds its phases, markers and rules. -errno. */
+int phases__init(struct phases *p, const struct preset *preset);
+/* Puts the rules into the BPF config. */
+void phases__fill_cfg(const struct phases *p, struct mp_config *cfg);
 /* Adds a user marker (and its phase, unless a phase of that name exists). -errno. */
 int phases__add_spec(struct phases *p, const struct phase_spec *s);
 /* Id of a phase name, or -ENOENT. */
 int phases__find(const struct phases *p, const char *name);
 /* Cookie for a marker's uprobe. */
 __u64 phases__cookie(const struct marker *mk);
+/* The phase(s) a marker enters: "context", or a rule's "prompt/generate". */
+const char *phases__marker_str(const struct phases *p, const struct marker *mk, char *buf,
+			       size_t len);
 /* Does a marker apply to this file? (binary "" matches all; else path, basename, or
  * basename prefix before a version suffix: "libllama.so" matches "libllama.so.0") */
 bool phases__marker_matches(const struct marker *mk, const char *path);

@@ -89,7 +89,7 @@ static bool shared_widely(const char *path)
 int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 {
 	const char *path = open_path ? open_path : name;
-	char esc[PATH_MAX];
+	char esc[PATH_MAX], what[2 * PHASE_NAME_MAX];
 	struct elfsym *es = NULL;
 	struct stat st;
 	unsigned int i;
@@ -137,8 +137,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		if (p->verbose)
 			fprintf(stderr, "memphase: marker %s:%s (+%#" PRIx64 ") -> phase %s\n",
 				utf8__esc_term(esc, sizeof(esc), name), mk->symbol, (uint64_t)off,
-				mk->kind == MP_MARK_DECODE ? "prompt/generate" :
-							     p->ph->names[mk->phase]);
+				phases__marker_str(p->ph, mk, what, sizeof(what)));
 		n++;
 	}
 	err = n;

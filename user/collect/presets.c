@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The built-in presets, as data. To add one: write its phases, rules and markers below
+ * as one more table, list it in presets[], and add its case to tests/unit/test_presets.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+#include "collect/presets.h"
+#include "lib/phasespec.h"
+
+/* ---- llama: llama.cpp's libllama ---- */
+
+/*
+ * From llama.cpp's include/llama.h (current and legacy names).
+ *
+ * llama_decode(struct llama_context *ctx, struct llama_batch batch) is split by its batch:
+ * more than one token is prompt eval, one token is generation. struct llama_batch (56 bytes)
+ * is passed by value, so on x86-64 it is on the stack: at function entry its first field,
+ * int32_t n_tokens, is at sp + 8 (sp + 0 holds the return address).
+ */
+static const struct preset_rule llama_decode_batch = {
+	.src = MP_SRC_STACK, .at = 8, .width = 4, .is_signed = true,
+	.op = MP_OP_GT, .value = 1, .then_phase = "prompt", .else_phase = "generate",
+};
+
+/*
+ * llama_state_seq_get_size_ext(ctx, seq_id, flags) and
+ * llama_state_seq_get_data_ext(ctx, dst, size, seq_id, flags): with
+ * LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY (1, was SWA_ONLY) in the uint32_t flags they save a
+ * context checkpoint (the SWA or recurrent part only), else a whole sequence.
+ */
+#define LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY	1
+static const struct preset_rule llama_state_size_ext = {
+	.src = MP_SRC_ARG, .at = 3, .width = 4,
+	.op = MP_OP_BITS, .value = LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY, .then_phase = "checkpoint",
+};
+static const struct preset_rule llama_state_data_ext = {
+	.src = MP_SRC_ARG, .at = 5, .width = 4,
+	.op = MP_OP_BITS, .value = LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY, .then_phase = "checkpoint",
+};
+
+static const char *const llama_phases[] = {
+	"load", "context", "prompt", "generate", "state", "checkpoint", "teardown", NULL,
+};
+
+/*
+ * The state phase begins at the size call: the destination buffer is allocated and
+ * zero-filled between the size and data calls. Whole-sequence saves are the server's
+ * prompt cache ("state"), partial ones context checkpoints ("checkpoint").
+ */
+static const struct preset_marker llama_markers[] = {
+	{ .phase = "load", .symbol = "llama_model_load_from_file" },
+	{ .phase = "load", .symbol = "llama_model_load_from_splits" },
+	{ .phase = "load", .symbol = "llama_load_model_from_file" },
+	{ .phase = "context", .symbol = "llama_init_from_model" },
+	{ .phase = "context", .symbol = "llama_new_context_with_model" },
+	{ .phase = "prompt", .symbol = "llama_decode", .rule = &llama_decode_batch },
+	{ .phase = "state", .symbol = "llama_state_get_size" },
+	{ .phase = "state", .symbol = "llama_state_get_data" },
+	{ .phase = "state", .symbol = "llama_state_save_file" },
+	{ .phase = "state", .symbol = "llama_state_seq_get_size" },
+	{ .phase = "state", .symbol = "llama_state_seq_get_data" },
+	{ .phase = "state", .symbol = "llama_state_seq_get_size_ext",
+	  .rule = &llama_state_size_ext },
+	{ .phase = "state", .symbol = "llama_state_seq_get_data_ext",
+	  .rule = &llama_state_data_ext },
+	{ .phase = "state", .symbol = "llama_state_seq_save_file" },
+	{ .phase = "teardown", .symbol = "llama_free" },
+	{ .phase = "teardown", .symbol = "llama_model_free" },
+	{ .phase = "teardown", .symbol = "llama_free_model" },
+	{},
+};
+
+static const struct preset llama = {
+	.name = "llama",
+	.description = "llama.cpp: the exported libllama API (include/llama.h)",
+	.phases = llama_phases,
+	.markers = llama_markers,
+};
+
+/* ---- the list ---- */
+
+const struct preset *const presets[] = {
+	&llama,
+	NULL,
+};
+
+const struct preset *presets__find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; presets[i]; i++)
+		if (!strcmp(presets[i]->name, name))
+			return presets[i];
+	return NULL;
+}
+
+void presets__names(char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	for (i = 0; presets[i] && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s, ", presets[i]->name);
+	if (n < len)
+		snprintf(buf + n, len - n, "%s", PRESETS_NONE);
+}
+
+static const char *const op_str[MP_NR_OPS] = {
+	[MP_OP_EQ] = "==", [MP_OP_NE] = "!=", [MP_OP_LT] = "<", [MP_OP_LE] = "<=",
+	[MP_OP_GT] = ">", [MP_OP_GE] = ">=", [MP_OP_BITS] = "&",
+};
+
+void presets__rule_str(const struct preset_rule *r, const char *marker_phase, char *buf,
+		       size_t len)
+{
+	const char *op = r->op < MP_NR_OPS ? op_str[r->op] : "?";
+	char where[32], value[32];
+
+	if (r->src == MP_SRC_STACK)
+		snprintf(where, sizeof(where), "sp+%u", r->at);
+	else
+		snprintf(where, sizeof(where), "arg %u", r->at);
+	if (r->op == MP_OP_BITS)
+		snprintf(value, sizeof(value), "%#" PRIx64, (uint64_t)r->value);
+	else if (r->is_signed)
+		snprintf(value, sizeof(value), "%" PRId64, (int64_t)r->value);
+	else
+		snprintf(value, sizeof(value), "%" PRIu64, (uint64_t)r->value);
+	snprintf(buf, len, "%sint%u at %s %s %s ? %s : %s", r->is_signed ? "" : "u",
+		 r->width * 8, where, op, value, r->then_phase ? r->then_phase : "?",
+		 r->else_phase ? r->else_phase : marker_phase);
+}
+
+void presets__fprint(FILE *f)
+{
+	const struct preset_marker *mk;
+	const struct preset *p;
+	unsigned int i, j;
+	char rule[160];
+
+	for (i = 0; (p = presets[i]); i++) {
+		fprintf(f, "%s%s: %s\n  phases: startup", i ? "\n" : "", p->name, p->description);
+		for (j = 0; p->phases[j]; j++)
+			fprintf(f, ", %s", p->phases[j]);
+		fprintf(f, "\n  markers:\n");
+		for (mk = p->markers; mk->symbol; mk++) {
+			fprintf(f, "    %-10s %s%s%s", mk->phase, mk->binary ? mk->binary : "",
+				mk->binary ? ":" : "", mk->symbol);
+			if (mk->rule) {
+				presets__rule_str(mk->rule, mk->phase, rule, sizeof(rule));
+				fprintf(f, "  (%s)", rule);
+			}
+			fputc('\n', f);
+		}
+	}
+	fprintf(f, "%s%s: no preset markers, only --phase ones (before any marker: startup)\n",
+		i ? "\n" : "", PRESETS_NONE);
+}
+
+/* ---- well-formedness ---- */
+
+static int check_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool has_phase(const struct preset *p, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; name && p->phases[i]; i++)
+		if (!strcmp(p->phases[i], name))
+			return true;
+	return false;
+}
+
+static int check_rule(const struct preset *p, const struct preset_marker *mk, char *err,
+		      size_t errlen)
+{
+	const struct preset_rule *r = mk->rule;
+
+	if (r->src == MP_SRC_ARG && (r->at < 1 || r->at > 6))
+		return check_err(err, errlen, "%s: %s: argument %u is not 1..6", p->name,
+				 mk->symbol, r->at);
+	if (r->src != MP_SRC_ARG && r->src != MP_SRC_STACK)
+		return check_err(err, errlen, "%s: %s: bad source %u", p->name, mk->symbol,
+				 r->src);
+	if (r->width != 4 && r->width != 8)
+		return check_err(err, errlen, "%s: %s: width %u is not 4 or 8", p->name,
+				 mk->symbol, r->width);
+	if (r->op >= MP_NR_OPS)
+		return check_err(err, errlen, "%s: %s: bad comparison %u", p->name, mk->symbol,
+				 r->op);
+	if (!has_phase(p, r->then_phase))
+		return check_err(err, errlen, "%s: %s: rule phase '%s' is not in the preset",
+				 p->name, mk->symbol, r->then_phase ? r->then_phase : "(null)");
+	if (r->else_phase && !has_phase(p, r->else_phase))
+		return check_err(err, errlen, "%s: %s: rule phase '%s' is not in the preset",
+				 p->name, mk->symbol, r->else_phase);
+	return 0;
+}
+
+int presets__check(const struct preset *p, char *err, size_t errlen)
+{
+	const struct preset_marker *mk;
+	unsigned int i, j, nrules = 0;
+	int e;
+
+	err[0] = '\0';
+	if (!p->name || !p->name[0] || !phasespec__valid_name(p->name) ||
+	    !strcmp(p->name, PRESETS_NONE) || !strcmp(p->name, "help"))
+		return check_err(err, errlen, "bad preset name '%s'", p->name ? p->name : "");
+	if (!p->description || !p->description[0] || strchr(p->description, '\n'))
+		return check_err(err, errlen, "%s: the description must be one line", p->name);
+	if (!p->phases || !p->markers)
+		return check_err(err, errlen, "%s: no phases or no markers", p->name);
+	for (i = 0; p->phases[i]; i++) {
+		if (!phasespec__valid_name(p->phases[i]) || !strcmp(p->phases[i], "startup"))
+			return check_err(err, errlen, "%s: bad phase name '%s'", p->name,
+					 p->phases[i]);
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->phases[i], p->phases[j]))
+				return check_err(err, errlen, "%s: phase '%s' twice", p->name,
+						 p->phases[i]);
+	}
+	if (i + 1 > MP_MAX_PHASES)
+		return check_err(err, errlen, "%s: %u phases (max %d with startup)", p->name, i,
+				 MP_MAX_PHASES);
+	for (mk = p->markers; mk->symbol; mk++) {
+		if (!has_phase(p, mk->phase))
+			return check_err(err, errlen, "%s: %s: '%s' is not a phase of the preset",
+					 p->name, mk->symbol, mk->phase ? mk->phase : "(null)");
+		if (!mk->symbol[0] || strlen(mk->symbol) >= PHASE_SYM_MAX ||
+		    (mk->binary && (!mk->binary[0] || strlen(mk->binary) >= PHASE_BIN_MAX)))
+			return check_err(err, errlen, "%s: bad symbol or binary '%s'", p->name,
+					 mk->symbol);
+		if (!mk->rule)
+			continue;
+		e = check_rule(p, mk, err, errlen);
+		if (e)
+			return e;
+		nrules++;
+	}
+	if (mk == p->markers)
+		return check_err(err, errlen, "%s: no markers", p->name);
+	if (nrules >= MP_MAX_RULES)
+		return check_err(err, errlen, "%s: %u rules (max %d)", p->name, nrules,
+				 MP_MAX_RULES - 1);
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Built-in presets: for one engine, its phases and the functions (markers) that enter
+ * them, as data. phases.c turns a preset into markers and BPF argument rules; BPF knows
+ * no engine. Adding a preset = one table in presets.c (and its test).
+ */
+#ifndef __MP_PRESETS_H
+#define __MP_PRESETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "memphase.h"
+
+#define PRESETS_DEFAULT	"llama"
+#define PRESETS_NONE	"none"		/* no preset: only --phase markers */
+
+/*
+ * "Read the value at argument `at` (1..6), or at sp + `at` at function entry (arguments
+ * passed on the stack), `width` bytes, signed or not; compare it with `value` by `op`:
+ * true enters then_phase, false else_phase (NULL: the marker's own phase)."
+ */
+struct preset_rule {
+	__u32 src;			/* enum mp_rule_src */
+	__u32 at;
+	__u32 width;			/* 4 or 8 */
+	bool is_signed;
+	__u32 op;			/* enum mp_rule_op */
+	__u64 value;			/* a negative signed value: (__u64)-n */
+	const char *then_phase;
+	const char *else_phase;
+};
+
+struct preset_marker {
+	const char *phase;		/* one of the preset's phases */
+	const char *symbol;		/* NULL ends the table */
+	const char *binary;		/* NULL: any file (else as --phase's BINARY) */
+	const struct preset_rule *rule;	/* NULL: a call always enters `phase` */
+};
+
+struct preset {
+	const char *name;
+	const char *description;	/* one line */
+	const char *const *phases;	/* in their natural order, NULL-terminated */
+	const struct preset_marker *markers;
+};
+
+/* The built-in presets, NULL-terminated. */
+extern const struct preset *const presets[];
+
+/* The preset of that name, or NULL (also for "none"). */
+const struct preset *presets__find(const char *name);
+/* "llama, none": the names --preset takes. */
+void presets__names(char *buf, size_t len);
+/* --list-presets: every preset's name, description, phases and markers. */
+void presets__fprint(FILE *f);
+/* "int32 at sp+8 > 1 ? prompt : generate" (marker_phase stands for a NULL else_phase). */
+void presets__rule_str(const struct preset_rule *r, const char *marker_phase, char *buf,
+		       size_t len);
+/* 0 if a preset is well formed, else -EINVAL with why in err. */
+int presets__check(const struct preset *p, char *err, size_t errlen);
+
+#endif
