@@ -949,7 +949,7 @@ int session__run(const struct env *e, int *status)
 	err = outputs__open(&s->out, e, s->fs, e->mode == MODE_RUN && (s->use_tui || e->target_log));
 	if (err)
 		goto cleanup;
-	strmap__init(&s->paths);
+	strmap__init(&s->paths, strmap__free_ptr);
 	s->growth_ring = calloc(1, sizeof(*s->growth_ring));
 	if (!s->growth_ring) {
 		err = -ENOMEM;
@@ -1018,9 +1018,6 @@ cleanup:
 		close(s->stats_fd);
 	stacks__free(s->stacks);
 	unwinder__free(s->unwinder);
-	for (size_t k = 0; k < s->paths.cap; k++)
-		if (s->paths.slots[k].key)
-			free((char *)(uintptr_t)s->paths.slots[k].value);
 	strmap__free(&s->paths);
 	model__free(&s->model);
 	free(s);

@@ -40,8 +40,8 @@ struct stacks *stacks__new(struct unwinder *u, bool keep_raw)
 		return NULL;
 	st->u = u;
 	st->keep_raw = keep_raw;
-	strmap__init(&st->folded);
-	strmap__init(&st->syms);
+	strmap__init(&st->folded, NULL);
+	strmap__init(&st->syms, strmap__free_ptr);
 	return st;
 }
 
@@ -51,9 +51,6 @@ void stacks__free(struct stacks *st)
 
 	if (!st)
 		return;
-	for (i = 0; i < st->syms.cap; i++)
-		if (st->syms.slots[i].key)
-			free((char *)(uintptr_t)st->syms.slots[i].value);
 	strmap__free(&st->syms);
 	strmap__free(&st->folded);
 	for (i = 0; i < st->nraw; i++)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A string -> u64 hash map with linear probing (FNV-1a). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/strmap.h"
@@ -13,19 +14,31 @@ static __u64 hash(const char *s)
 	return h;
 }
 
-void strmap__init(struct strmap *m)
+void strmap__init(struct strmap *m, strmap_value_free_fn value_free)
 {
 	memset(m, 0, sizeof(*m));
+	m->value_free = value_free;
 }
 
 void strmap__free(struct strmap *m)
 {
+	strmap_value_free_fn value_free = m->value_free;
 	size_t i;
 
-	for (i = 0; i < m->cap; i++)
+	for (i = 0; i < m->cap; i++) {
+		if (!m->slots[i].key)
+			continue;
+		if (value_free)
+			value_free(m->slots[i].value);
 		free(m->slots[i].key);
+	}
 	free(m->slots);
-	memset(m, 0, sizeof(*m));
+	strmap__init(m, value_free);
+}
+
+void strmap__free_ptr(__u64 value)
+{
+	free((void *)(uintptr_t)value);
 }
 
 static struct strmap_entry *probe(struct strmap_entry *slots, size_t cap, const char *key)
