@@ -661,7 +661,7 @@ static int poll_loop(struct session *s)
 			handle_signal(s);
 		if (now - last_collect >= POLL_MS * 1000000ULL) {
 			collect__maps(s->skel, &s->model);
-			collect__reap(s->skel, &s->model, now);
+			collect__reap(s->skel, &s->model, s->stacks, now);
 			last_collect = now;
 			if (s->growth_ring)
 				oom__ring_add(s->growth_ring, &s->model, now);

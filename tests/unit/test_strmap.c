@@ -86,3 +86,42 @@ TEST(strmap_frees_its_values)
 		e->value = (uintptr_t)strdup("value");
 	strmap__free(&m);
 }
+
+TEST(strmap_remove_prefix)
+{
+	struct strmap_entry *e;
+	struct strmap m;
+	char key[32];
+	int i, pid, found = 0;
+	size_t n;
+
+	freed = 0;
+	freed_sum = 0;
+	strmap__init(&m, count_free);
+	/* interleaved keys of three "processes", enough to grow and wrap probe runs */
+	for (i = 0; i < 3000; i++) {
+		snprintf(key, sizeof(key), "%d:%x", i % 3 + 10, i);
+		e = strmap__get(&m, key);
+		if (!ASSERT_OK_PTR(e, "strmap__get"))
+			goto cleanup;
+		e->value = 1;
+	}
+	n = strmap__remove_prefix(&m, "11:");
+	ASSERT_EQ(n, 1000, "removed");
+	ASSERT_EQ(freed, 1000, "their values freed");
+	ASSERT_EQ(m.len, 2000, "len");
+	for (i = 0; i < 3000; i++) {
+		pid = i % 3 + 10;
+		snprintf(key, sizeof(key), "%d:%x", pid, i);
+		e = strmap__find(&m, key);
+		if (pid == 11 ? !!e : !e)
+			printf("%s: %s\n", key, e ? "still there" : "lost");
+		found += !!e;
+	}
+	ASSERT_EQ(found, 2000, "every other key still found");
+	ASSERT_EQ(strmap__remove_prefix(&m, "11:"), 0, "nothing left to remove");
+	ASSERT_EQ(strmap__remove_prefix(&m, ""), 2000, "empty prefix: all");
+	ASSERT_EQ(m.len, 0, "empty");
+cleanup:
+	strmap__free(&m);
+}

@@ -28,7 +28,10 @@ struct stacks {
 	__u64 total, unwind_failures;
 	struct raw_sample **raw;
 	size_t nraw, capraw;
-	__u32 pids[1024];		/* processes whose maps perf.data needs */
+	struct {
+		__u32 pid;
+		bool sampled;	/* it has samples: perf.data needs its mappings */
+	} pids[1024];			/* processes whose maps perf.data may need */
 	unsigned int npids;
 };
 
@@ -59,15 +62,20 @@ void stacks__free(struct stacks *st)
 	free(st);
 }
 
-static void pid_note(struct stacks *st, __u32 pid)
+static void pid_note(struct stacks *st, __u32 pid, bool sampled)
 {
 	unsigned int i;
 
-	for (i = 0; i < st->npids; i++)
-		if (st->pids[i] == pid)
+	for (i = 0; i < st->npids; i++) {
+		if (st->pids[i].pid == pid) {
+			st->pids[i].sampled |= sampled;
 			return;
-	if (st->npids < sizeof(st->pids) / sizeof(st->pids[0]))
-		st->pids[st->npids++] = pid;
+		}
+	}
+	if (st->npids < sizeof(st->pids) / sizeof(st->pids[0])) {
+		st->pids[st->npids].pid = pid;
+		st->pids[st->npids++].sampled = sampled;
+	}
 }
 
 void stacks__note_process(struct stacks *st, __u32 pid)
@@ -75,7 +83,30 @@ void stacks__note_process(struct stacks *st, __u32 pid)
 	if (!st || !st->u)
 		return;
 	unwinder__snapshot(st->u, pid);
-	pid_note(st, pid);
+	pid_note(st, pid, false);
+}
+
+void stacks__forget_process(struct stacks *st, __u32 pid)
+{
+	char prefix[16];
+	unsigned int i;
+
+	if (!st)
+		return;
+	/* its cached names ("pid:ip:ret"): the pid may come back as another program */
+	snprintf(prefix, sizeof(prefix), "%u:", pid);
+	strmap__remove_prefix(&st->syms, prefix);
+	for (i = 0; i < st->npids && st->pids[i].pid != pid; i++)
+		;
+	if (i < st->npids) {
+		/* perf.data writes the mappings of sampled processes at the end */
+		if (st->keep_raw && st->pids[i].sampled)
+			return;
+		memmove(&st->pids[i], &st->pids[i + 1], (st->npids - i - 1) * sizeof(st->pids[0]));
+		st->npids--;
+	}
+	if (st->u)
+		unwinder__forget(st->u, pid);
 }
 
 /*
@@ -184,7 +215,7 @@ int stacks__add(struct stacks *st, const struct model *m, const void *data, size
 			st->unwind_failures++;
 	}
 	/* n == 0: the kernel's walk found nothing; the bytes stay, under [no stack] */
-	pid_note(st, h->pid);
+	pid_note(st, h->pid, true);
 	memcpy(raw_comm, h->comm, MP_COMM_LEN);
 	raw_comm[MP_COMM_LEN] = '\0';
 	comm = frame_clean(raw_comm);
@@ -441,17 +472,18 @@ int stacks__write_perf(const struct stacks *st, const struct model *m, FILE *f)
 	}
 	/* the processes: their name, then their code mappings */
 	for (i = 0; i < st->npids; i++) {
-		const struct model_proc *p = model__proc((struct model *)m, st->pids[i], false);
+		__u32 pid = st->pids[i].pid;
+		const struct model_proc *p = model__proc((struct model *)m, pid, false);
 
 		memcpy(raw_comm, p ? p->comm : "", p ? MP_COMM_LEN : 1);
 		comm = raw_comm[0] ? utf8__sanitize(raw_comm) : strdup("memphase-target");
-		err = comm ? perfdata__comm(pc.pd, st->pids[i], st->pids[i], 0, comm, true)
+		err = comm ? perfdata__comm(pc.pd, pid, pid, 0, comm, true)
 			   : -ENOMEM;
 		free(comm);
 		if (err)
 			goto cleanup;
 		if (st->u)
-			unwinder__for_each_map(st->u, st->pids[i], perf_map_cb, &pc);
+			unwinder__for_each_map(st->u, pid, perf_map_cb, &pc);
 		if (pc.err) {
 			err = pc.err;
 			goto cleanup;

@@ -24,6 +24,12 @@ void stacks__free(struct stacks *st);
 
 /* A process appeared or mapped code: snapshot its mappings while it is alive. */
 void stacks__note_process(struct stacks *st, __u32 pid);
+/*
+ * A process exited and its samples are in: drop its snapshot (unwinder__forget) and its
+ * cached symbol names. With perf.data (keep_raw) a sampled process keeps its snapshot,
+ * whose mappings the file needs at the end.
+ */
+void stacks__forget_process(struct stacks *st, __u32 pid);
 /* One MP_EV_STACK record (header + payload as sent by BPF). 0 or -errno. */
 int stacks__add(struct stacks *st, const struct model *m, const void *data, size_t len);
 

@@ -37,6 +37,8 @@ void strmap__free_ptr(__u64 value);
 struct strmap_entry *strmap__get(struct strmap *m, const char *key);
 /* The entry for key or NULL. */
 struct strmap_entry *strmap__find(const struct strmap *m, const char *key);
+/* Removes every entry whose key starts with prefix (values through value_free): how many. */
+size_t strmap__remove_prefix(struct strmap *m, const char *prefix);
 /* Entries sorted by key (malloc'd array of pointers into the map; free() it). */
 struct strmap_entry **strmap__sorted(const struct strmap *m);
 
