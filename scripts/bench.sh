@@ -6,8 +6,9 @@
 # Workload: scripts/touch.c touches BENCH_MIB MiB of anonymous memory in 4 KiB pages
 # (MADV_NOHUGEPAGE), one fault per page, and reports its own touch-loop time and minor faults.
 # Every configuration runs that workload once per round. The rounds are interleaved and the
-# order of the configurations rotates from round to round, because this VM is noisy (see
-# the first round of a configuration was often 20-40% slower); the first BENCH_WARMUP rounds are run and thrown away.
+# order of the configurations rotates from round to round, because this VM is noisy (the
+# first round of a configuration was often 20-40% slower); the first BENCH_WARMUP rounds are
+# run and thrown away.
 #
 # The workload is always started as `runstat DIR/target -- touch MIB`, under the tool when there
 # is one, so that the TARGET's own wall time (fork to reap of touch, its exit teardown included,
