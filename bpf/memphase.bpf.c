@@ -523,9 +523,9 @@ static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u
 }
 
 /*
- * At most one sample per cfg.sample_interval_ns (--max-samples), spread evenly (a burst of 64 allowed): a thread that
- * is refused keeps its bytes, and its next sample carries them, so a capped sample
- * stands for more bytes instead of bytes being lost.
+ * At most one sample per cfg.sample_interval_ns (--max-samples), spread evenly (a burst
+ * of 64 allowed): a thread that is refused keeps its bytes, and its next sample carries
+ * them, so a capped sample stands for more bytes instead of bytes being lost.
  */
 static __always_inline bool rate_allows(void)
 {
