@@ -524,9 +524,9 @@ static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u
 }
 
 /*
- * At most cfg.max_samples_per_sec, spread evenly (a burst of 64 allowed): a thread that
- * is refused keeps its bytes, and its next sample carries them, so a capped sample
- * stands for more bytes instead of bytes being lost.
+ * At most one sample per cfg.sample_interval_ns (--max-samples), spread evenly (a burst
+ * of 64 allowed): a thread that is refused keeps its bytes, and its next sample carries
+ * them, so a capped sample stands for more bytes instead of bytes being lost.
  */
 static __always_inline bool rate_allows(void)
 {
@@ -719,97 +719,119 @@ static __always_inline void guard_trip(struct mp_target *t, __u32 tgid, __s64 to
 }
 
 /*
- * kmem:rss_stat carries the exact size of one RSS counter of an mm (the classic
- * tracepoint sums the per-CPU counter; raw/BTF variants only see an approximation).
- * curr says whether the mm is current's: otherwise (reclaim, exit teardown, fork copy)
- * the mm is found by its id, learnt from earlier curr=1 events.
+ * The mm of a curr=1 rss_stat event (current's own mm) and the target it charges, with
+ * its tgid in *tgid: entered in mms on first sight. NULL: not a target, or mms is full.
  */
-SEC("tp/kmem/rss_stat")
-int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
+static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_target **tp,
+						     __u32 *tgidp)
 {
-	/* clang 14: read ctx fields once into locals (see PLATFORM.md item 1) */
-	__u32 mm_id = ctx->mm_id, curr = ctx->curr;
-	int member = ctx->member;
-	__s64 size = ctx->size, delta, total, old;
-	struct mp_phase_stats *s;
-	struct mp_target *t;
 	struct mp_mm *mm, fresh = {};
-	__u32 tgid, bit;
+	struct mp_target *t;
+	__u32 tgid;
 
-	if (member < 0 || member >= MP_NR_CLASSES)
-		return 0;
-	if (curr) {
-		t = target_of_current(&tgid);
-		if (!t)
-			return 0;
-		mm = bpf_map_lookup_elem(&mms, &mm_id);
-		if (mm && mm->tgid != tgid) {
-			/* vfork/CLONE_VM: a child running on its live parent's mm charges it */
-			struct mp_target *owner = target_lookup(mm->tgid);
+	t = target_of_current(&tgid);
+	if (!t)
+		return NULL;
+	mm = bpf_map_lookup_elem(&mms, &mm_id);
+	if (mm && mm->tgid != tgid) {
+		/* vfork/CLONE_VM: a child running on its live parent's mm charges it */
+		struct mp_target *owner = target_lookup(mm->tgid);
 
-			if (owner && !(owner->flags & MP_T_EXITED) && mm->gen == owner->mm_gen) {
-				t = owner;
-				tgid = mm->tgid;
-			}
-		}
-		/* an entry left by an exited process whose mm struct was recycled */
-		if (mm && (mm->tgid != tgid || mm->gen != t->mm_gen)) {
-			bpf_map_delete_elem(&mms, &mm_id);
-			mm = NULL;
-		}
-		if (!mm) {
-			struct mm_struct *cmm = bpf_get_current_task_btf()->mm;
-			int c;
-
-			fresh.tgid = tgid;
-			fresh.gen = t->mm_gen;
-			if (t->flags & MP_T_FRESH_MM) {
-				/* after exec the new mm starts empty: count from zero */
-				fresh.seeded = (1 << MP_NR_CLASSES) - 1;
-				__sync_fetch_and_and(&t->flags, ~MP_T_FRESH_MM);
-			} else if (cmm) {
-				/*
-				 * Attached or forked: what it already holds is not growth. Until
-				 * each class's first exact event, show the approximate counters.
-				 */
-				for (c = 0; c < MP_NR_CLASSES; c++)
-					fresh.rss[c] = fresh.peak[c] = mm_counter(cmm, c);
-				fresh.peak_total = fresh.rss[MP_FILE] + fresh.rss[MP_ANON] +
-						   fresh.rss[MP_SHMEM];
-			}
-			if (bpf_map_update_elem(&mms, &mm_id, &fresh, BPF_NOEXIST) &&
-			    bpf_map_lookup_elem(&mms, &mm_id) == NULL) {
-				struct mp_drops *d = drops_get();
-
-				if (d)
-					d->mms_full++;
-				return 0;
-			}
-			mm = bpf_map_lookup_elem(&mms, &mm_id);
-			if (!mm)
-				return 0;
-		}
-	} else {
-		mm = bpf_map_lookup_elem(&mms, &mm_id);
-		if (!mm)
-			return 0;
-		tgid = mm->tgid;
-		t = target_lookup(tgid);
-		if (!t)
-			return 0;
-		/*
-		 * Someone else's context: kswapd reclaiming a live image is ours; anything
-		 * else on an exited or replaced image is a recycled mm (another process's
-		 * fork copying into it), not ours. The owner's own exit or exec teardown is.
-		 */
-		if ((bpf_get_current_pid_tgid() >> 32) != tgid) {
-			struct task_struct *cur = bpf_get_current_task_btf();
-
-			if (!(cur->flags & PF_KTHREAD) || (t->flags & MP_T_EXITED) ||
-			    mm->gen != t->mm_gen)
-				return 0;
+		if (owner && !(owner->flags & MP_T_EXITED) && mm->gen == owner->mm_gen) {
+			t = owner;
+			tgid = mm->tgid;
 		}
 	}
+	/* an entry left by an exited process whose mm struct was recycled */
+	if (mm && (mm->tgid != tgid || mm->gen != t->mm_gen)) {
+		bpf_map_delete_elem(&mms, &mm_id);
+		mm = NULL;
+	}
+	if (!mm) {
+		struct mm_struct *cmm = bpf_get_current_task_btf()->mm;
+		int c;
+
+		fresh.tgid = tgid;
+		fresh.gen = t->mm_gen;
+		if (t->flags & MP_T_FRESH_MM) {
+			/* after exec the new mm starts empty: count from zero */
+			fresh.seeded = (1 << MP_NR_CLASSES) - 1;
+			__sync_fetch_and_and(&t->flags, ~MP_T_FRESH_MM);
+		} else if (cmm) {
+			/*
+			 * Attached or forked: what it already holds is not growth. Until
+			 * each class's first exact event, show the approximate counters.
+			 */
+			for (c = 0; c < MP_NR_CLASSES; c++)
+				fresh.rss[c] = fresh.peak[c] = mm_counter(cmm, c);
+			fresh.peak_total = fresh.rss[MP_FILE] + fresh.rss[MP_ANON] +
+					   fresh.rss[MP_SHMEM];
+		}
+		if (bpf_map_update_elem(&mms, &mm_id, &fresh, BPF_NOEXIST) &&
+		    bpf_map_lookup_elem(&mms, &mm_id) == NULL) {
+			struct mp_drops *d = drops_get();
+
+			if (d)
+				d->mms_full++;
+			return NULL;
+		}
+		mm = bpf_map_lookup_elem(&mms, &mm_id);
+		if (!mm)
+			return NULL;
+	}
+	*tp = t;
+	*tgidp = tgid;
+	return mm;
+}
+
+/*
+ * The mm of a curr=0 rss_stat event (reclaim, exit teardown, fork copy: someone else's
+ * context), found by the id learnt from earlier curr=1 events, and its owner. NULL: not
+ * ours.
+ */
+static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_target **tp,
+						     __u32 *tgidp)
+{
+	struct mp_target *t;
+	struct mp_mm *mm;
+	__u32 tgid;
+
+	mm = bpf_map_lookup_elem(&mms, &mm_id);
+	if (!mm)
+		return NULL;
+	tgid = mm->tgid;
+	t = target_lookup(tgid);
+	if (!t)
+		return NULL;
+	/*
+	 * Someone else's context: kswapd reclaiming a live image is ours; anything else on
+	 * an exited or replaced image is a recycled mm (another process's fork copying into
+	 * it), not ours. The owner's own exit or exec teardown is.
+	 */
+	if ((bpf_get_current_pid_tgid() >> 32) != tgid) {
+		struct task_struct *cur = bpf_get_current_task_btf();
+
+		if (!(cur->flags & PF_KTHREAD) || (t->flags & MP_T_EXITED) ||
+		    mm->gen != t->mm_gen)
+			return NULL;
+	}
+	*tp = t;
+	*tgidp = tgid;
+	return mm;
+}
+
+/*
+ * One exact counter value (size bytes of class member) of a resolved mm: the mm's and
+ * the target's peaks, the --max-rss guard, then the delta to the phase's growth or
+ * shrink, and in the target's own context (curr) to its mapping and stack samples.
+ */
+static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, struct mp_mm *mm,
+					struct mp_target *t, __u32 tgid, int member,
+					__s64 size, __u32 curr)
+{
+	struct mp_phase_stats *s;
+	__s64 delta, total, old;
+	__u32 bit;
 
 	bit = 1U << member;
 	member &= MP_NR_CLASSES - 1;
@@ -836,11 +858,11 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	if (cfg.max_rss_bytes && total > cfg.max_rss_bytes && curr)
 		guard_trip(t, tgid, total);
 	if (!delta)
-		return 0;
+		return;
 
 	s = stats_get(t->phase);
 	if (!s)
-		return 0;
+		return;
 	if (delta <= 0) {
 		/* a forked child giving back what it inherited never grew it here */
 		__s64 floor = mm->floor[member];
@@ -849,14 +871,14 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 			mm->floor[member] = size;
 		if (old > floor)
 			s->shrink[member] += old - (size > floor ? size : floor);
-		return 0;
+		return;
 	}
 	s->growth[member] += delta;
 	if (member == MP_SWAP)
-		return 0;	/* swap-out happens in reclaim, not in the target's code */
+		return;	/* swap-out happens in reclaim, not in the target's code */
 	__sync_fetch_and_add(&t->call_growth, delta);
 	if (!curr)
-		return 0;	/* not in the target's context: no mapping, no stack */
+		return;	/* not in the target's context: no mapping, no stack */
 	if (cfg.map_tracking || cfg.stack_mode) {
 		struct thread_state *ts;
 
@@ -867,6 +889,32 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 		if (cfg.stack_mode && ts)
 			stack_account(ctx, ts, tgid, t->phase, member, delta);
 	}
+}
+
+/*
+ * kmem:rss_stat carries the exact size of one RSS counter of an mm (the classic
+ * tracepoint sums the per-CPU counter; raw/BTF variants only see an approximation).
+ * curr says whether the mm is current's: otherwise (reclaim, exit teardown, fork copy)
+ * the mm is found by its id, learnt from earlier curr=1 events.
+ */
+SEC("tp/kmem/rss_stat")
+int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
+{
+	/* clang 14: read ctx fields once into locals (verifier: "dereference of modified
+	 * ctx ptr" otherwise) */
+	__u32 mm_id = ctx->mm_id, curr = ctx->curr;
+	int member = ctx->member;
+	__s64 size = ctx->size;
+	struct mp_target *t = NULL;
+	struct mp_mm *mm;
+	__u32 tgid = 0;
+
+	if (member < 0 || member >= MP_NR_CLASSES)
+		return 0;
+	mm = curr ? rss_mm_current(mm_id, &t, &tgid) : rss_mm_foreign(mm_id, &t, &tgid);
+	if (!mm || !t)
+		return 0;
+	rss_account(ctx, mm, t, tgid, member, size, curr);
 	return 0;
 }
 

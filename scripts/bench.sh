@@ -6,8 +6,9 @@
 # Workload: scripts/touch.c touches BENCH_MIB MiB of anonymous memory in 4 KiB pages
 # (MADV_NOHUGEPAGE), one fault per page, and reports its own touch-loop time and minor faults.
 # Every configuration runs that workload once per round. The rounds are interleaved and the
-# order of the configurations rotates from round to round, because this VM is noisy (see
-# ../shared/PLATFORM.md); the first BENCH_WARMUP rounds are run and thrown away.
+# order of the configurations rotates from round to round, because a VM's timing is noisy (a
+# first touch costs 1.4 us warm, 11-14 us after the host reclaimed the guest's free pages); the
+# first BENCH_WARMUP rounds are run and thrown away.
 #
 # The workload is always started as `runstat DIR/target -- touch MIB`, under the tool when there
 # is one, so that the TARGET's own wall time (fork to reap of touch, its exit teardown included,
@@ -65,7 +66,7 @@
 #
 # Live-view section (BENCH_LIVE=1, the default; a separate set of configurations, run after the
 # ones above, in its own rounds, with its own summary below theirs): memphase's own CPU use and
-# peak RSS while its full-screen live view runs (issue 4's budgets: under 2% of one core at the
+# peak RSS while its full-screen live view runs (the budgets: under 2% of one core at the
 # default refresh, under 64 MiB). memphase runs under script(1), so its stdout is a pseudo-terminal
 # (BENCH_LIVE_COLS x BENCH_LIVE_ROWS, TERM=xterm-256color) and the ncurses view engages (checked
 # in each run's raw screen output), against a long, slow workload: build/workload/llama-driver on

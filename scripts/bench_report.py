@@ -397,7 +397,7 @@ apply (no memphase process in live_alone).
 """.rstrip())
 
     print()
-    print("Budgets (issue 4):")
+    print("Budgets:")
     t = by.get("live_tui", [])
     st, wh = med(r["steady_pct"] for r in t), med(r["pct"] for r in t)
     if st is not None:

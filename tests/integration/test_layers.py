@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The house of DESIGN.md: user/ is split in layers and includes only point down.
+"""The house (ARCHITECTURE.md): user/ is split in layers and includes only point down.
 
     user/*.c (main, env, session)   the orchestrator: may include anything
     user/report/  views, exporters  lib, model, report

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """memphase runs as root on shared machines: what it writes, removes, runs and shows.
 
-Each test is one finding of the security review: an attack (a symlink planted by another
+Each test is one way a root tool can be abused or fail: an attack (a symlink planted by another
 user, a directory swapped during the run), a file that must survive a failed run, the
 credentials files and commands get, the exit status, and what reaches a terminal. Another
 user is uid 1234 (no account needed: the test owns its files); the invoking user under

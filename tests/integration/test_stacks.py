@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import xml.dom.minidom
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -222,3 +223,70 @@ def test_symbols_of_deleted_binary():
         rows = folded(out)
         gen = [fr for fr, _ in rows if fr[0] == "generate" and fr[-1] != "[not sampled]"]
         assert any("main" in fr and "touch_pages" in fr for fr in gen), gen[:2]
+
+
+def _status_kib(pid, key):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise AssertionError("no %s in /proc/%d/status" % (key, pid))
+
+
+def test_memphase_rss_stays_flat_over_2000_short_lived_processes():
+    """Each exited process's unwinding snapshot (mappings, opened files, a Dwfl with its
+    CFI tables) and cached symbol names are dropped when the process is reaped, so
+    memphase's own RSS does not grow with the number of processes it has seen.
+
+    The spawner (tests/workload/spawner.c) runs 2,000 children one after the other; each
+    is the spawner exec'd again and touches 256 KiB, so it gets about 4 DWARF-unwound
+    samples. The spawner stops before child 1,000 and after the last child until the test
+    lets it go on; there the test waits 1.5 s (memphase reaps a process 1 s after its exit,
+    checked every 100 ms) and reads memphase's /proc/PID/status. Both points are reached
+    by counting processes, not by the clock, and nothing machine-wide is read.
+
+    A process's snapshot costs ~290 KiB once it has been unwound, and it lives until the
+    reap, 1 s after the exit: memphase's heap holds the snapshots of the last second's
+    processes, tens of MiB at this machine's rate, and keeps some of that high-water mark
+    resident. So the end is compared with the high-water mark (VmHWM) at child 1,000, not
+    with the RSS there. Measured on the 2-vCPU test VM: without the forget the RSS ends
+    ~270 MiB above that mark (it grows ~290 KiB per process); with it, below the mark or
+    at most a few MiB above. The bound, 32 MiB, is 1/8 of the growth without the forget.
+    """
+    harness.need_root()
+    n, first = 2000, 1000
+    with harness.workdir() as d:
+        spawner = os.path.join(harness.WORKLOAD, "spawner")
+        out = os.path.join(d, "out.json")
+        p = subprocess.Popen(harness.mp_argv(
+            ["run", "--no-tui", "--stacks", "dwarf", "--json", out] + SAMPLE_OPTS +
+            ["--", spawner, str(n), "256", d, str(first), str(n)]),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        rss, hwm = {}, {}
+        try:
+            for cp in (first, n):
+                deadline = time.monotonic() + 120
+                while not os.path.exists(os.path.join(d, "at.%d" % cp)):
+                    assert p.poll() is None, "memphase exited early: %s" % p.stderr.read()
+                    assert time.monotonic() < deadline, "the spawner never reached %d" % cp
+                    time.sleep(0.01)
+                time.sleep(1.5)
+                rss[cp] = _status_kib(p.pid, "VmRSS")
+                hwm[cp] = _status_kib(p.pid, "VmHWM")
+                open(os.path.join(d, "go.%d" % cp), "w").close()
+            _, err = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        assert p.returncode == 0, "memphase exited %d: %s" % (p.returncode, err)
+        doc = harness.load_json(out)
+        samples = sum(ph["stacks"]["samples"] for ph in doc["phases"])
+        assert samples >= n, "only %d stack samples: the unwinder was hardly used" % samples
+        grown = rss[n] - hwm[first]
+        print("memphase after %d processes: VmRSS %d KiB, VmHWM %d KiB; after %d: VmRSS %d "
+              "KiB (%+d KiB over that VmHWM); lost %s"
+              % (first, rss[first], hwm[first], n, rss[n], grown, doc.get("lost")))
+        assert grown < 32 * 1024, \
+            "memphase's RSS went %d KiB over its high-water mark at %d processes in the %d "\
+            "processes after" % (grown, first, n - first)

@@ -508,8 +508,9 @@ TEST(json_doubles)
 	jsonw__double(c.w, 123456.0);
 	jsonw__end_array(c.w);
 	out = cap_close(&c);
-	/* %.6g: 6 significant digits, exponents when %g picks them */
-	ASSERT_STREQ(out, "[null,null,null,0,-1.25,3.14159,1e+06,1.5e-07,123456]\n", "doubles");
+	/* every digit that tells the double apart, no exponent at ordinary magnitudes */
+	ASSERT_STREQ(out, "[null,null,null,0,-1.25,3.14159265358979,1000000,0.00000015,123456]\n",
+		     "doubles");
 	ASSERT_TRUE(json_valid(out), "valid");
 	free(c.buf);
 
@@ -521,6 +522,60 @@ TEST(json_doubles)
 	out = cap_close(&c);
 	ASSERT_STREQ(out, "{\n  \"nan\": null\n}\n", "NaN field");
 	free(c.buf);
+}
+
+/* each double is written with the digits that read back as the same double */
+TEST(json_doubles_round_trip)
+{
+	static const struct {
+		double v;
+		const char *want;	/* NULL: only the read-back is checked */
+	} cases[] = {
+		{ 123456789.123, "123456789.123" },
+		{ 0.1, "0.1" },
+		{ 1e-7, "0.0000001" },
+		{ 9007199254740993.0, "9007199254740992" },	/* 2^53 + 1 rounds to 2^53 */
+		{ 9007199254740994.0, "9007199254740994" },	/* 2^53 + 2 */
+		{ 1.0 / 3.0, "0.3333333333333333" },
+		{ 0.1 + 0.2, "0.30000000000000004" },
+		{ -2.5e-3, "-0.0025" },
+		{ 1e20, "100000000000000000000" },
+		{ 1e21, "1e+21" },
+		{ 1.5e-8, "1.5e-08" },
+		{ 1.7976931348623157e308, "1.7976931348623157e+308" },
+		{ 4.9406564584124654e-324, NULL },
+		{ 2.2250738585072014e-308, NULL },
+		{ 6.02214076e23, NULL },
+		{ 3.14159265358979323846, NULL },
+	};
+	struct capture c;
+	const char *out, *p;
+	char *end;
+	size_t i;
+	double got;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (!cap_open(&c, false))
+			return;
+		jsonw__double(c.w, cases[i].v);
+		out = cap_close(&c);
+		if (!ASSERT_TRUE(json_valid(out), "valid")) {
+			printf("case %zu: %s", i, out);
+			free(c.buf);
+			continue;
+		}
+		got = strtod(out, &end);
+		if (!ASSERT_TRUE(end != out && *end == '\n' && got == cases[i].v, "reads back"))
+			printf("case %zu: %.17g written as %s", i, cases[i].v, out);
+		if (cases[i].want && !ASSERT_TRUE(end != out && strlen(cases[i].want) ==
+						   (size_t)(end - out) &&
+						   !strncmp(out, cases[i].want, end - out), "text"))
+			printf("case %zu: want %s, got %s", i, cases[i].want, out);
+		for (p = out; *p; p++)
+			if (*p == ',')
+				ASSERT_TRUE(false, "no decimal comma");
+		free(c.buf);
+	}
 }
 
 TEST(json_names_escaped)

@@ -86,7 +86,7 @@ TEST(stacks_folded_lines_are_clean_and_in_phase_order)
 {
 	static const char *const want_phase[] = { "load", "load", "load", "generate", "generate" };
 	struct model *m = calloc(1, sizeof(*m));
-	struct stacks *st = stacks__new(NULL);
+	struct stacks *st = stacks__new(NULL, false);
 	struct output_ctx ctx = {};
 	char *buf = NULL, *line, *save = NULL, phase[64], comm[64];
 	size_t len = 0, nl = 0;

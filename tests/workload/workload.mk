@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Integration-test workloads: a fake libllama.so with the real llama.cpp API names, its driver,
-# a program without llama symbols, and one that grows under odd names (oddnames). Included by
+# a program without llama symbols, one that grows under odd names (oddnames), and one that
+# starts many short-lived processes (spawner). Included by
 # the top-level Makefile; also works alone:
 #   make -f tests/workload/workload.mk OUTPUT=/tmp/wl workload
 #
-# $(OUTPUT)/workload/{libllama.so,llama-driver,nollama,oddnames}  -fno-omit-frame-pointer
+# $(OUTPUT)/workload/{libllama.so,llama-driver,nollama,oddnames,spawner}  -fno-omit-frame-pointer
 # $(OUTPUT)/workload/nofp/{libllama.so,llama-driver}     -fomit-frame-pointer (DWARF unwinding)
 
 OUTPUT ?= build
@@ -42,6 +43,7 @@ WL_LIB_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-soname,libllama.so
 WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
 WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
+	$(WL_OUT)/spawner \
 	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver
 
 .PHONY: workload
@@ -74,5 +76,9 @@ $(WL_OUT)/nollama: $(WL_SRC)/nollama.c | $(WL_NOFP)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
 
 $(WL_OUT)/oddnames: $(WL_SRC)/oddnames.c | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
+
+$(WL_OUT)/spawner: $(WL_SRC)/spawner.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@

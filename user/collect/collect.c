@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
+#include "collect/stacks.h"
 #include "lib/procmaps.h"
 #include "lib/strmap.h"
 #include "lib/util.h"
@@ -334,7 +335,7 @@ void collect__learn_paths(struct strmap *paths, __u32 pid)
 	paths_learn(paths, pid);
 }
 
-int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns)
+int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns)
 {
 	int mfd = bpf_map__fd(skel->maps.mms);
 	__u32 key, next, *prev = NULL;
@@ -347,6 +348,7 @@ int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns)
 		if (!p->exited || p->forgotten || p->exit_ns + 1000000000ULL > now_ns)
 			continue;
 		collect__del_target(skel, p->pid);
+		stacks__forget_process(st, p->pid);
 		p->forgotten = true;
 		n++;
 	}

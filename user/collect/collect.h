@@ -6,6 +6,7 @@
 #include "model/model.h"
 
 struct memphase_bpf;
+struct stacks;
 
 /* Reads per-phase counters (summed over CPUs), address-space RSS and drop counters. */
 int collect__maps(struct memphase_bpf *skel, struct model *m);
@@ -23,10 +24,11 @@ void collect__learn_file(struct strmap *paths, const char *path, const char *nam
 void collect__learn_paths(struct strmap *paths, __u32 pid);
 /*
  * Removes processes that exited more than 1 s before now_ns from the BPF target set and
- * their address spaces from the map (their last numbers are in the model by then), so
- * long runs that fork often do not fill the maps. Returns how many were removed.
+ * their address spaces from the map (their last numbers are in the model by then), and
+ * has st (NULL: no stacks) forget their snapshots, so long runs that fork often neither
+ * fill the maps nor grow memphase. Returns how many were removed.
  */
-int collect__reap(struct memphase_bpf *skel, struct model *m, __u64 now_ns);
+int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns);
 /*
  * Reads every loaded program's run count and run time (bpf_obj_get_info_by_fd; the
  * kernel counts the time only while BPF_STATS_RUN_TIME is enabled) into m->bpf_stats.

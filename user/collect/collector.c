@@ -193,14 +193,14 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	c->stop_on_map = o->stop_on_map;
 	c->keep_raw = o->stacks && o->keep_raw;
 	c->bpf_stats = o->bpf_stats;
-	strmap__init(&c->paths);
+	strmap__init(&c->paths, strmap__free_ptr);
 	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
 	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
 	if (!c->growth_ring || !c->tl)
 		goto fail;
 	if (o->stacks) {
 		c->unwinder = unwinder__new();
-		c->stacks = c->unwinder ? stacks__new(c->unwinder) : NULL;
+		c->stacks = c->unwinder ? stacks__new(c->unwinder, c->keep_raw) : NULL;
 		if (!c->stacks)
 			goto fail;
 	}
@@ -219,8 +219,6 @@ fail:
 
 void collector__free(struct collector *c)
 {
-	size_t k;
-
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
@@ -228,9 +226,6 @@ void collector__free(struct collector *c)
 	unwinder__free(c->unwinder);
 	timeline__free(c->tl);
 	free(c->growth_ring);
-	for (k = 0; k < c->paths.cap; k++)
-		if (c->paths.slots[k].key)
-			free((char *)(uintptr_t)c->paths.slots[k].value);
 	strmap__free(&c->paths);
 	free(c);
 }
@@ -391,7 +386,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 	now = util__now_ns();
 	if (now - c->last_tick_ns >= COLLECTOR_TICK_NS) {
 		collect__maps(c->skel, c->m);
-		collect__reap(c->skel, c->m, now);
+		collect__reap(c->skel, c->m, c->stacks, now);
 		oom__ring_add(c->growth_ring, c->m, now);
 		timeline__add_model(c->tl, c->m, now);
 		c->last_tick_ns = now;

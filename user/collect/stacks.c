@@ -12,44 +12,49 @@
 
 struct stacks {
 	struct unwinder *u;
+	bool keep_raw;			/* the profile keeps raw samples: mappings at the end */
 	struct strmap syms;		/* "pid:ip:ret" -> (char *) name */
-	__u32 pids[1024];		/* processes that took samples */
+	struct {
+		__u32 pid;
+		bool sampled;		/* it has samples: perf.data needs its mappings */
+	} pids[1024];			/* processes noted (snapshots) */
 	unsigned int npids;
 };
 
-struct stacks *stacks__new(struct unwinder *u)
+struct stacks *stacks__new(struct unwinder *u, bool keep_raw)
 {
 	struct stacks *st = calloc(1, sizeof(*st));
 
 	if (!st)
 		return NULL;
 	st->u = u;
-	strmap__init(&st->syms);
+	st->keep_raw = keep_raw;
+	strmap__init(&st->syms, strmap__free_ptr);
 	return st;
 }
 
 void stacks__free(struct stacks *st)
 {
-	size_t i;
-
 	if (!st)
 		return;
-	for (i = 0; i < st->syms.cap; i++)
-		if (st->syms.slots[i].key)
-			free((char *)(uintptr_t)st->syms.slots[i].value);
 	strmap__free(&st->syms);
 	free(st);
 }
 
-static void pid_note(struct stacks *st, __u32 pid)
+static void pid_note(struct stacks *st, __u32 pid, bool sampled)
 {
 	unsigned int i;
 
-	for (i = 0; i < st->npids; i++)
-		if (st->pids[i] == pid)
+	for (i = 0; i < st->npids; i++) {
+		if (st->pids[i].pid == pid) {
+			st->pids[i].sampled |= sampled;
 			return;
-	if (st->npids < sizeof(st->pids) / sizeof(st->pids[0]))
-		st->pids[st->npids++] = pid;
+		}
+	}
+	if (st->npids < sizeof(st->pids) / sizeof(st->pids[0])) {
+		st->pids[st->npids].pid = pid;
+		st->pids[st->npids++].sampled = sampled;
+	}
 }
 
 void stacks__note_process(struct stacks *st, __u32 pid)
@@ -57,7 +62,30 @@ void stacks__note_process(struct stacks *st, __u32 pid)
 	if (!st || !st->u)
 		return;
 	unwinder__snapshot(st->u, pid);
-	pid_note(st, pid);
+	pid_note(st, pid, false);
+}
+
+void stacks__forget_process(struct stacks *st, __u32 pid)
+{
+	char prefix[16];
+	unsigned int i;
+
+	if (!st)
+		return;
+	/* its cached names ("pid:ip:ret"): the pid may come back as another program */
+	snprintf(prefix, sizeof(prefix), "%u:", pid);
+	strmap__remove_prefix(&st->syms, prefix);
+	for (i = 0; i < st->npids && st->pids[i].pid != pid; i++)
+		;
+	if (i < st->npids) {
+		/* perf.data writes the mappings of sampled processes at the end */
+		if (st->keep_raw && st->pids[i].sampled)
+			return;
+		memmove(&st->pids[i], &st->pids[i + 1], (st->npids - i - 1) * sizeof(st->pids[0]));
+		st->npids--;
+	}
+	if (st->u)
+		unwinder__forget(st->u, pid);
 }
 
 /*
@@ -132,7 +160,7 @@ int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len
 		if (n <= 1)
 			m->unwind_failures++;
 	}
-	pid_note(st, h->pid);
+	pid_note(st, h->pid, true);
 	memcpy(raw_comm, h->comm, MP_COMM_LEN);
 	raw_comm[MP_COMM_LEN] = '\0';
 	comm = frame_clean(raw_comm);
@@ -183,16 +211,16 @@ int stacks__finish(struct stacks *st, struct model *m)
 	/* again after a guard's snapshot: the mappings as they are now */
 	m->profile.nmaps = 0;
 	for (i = 0; i < st->npids; i++) {
-		const struct model_proc *p = model__proc(m, st->pids[i], false);
+		const struct model_proc *p = model__proc(m, st->pids[i].pid, false);
 
 		memset(comm, 0, sizeof(comm));
 		if (p)
 			memcpy(comm, p->comm, MP_COMM_LEN);
-		err = profile__add_proc(&m->profile, st->pids[i], comm);
+		err = profile__add_proc(&m->profile, st->pids[i].pid, comm);
 		if (err)
 			return err;
 		if (m->profile.keep_raw && st->u)
-			unwinder__for_each_map(st->u, st->pids[i], map_cb, &mc);
+			unwinder__for_each_map(st->u, st->pids[i].pid, map_cb, &mc);
 		if (mc.err)
 			return mc.err;
 	}

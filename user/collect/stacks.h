@@ -17,11 +17,19 @@
 struct stacks;
 struct unwinder;
 
-struct stacks *stacks__new(struct unwinder *u);
+/* keep_raw: the profile keeps raw samples (perf.data): sampled processes keep their
+ * snapshots until the end, for their mappings. */
+struct stacks *stacks__new(struct unwinder *u, bool keep_raw);
 void stacks__free(struct stacks *st);
 
 /* A process appeared or mapped code: snapshot its mappings while it is alive. */
 void stacks__note_process(struct stacks *st, __u32 pid);
+/*
+ * A process exited and its samples are in: drop its snapshot (unwinder__forget) and its
+ * cached symbol names. With raw samples kept, a sampled process keeps its snapshot, whose
+ * mappings the profile needs at the end.
+ */
+void stacks__forget_process(struct stacks *st, __u32 pid);
 /*
  * One MP_EV_STACK record (header + payload as sent by BPF): unwound, symbolized and added
  * to m's profile and sample counters. 0 or -errno.

@@ -42,14 +42,17 @@ void unwinder__free(struct unwinder *u);
  * exits: its executable mappings from /proc/PID/maps and their files. Call it when a
  * process is first seen and when it maps a new executable file. A refresh adds the new
  * mappings and keeps the old ones that no new mapping overlaps (samples taken before a
- * dlclose() still resolve); after an exec, unwinder__forget() first drops the old image
- * (once its samples are processed). Only regular files are opened. [vdso] is copied from
+ * dlclose() or an exec still resolve) until unwinder__forget(). Only regular files are
+ * opened. [vdso] is copied from
  * the process' memory. Returns 0, -ESRCH if the process is gone (an existing snapshot is
  * kept), or another -errno.
  */
 int unwinder__snapshot(struct unwinder *u, pid_t pid);
 
-/* Forgets a process (after it exited and its samples were processed). Unknown pids are ignored. */
+/*
+ * Forgets a process (after it exited and its samples were processed: stacks__forget_process
+ * at reap). Unknown pids are ignored.
+ */
 void unwinder__forget(struct unwinder *u, pid_t pid);
 
 /*

@@ -210,15 +210,65 @@ void jsonw__s64(struct jsonw *w, __s64 v)
 	fprintf(w->out, "%lld", (long long)v);
 }
 
+/*
+ * "d.ddde[+-]X" (what %g printed, '.' or the locale's comma) rewritten without the
+ * exponent: 1e-07 -> 0.0000001, 1.5e+17 -> 150000000000000000.
+ */
+static void json_fixed(char *buf, size_t len)
+{
+	char digits[32], out[64], *p = buf;
+	int n = 0, x, pos, i, k = 0;
+	bool neg = *p == '-';
+
+	if (neg)
+		p++;
+	for (; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9' && n < (int)sizeof(digits))
+			digits[n++] = *p;
+	if (*p != 'e' || !n)
+		return;
+	x = atoi(p + 1);
+	/* the value is 0.DIGITS times 10^pos */
+	pos = x + 1;
+	if (neg)
+		out[k++] = '-';
+	if (pos <= 0) {
+		out[k++] = '0';
+		out[k++] = '.';
+		for (i = pos; i < 0; i++)
+			out[k++] = '0';
+		for (i = 0; i < n; i++)
+			out[k++] = digits[i];
+	} else {
+		for (i = 0; i < n || i < pos; i++) {
+			if (i == pos)
+				out[k++] = '.';
+			out[k++] = i < n ? digits[i] : '0';
+		}
+	}
+	out[k] = '\0';
+	snprintf(buf, len, "%s", out);
+}
+
 void jsonw__double(struct jsonw *w, double v)
 {
-	char buf[64], *p;
+	char buf[64], *p, *e;
+	int prec;
 
 	if (!isfinite(v)) {
 		jsonw__null(w);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.6g", v);
+	/* the fewest significant digits that read back as the same double (17 always do) */
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (prec == 17 || strtod(buf, NULL) == v)
+			break;
+	}
+	/* no exponent for ordinary magnitudes: 1e-07 and 1e+20 as plain digits */
+	e = strchr(buf, 'e');
+	if (e && atoi(e + 1) >= -7 && atoi(e + 1) <= 20)
+		json_fixed(buf, sizeof(buf));
 	/* a locale with a decimal comma must not break the JSON */
 	for (p = buf; *p; p++)
 		if (*p == ',')

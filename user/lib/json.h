@@ -29,7 +29,11 @@ void jsonw__name(struct jsonw *w, const char *name);
 void jsonw__string(struct jsonw *w, const char *s);
 void jsonw__u64(struct jsonw *w, __u64 v);
 void jsonw__s64(struct jsonw *w, __s64 v);
-void jsonw__double(struct jsonw *w, double v);	/* %.6g-like, always valid JSON */
+/*
+ * The shortest of %.15g/%.16g/%.17g that reads back as v (so no precision is lost),
+ * without an exponent from 1e-7 to 1e21; non-finite values print null.
+ */
+void jsonw__double(struct jsonw *w, double v);
 void jsonw__bool(struct jsonw *w, bool v);
 void jsonw__null(struct jsonw *w);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A string -> u64 hash map with linear probing (FNV-1a). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/strmap.h"
@@ -13,19 +14,31 @@ static __u64 hash(const char *s)
 	return h;
 }
 
-void strmap__init(struct strmap *m)
+void strmap__init(struct strmap *m, strmap_value_free_fn value_free)
 {
 	memset(m, 0, sizeof(*m));
+	m->value_free = value_free;
 }
 
 void strmap__free(struct strmap *m)
 {
+	strmap_value_free_fn value_free = m->value_free;
 	size_t i;
 
-	for (i = 0; i < m->cap; i++)
+	for (i = 0; i < m->cap; i++) {
+		if (!m->slots[i].key)
+			continue;
+		if (value_free)
+			value_free(m->slots[i].value);
 		free(m->slots[i].key);
+	}
 	free(m->slots);
-	memset(m, 0, sizeof(*m));
+	strmap__init(m, value_free);
+}
+
+void strmap__free_ptr(__u64 value)
+{
+	free((void *)(uintptr_t)value);
 }
 
 static struct strmap_entry *probe(struct strmap_entry *slots, size_t cap, const char *key)
@@ -81,6 +94,47 @@ struct strmap_entry *strmap__get(struct strmap *m, const char *key)
 		m->len++;
 	}
 	return e;
+}
+
+/*
+ * Empties slot i and moves later entries of its probe run back (backward-shift deletion:
+ * no tombstones), so that every remaining key is still found from its home slot.
+ */
+static void remove_slot(struct strmap *m, size_t i)
+{
+	size_t mask = m->cap - 1, j = i, home;
+
+	if (m->value_free)
+		m->value_free(m->slots[i].value);
+	free(m->slots[i].key);
+	m->slots[i].key = NULL;
+	m->len--;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!m->slots[j].key)
+			return;
+		home = hash(m->slots[j].key) & mask;
+		/* j may move to i unless its home lies cyclically in (i, j] */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		m->slots[i] = m->slots[j];
+		m->slots[j].key = NULL;
+		i = j;
+	}
+}
+
+size_t strmap__remove_prefix(struct strmap *m, const char *prefix)
+{
+	size_t i, n = 0, len = strlen(prefix);
+
+	for (i = 0; i < m->cap; i++) {
+		/* an entry shifted into slot i is looked at again */
+		while (m->slots[i].key && !strncmp(m->slots[i].key, prefix, len)) {
+			remove_slot(m, i);
+			n++;
+		}
+	}
+	return n;
 }
 
 static int cmp_entry(const void *a, const void *b)

@@ -148,7 +148,7 @@ struct model {
 	struct model_bpf_stats bpf_stats;
 };
 
-/* startup_ns: when observation began (CLOCK_MONOTONIC ns). */
+/* start_ns: when observation began (CLOCK_MONOTONIC ns). */
 void model__init(struct model *m, __u32 root_pid, __u64 start_ns);
 void model__free(struct model *m);
 /* Phase ids and names must match the BPF cookies; id 0 is "startup". */

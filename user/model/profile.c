@@ -10,8 +10,8 @@ void profile__init(struct profile *p, bool keep_raw)
 {
 	memset(p, 0, sizeof(*p));
 	p->keep_raw = keep_raw;
-	strmap__init(&p->strings);
-	strmap__init(&p->index);
+	strmap__init(&p->strings, NULL);
+	strmap__init(&p->index, NULL);
 }
 
 void profile__free(struct profile *p)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The JSON summary (schema 1, DESIGN.md "Outputs"). */
+/* The JSON summary (schema 1; README.md explains every key). */
 #ifndef __MP_REPORT_JSON_H
 #define __MP_REPORT_JSON_H
 
