@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
+#include "collect/phases.h"
 #include "collect/stacks.h"
 #include "lib/procmaps.h"
 #include "lib/strmap.h"
@@ -477,5 +478,27 @@ int collect__bpf_stats(struct memphase_bpf *skel, struct model *m)
 		p->runs = info.run_cnt;
 		p->run_time_ns = info.run_time_ns;
 	}
+	return err;
+}
+
+int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
+		       const struct collect_config *cc)
+{
+	struct mp_config *cfg = (struct mp_config *)&skel->rodata->cfg;
+	unsigned int kib = cc->ringbuf_kib;
+	int err;
+
+	phases__fill_cfg(ph, cfg);
+	cfg->stack_mode = cc->stack_mode;
+	cfg->sample_bytes = cc->sample_bytes;
+	cfg->sample_interval_ns = cc->max_samples ? 1000000000ULL / cc->max_samples : 0;
+	cfg->map_tracking = cc->mappings;
+	cfg->max_rss_bytes = cc->max_rss;
+	/* dwarf samples are 16 KiB each: give them room between two polls */
+	if (cc->stack_mode == MP_STACKS_DWARF && kib < 8192)
+		kib = 8192;
+	err = bpf_map__set_max_entries(skel->maps.events, kib * 1024);
+	if (err)
+		fprintf(stderr, "memphase: failed to configure BPF object: %s\n", strerror(-err));
 	return err;
 }

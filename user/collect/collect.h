@@ -6,6 +6,22 @@
 #include "model/model.h"
 
 struct memphase_bpf;
+struct phases;
+
+/* What the BPF side is configured with before it is loaded. */
+struct collect_config {
+	int stack_mode;			/* enum mp_stack_mode */
+	__u64 sample_bytes;		/* one stack sample per this much of a thread's growth */
+	__u64 max_samples;		/* per second, all threads (0: no cap) */
+	bool mappings;			/* charge growth to mappings */
+	__u64 max_rss;			/* the guard's RSS limit (0: off) */
+	unsigned int ringbuf_kib;
+};
+
+/* Fills the read-only config and sizes the ring buffer (after open, before load). -errno
+ * after one line on stderr. */
+int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
+		       const struct collect_config *cc);
 struct stacks;
 
 /* Reads per-phase counters (summed over CPUs), address-space RSS and drop counters. */

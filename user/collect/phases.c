@@ -157,3 +157,23 @@ bool phases__marker_matches(const struct marker *mk, const char *path)
 		return false;
 	return have[n] == '\0' || (mk->binary[0] != '/' && have[n] == '.');
 }
+
+int phases__setup(struct phases *p, const struct preset *preset, const struct phase_spec *specs,
+		  unsigned int nspecs)
+{
+	unsigned int i;
+	int err;
+
+	err = phases__init(p, preset);
+	if (err) {
+		fprintf(stderr, "memphase: preset '%s' does not fit: %s\n",
+			preset ? preset->name : "none", strerror(-err));
+		return err;
+	}
+	for (i = 0; !err && i < nspecs; i++)
+		err = phases__add_spec(p, &specs[i]);
+	if (err)
+		fprintf(stderr, "memphase: too many phases or markers (max %d phases, %d markers)\n",
+			MP_MAX_PHASES, PHASES_MAX_MARKERS);
+	return err;
+}

@@ -34,6 +34,12 @@ struct phases {
 
 /* Phase 0 is "startup"; a preset (NULL: none) adds its phases, markers and rules. -errno. */
 int phases__init(struct phases *p, const struct preset *preset);
+/*
+ * phases__init with preset, then the user's specs; -errno after one line on stderr (the
+ * preset or the specs do not fit the limits).
+ */
+int phases__setup(struct phases *p, const struct preset *preset, const struct phase_spec *specs,
+		  unsigned int nspecs);
 /* Puts the rules into the BPF config. */
 void phases__fill_cfg(const struct phases *p, struct mp_config *cfg);
 /* Adds a user marker (and its phase, unless a phase of that name exists). -errno. */
