@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
 #include "collect/phases.h"
+#include "collect/probes.h"
 #include "collect/stacks.h"
 #include "lib/procmaps.h"
 #include "lib/strmap.h"
@@ -498,6 +499,10 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	if (cc->stack_mode == MP_STACKS_DWARF && kib < 8192)
 		kib = 8192;
 	err = bpf_map__set_max_entries(skel->maps.events, kib * 1024);
+	/* markers as multi-uprobe links where the kernel has them: one detach per file */
+	if (!err && probes__multi_supported())
+		err = bpf_program__set_expected_attach_type(skel->progs.handle_marker,
+							    PROBES_UPROBE_MULTI);
 	if (err)
 		fprintf(stderr, "memphase: failed to configure BPF object: %s\n", strerror(-err));
 	return err;

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Phase markers -> uprobes, file by file as the target maps them. */
+/*
+ * Phase markers -> uprobes, file by file as the target maps them. Where the kernel has
+ * multi-uprobe links (6.6+), a file's markers are one link: detaching it waits for the
+ * uprobes' RCU grace period once instead of once per uprobe (about 100 ms each here).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/elfsym.h"
 #include "collect/probes.h"
@@ -27,8 +34,12 @@ struct probes {
 	int verbose;
 	unsigned int nfiles;
 	struct file_id files[PROBES_MAX_FILES];
+	bool multi;			/* the program attaches as multi-uprobe links */
 	unsigned int nlinks;
 	struct bpf_link *links[PROBES_MAX_LINKS];
+	unsigned int nfds;
+	int fds[PROBES_MAX_FILES];	/* multi-uprobe links, one per file */
+	unsigned int nprobes;
 	bool user_found[PHASES_MAX_MARKERS];
 	bool user_matched[PHASES_MAX_MARKERS];	/* a scanned file matched its binary */
 };
@@ -42,7 +53,70 @@ struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, in
 	p->prog = prog;
 	p->ph = ph;
 	p->verbose = verbose;
+	p->multi = bpf_program__expected_attach_type(prog) == PROBES_UPROBE_MULTI;
 	return p;
+}
+
+/* BPF_LINK_CREATE's uprobe_multi member, as in the kernel's uapi since 6.6 */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* One link for n uprobes in path: its fd, or -errno. */
+static int uprobe_multi_attach(int prog_fd, const char *path, const __u64 *offsets,
+			       const __u64 *cookies, unsigned int n)
+{
+	struct uprobe_multi_attr a = {
+		.prog_fd = prog_fd,
+		.attach_type = PROBES_UPROBE_MULTI,
+		.path = (__u64)(uintptr_t)path,
+		.offsets = (__u64)(uintptr_t)offsets,
+		.cookies = (__u64)(uintptr_t)cookies,
+		.cnt = n,
+	};
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : fd;
+}
+
+bool probes__multi_supported(void)
+{
+	static int supported = -1;
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = PROBES_UPROBE_MULTI);
+	__u64 off = 0, cookie = 0;
+	int fd, link;
+
+	if (supported >= 0)
+		return supported;
+	/* a kernel without them refuses the attach type at load, or the link */
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &o);
+	if (fd < 0) {
+		supported = 0;
+		return false;
+	}
+	/* offset 0 of a file that exists: accepted (and detached at once) or refused for the
+	 * offset, never EINVAL or ENOTSUPP (524) for the attach type where they exist */
+	link = uprobe_multi_attach(fd, "/proc/self/exe", &off, &cookie, 1);
+	supported = link >= 0 || (link != -EINVAL && link != -EOPNOTSUPP && link != -524);
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return supported;
 }
 
 void probes__free(struct probes *p)
@@ -53,6 +127,8 @@ void probes__free(struct probes *p)
 		return;
 	for (i = 0; i < p->nlinks; i++)
 		bpf_link__destroy(p->links[i]);
+	for (i = 0; i < p->nfds; i++)
+		close(p->fds[i]);
 	free(p);
 }
 
@@ -86,14 +162,35 @@ static bool shared_widely(const char *path)
 	return false;
 }
 
+/* one uprobe per offset (no multi-uprobe links): 0 or -errno */
+static int attach_single(struct probes *p, const char *path, const __u64 *offs,
+			 const __u64 *cookies, unsigned int n)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	struct bpf_link *link;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (p->nlinks == PROBES_MAX_LINKS)
+			return -E2BIG;
+		opts.bpf_cookie = cookies[i];
+		link = bpf_program__attach_uprobe_opts(p->prog, -1, path, offs[i], &opts);
+		if (!link)
+			return -errno;
+		p->links[p->nlinks++] = link;
+	}
+	return 0;
+}
+
 int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 {
 	const char *path = open_path ? open_path : name;
 	char esc[PATH_MAX], what[2 * PHASE_NAME_MAX];
+	__u64 offs[PHASES_MAX_MARKERS], cookies[PHASES_MAX_MARKERS];
+	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0;
 	struct elfsym *es = NULL;
 	struct stat st;
-	unsigned int i;
-	int n = 0, err;
+	int fd, err;
 
 	if (stat(path, &st))
 		return -errno;
@@ -106,44 +203,49 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		return -errno;
 	for (i = 0; i < p->ph->nmarkers; i++) {
 		const struct marker *mk = &p->ph->markers[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, opts);
-		struct bpf_link *link;
-		__u64 off;
 
 		if (!phases__marker_matches(mk, name))
 			continue;
 		p->user_matched[i] |= mk->user;
-		if (elfsym__lookup(es, mk->symbol, &off))
+		if (elfsym__lookup(es, mk->symbol, &offs[n]))
 			continue;
-		if (p->nlinks == PROBES_MAX_LINKS) {
-			err = -E2BIG;
-			goto cleanup;
-		}
-		opts.bpf_cookie = phases__cookie(mk);
-		link = bpf_program__attach_uprobe_opts(p->prog, -1, path, off, &opts);
-		if (!link) {
-			err = -errno;
-			fprintf(stderr, "memphase: failed to attach uprobe %s:%s: %s\n",
-				utf8__esc_term(esc, sizeof(esc), name), mk->symbol, strerror(-err));
-			continue;
-		}
-		p->links[p->nlinks++] = link;
+		cookies[n] = phases__cookie(mk);
+		idx[n++] = i;
+	}
+	elfsym__close(es);
+	if (!n)
+		return 0;
+	if (p->multi) {
+		fd = p->nfds < PROBES_MAX_FILES ? uprobe_multi_attach(bpf_program__fd(p->prog), path,
+								      offs, cookies, n)
+						: -E2BIG;
+		err = fd < 0 ? fd : 0;
+		if (fd >= 0)
+			p->fds[p->nfds++] = fd;
+	} else {
+		err = attach_single(p, path, offs, cookies, n);
+	}
+	if (err) {
+		fprintf(stderr, "memphase: failed to attach uprobes in %s: %s\n",
+			utf8__esc_term(esc, sizeof(esc), name), strerror(-err));
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		const struct marker *mk = &p->ph->markers[idx[i]];
+
 		if (mk->user && shared_widely(name))
 			fprintf(stderr, "memphase: marker %s is in %s: every process that maps it "
 					"takes a uprobe trap on each call, not only the target\n",
 				mk->symbol, utf8__esc_term(esc, sizeof(esc), name));
 		if (mk->user)
-			p->user_found[i] = true;
+			p->user_found[idx[i]] = true;
 		if (p->verbose)
 			fprintf(stderr, "memphase: marker %s:%s (+%#" PRIx64 ") -> phase %s\n",
-				utf8__esc_term(esc, sizeof(esc), name), mk->symbol, (uint64_t)off,
-				phases__marker_str(p->ph, mk, what, sizeof(what)));
-		n++;
+				utf8__esc_term(esc, sizeof(esc), name), mk->symbol,
+				(uint64_t)offs[i], phases__marker_str(p->ph, mk, what, sizeof(what)));
 	}
-	err = n;
-cleanup:
-	elfsym__close(es);
-	return err;
+	p->nprobes += n;
+	return n;
 }
 
 static int scan_entry(struct probes *p, pid_t pid, const struct procmaps_entry *e)
@@ -200,7 +302,7 @@ int probes__scan_pid(struct probes *p, pid_t pid)
 
 unsigned int probes__count(const struct probes *p)
 {
-	return p->nlinks;
+	return p->nprobes;
 }
 
 

@@ -3,13 +3,22 @@
 #ifndef __MP_PROBES_H
 #define __MP_PROBES_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include "collect/phases.h"
 
 struct bpf_program;
+
+/* not in this libbpf's (1.1) or the uapi headers' (6.1) enum bpf_attach_type */
+#define PROBES_UPROBE_MULTI	48	/* BPF_TRACE_UPROBE_MULTI */
 struct probes;
 
+/*
+ * Does the kernel have multi-uprobe links? Then the marker program is loaded for them
+ * (bpf_program__set_expected_attach_type before load) and each file's markers are one link.
+ */
+bool probes__multi_supported(void);
 /* prog: the marker program (one program, the cookie tells the phase). */
 struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose);
 void probes__free(struct probes *p);	/* detaches; NULL-safe */
