@@ -495,9 +495,21 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	cfg->sample_interval_ns = cc->max_samples ? 1000000000ULL / cc->max_samples : 0;
 	cfg->map_tracking = cc->mappings;
 	cfg->max_rss_bytes = cc->max_rss;
-	/* dwarf samples are 16 KiB each: give them room between two polls */
-	if (cc->stack_mode == MP_STACKS_DWARF && kib < 8192)
-		kib = 8192;
+	/*
+	 * dwarf samples are 16 KiB each: room for twice the samples the cap lets through
+	 * between two polls (100 ms), 8 MiB without a cap. The ring's pages count twice in
+	 * memphase's RSS (the kernel maps its data area twice), so no more than that.
+	 */
+	if (cc->stack_mode == MP_STACKS_DWARF) {
+		__u64 need = cc->max_samples ? 2 * cc->max_samples / 10 * (MP_STACK_MAX / 1024 + 1)
+					     : 8192;
+		unsigned int want = 1024;
+
+		while (want < need && want < 8192)
+			want *= 2;
+		if (kib < want)
+			kib = want;
+	}
 	err = bpf_map__set_max_entries(skel->maps.events, kib * 1024);
 	/* markers as multi-uprobe links where the kernel has them: one detach per file */
 	if (!err && probes__multi_supported())
