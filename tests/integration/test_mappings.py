@@ -107,10 +107,14 @@ def test_threads_that_malloc_under_the_lock_unknown_under_1pct():
         rss = smaps_rss(smaps)
         arenas = [(s, b) for s, b in by_start(doc).items() if b >= 16 * MIB]
         assert len(arenas) >= 4, "the threads' arenas are not among the mappings: %s" % arenas
+        # Per arena within 2%: two threads' rss_stat events that cross (each reads the
+        # mm's exact counter, then they take their deltas in the other order) move a few
+        # pages from one thread's growth to the other's, whatever the lookups do.
         for start, b in arenas:
             assert start in rss, "%#x not in smaps" % start
-            harness.assert_close(b, rss[start], 64 * KIB, "arena %#x vs smaps Rss" % start)
-        assert sum(b for _, b in arenas) >= 8 * 24 * MIB * 0.99
+            harness.assert_close(b, rss[start], rss[start] // 50, "arena %#x vs smaps Rss" % start)
+        got, want = sum(b for _, b in arenas), sum(rss[s] for s, _ in arenas)
+        harness.assert_close(got, want, want // 200, "arenas vs their smaps Rss")
 
 
 def test_llama_model_mapped_with_populate_named_in_load():
