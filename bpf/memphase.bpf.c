@@ -344,7 +344,11 @@ struct classify_ctx {
 	__u64 addr;
 };
 
-/* bpf_find_vma callback: what kind of mapping holds the faulting address */
+/*
+ * bpf_find_vma callback: what kind of mapping holds the faulting address. Plain loads
+ * through the BTF pointers (the verifier makes them fault-safe), not bpf_probe_read calls:
+ * a fault in another VMA than the thread's last runs this every time.
+ */
 static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct classify_ctx *c = data;
@@ -362,8 +366,7 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	ts->map.dev = 0;
 	ts->map.ino = 0;
 	if (!f) {
-		__u64 brk = BPF_CORE_READ(mm, brk), start_brk = BPF_CORE_READ(mm, start_brk);
-		__u64 start_stack = BPF_CORE_READ(mm, start_stack);
+		__u64 brk = mm->brk, start_brk = mm->start_brk, start_stack = mm->start_stack;
 
 		if (start <= brk && end >= start_brk)
 			ts->map.kind = MP_MAP_HEAP;
@@ -379,11 +382,11 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 		}
 		return 0;
 	}
-	inode = BPF_CORE_READ(f, f_inode);
-	mode = BPF_CORE_READ(inode, i_mode);
-	magic = BPF_CORE_READ(inode, i_sb, s_magic);
-	ts->map.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	ts->map.ino = BPF_CORE_READ(inode, i_ino);
+	inode = f->f_inode;
+	mode = inode->i_mode;
+	magic = inode->i_sb->s_magic;
+	ts->map.dev = inode->i_sb->s_dev;
+	ts->map.ino = inode->i_ino;
 	if ((mode & S_IFMT) == S_IFCHR)
 		ts->map.kind = MP_MAP_DEVICE;
 	else if (magic == TMPFS_MAGIC || magic == HUGETLBFS_MAGIC)
@@ -429,7 +432,7 @@ static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool
 	    addr < ts->vm_end)
 		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	c.sp = BPF_CORE_READ(regs, sp);
+	c.sp = regs->sp;
 	__builtin_memset(&ts->map, 0, sizeof(ts->map));
 	ts->vm_start = ts->vm_end = 0;
 	err = bpf_find_vma(task, addr, classify_cb, &c, 0);
