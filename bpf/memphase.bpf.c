@@ -29,12 +29,22 @@ char LICENSE[] SEC("license") = "GPL";
 #define HUGETLBFS_MAGIC	0x958458f6
 #define PF_KTHREAD	0x00200000
 #define EBUSY		16
+#define ENOENT		2
 #define MAP_FLUSH_BYTES	(1ULL << 20)	/* per-thread mapping bytes batched before a flush */
 /* x86-64 syscall numbers */
 #define __NR_mmap	9
 #define __NR_munmap	11
 #define __NR_brk	12
 #define __NR_mremap	25
+#define __NR_mprotect	10
+#define __NR_madvise	28
+#define __NR_mlock	149
+#define __NR_mlockall	151
+#define __NR_mlock2	325
+#define MAP_POPULATE	0x8000
+#define MAX_DEFERRED	8		/* per thread: growth waiting for its mapping's lookup */
+#define DEFER_JOIN	(256 << 10)	/* faults this close share one deferred range */
+#define MAX_ORPHANS	16		/* per process: deferred growth of threads that ended */
 
 const volatile struct mp_config cfg = {};
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
@@ -110,9 +120,24 @@ struct {
 } events SEC(".maps");
 
 /*
+ * Growth whose mapping is looked up later, when the address space is not locked: faults in
+ * [lo, hi) that found it locked by another thread, or the growth inside an address-space
+ * syscall on [lo, hi) (hi == 0 until the syscall's exit tells the range). It is charged to
+ * a mapping only if the whole range lies in that one mapping, else to [unknown].
+ */
+struct deferred {
+	__u64 lo;
+	__u64 hi;
+	__u64 bytes;
+	__u32 phase;
+	__u32 cls;
+};
+
+/*
  * Per thread: its last fault, the mapping it was in, growth charged to a mapping but not
  * yet added to the shared map (one hash update per MAP_FLUSH_BYTES or per mapping
- * change instead of one per page), and its growth since its last stack sample.
+ * change instead of one per page), its growth since its last stack sample, and growth
+ * waiting for a lookup (see struct deferred).
  */
 struct thread_state {
 	struct mp_map_key map;	/* classification of [vm_start, vm_end) (phase/cls unset) */
@@ -129,6 +154,10 @@ struct thread_state {
 	__u32 acc_phase;
 	__u32 pad;
 	__u64 reclaim_start_ns;	/* in direct reclaim since */
+	__u64 sys_lo, sys_hi;	/* the range the address-space syscall in flight named */
+	__u32 sys_nr;		/* that syscall's number + 1; 0: none in flight */
+	__u32 ndeferred;	/* entries of deferred[] in use */
+	struct deferred deferred[MAX_DEFERRED];
 };
 
 struct {
@@ -137,6 +166,29 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
+
+/*
+ * Deferred growth a thread still held when it ended (the address space stayed locked by
+ * other threads), for the process's other threads to look up. Lock-free (tracing programs
+ * cannot take a bpf_spin_lock): an entry is claimed by compare-and-swap of its state.
+ */
+enum { ORPHAN_FREE, ORPHAN_BUSY, ORPHAN_READY };
+
+struct orphan {
+	__u64 state;
+	struct deferred d;
+};
+
+struct orphans {
+	struct orphan e[MAX_ORPHANS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MP_MAX_TARGETS);
+	__type(key, __u32);			/* tgid */
+	__type(value, struct orphans);
+} orphans SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -292,7 +344,11 @@ struct classify_ctx {
 	__u64 addr;
 };
 
-/* bpf_find_vma callback: what kind of mapping holds the faulting address */
+/*
+ * bpf_find_vma callback: what kind of mapping holds the faulting address. Plain loads
+ * through the BTF pointers (the verifier makes them fault-safe), not bpf_probe_read calls:
+ * a fault in another VMA than the thread's last runs this every time.
+ */
 static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct classify_ctx *c = data;
@@ -310,8 +366,7 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	ts->map.dev = 0;
 	ts->map.ino = 0;
 	if (!f) {
-		__u64 brk = BPF_CORE_READ(mm, brk), start_brk = BPF_CORE_READ(mm, start_brk);
-		__u64 start_stack = BPF_CORE_READ(mm, start_stack);
+		__u64 brk = mm->brk, start_brk = mm->start_brk, start_stack = mm->start_stack;
 
 		if (start <= brk && end >= start_brk)
 			ts->map.kind = MP_MAP_HEAP;
@@ -327,11 +382,11 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 		}
 		return 0;
 	}
-	inode = BPF_CORE_READ(f, f_inode);
-	mode = BPF_CORE_READ(inode, i_mode);
-	magic = BPF_CORE_READ(inode, i_sb, s_magic);
-	ts->map.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	ts->map.ino = BPF_CORE_READ(inode, i_ino);
+	inode = f->f_inode;
+	mode = inode->i_mode;
+	magic = inode->i_sb->s_magic;
+	ts->map.dev = inode->i_sb->s_dev;
+	ts->map.ino = inode->i_ino;
 	if ((mode & S_IFMT) == S_IFCHR)
 		ts->map.kind = MP_MAP_DEVICE;
 	else if (magic == TMPFS_MAGIC || magic == HUGETLBFS_MAGIC)
@@ -358,51 +413,35 @@ static __always_inline void fault_note(__u64 addr)
 }
 
 /*
- * The mapping of the thread's last fault; the last VMA's answer is reused while the
- * faults stay inside it (sequential touches almost always do). Returns false when the
- * mapping could not be known: the caller charges "unknown", the cache stays as it was.
+ * Looks addr's mapping up into the thread's cache (ts->map, [vm_start, vm_end)), reusing
+ * the last answer while addr stays inside it (sequential touches almost always do) unless
+ * fresh (the cached range may have grown since: mprotect, brk).
+ * 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
+ * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
  */
-static __always_inline bool fault_classify(struct thread_state *ts, bool *heap)
+static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool fresh)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct classify_ctx c = { .ts = ts };
-	struct pt_regs *regs;
-	__u64 addr = ts->fault_addr;
-
+	struct classify_ctx c = { .ts = ts, .addr = addr };
 	struct mp_map_key prev = ts->map;
 	__u64 prev_start = ts->vm_start, prev_end = ts->vm_end;
+	struct pt_regs *regs;
+	long err;
 
-	if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
-		return true;
+	if (!fresh && ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start &&
+	    addr < ts->vm_end)
+		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	c.sp = BPF_CORE_READ(regs, sp);
-	c.addr = addr;
+	c.sp = regs->sp;
 	__builtin_memset(&ts->map, 0, sizeof(ts->map));
 	ts->vm_start = ts->vm_end = 0;
-	if (bpf_find_vma(task, addr, classify_cb, &c, 0) == -EBUSY) {
-		/*
-		 * Another thread holds the address space locked (mmap, mprotect). The heap
-		 * is known from the mm's bounds; a fault just past the thread's last
-		 * mapping is most likely that mapping grown by mprotect (glibc arenas grow
-		 * that way, up to 64 MiB): keep its answer, without widening the cache.
-		 */
-		struct mm_struct *mm = task->mm;
-		struct mp_drops *d = drops_get();
-
-		if (d)
-			d->vma_busy++;
-		/* the cache keeps its last good answer either way */
+	err = bpf_find_vma(task, addr, classify_cb, &c, 0);
+	if (err == -EBUSY) {
 		ts->map = prev;
 		ts->vm_start = prev_start;
 		ts->vm_end = prev_end;
-		if (addr >= BPF_CORE_READ(mm, start_brk) && addr < BPF_CORE_READ(mm, brk)) {
-			*heap = true;
-			return false;
-		}
-		return prev.kind == MP_MAP_ANON && addr >= prev_start &&
-		       addr < prev_start + (64ULL << 20);
 	}
-	return true;
+	return err;
 }
 
 SEC("tp_btf/page_fault_user")
@@ -487,40 +526,262 @@ static __always_inline bool map_key_eq(const struct mp_map_key *a, const struct 
 	       a->dev == b->dev && a->ino == b->ino && a->start == b->start;
 }
 
-/*
- * Growth of bytes in class cls during phase: charged to the mapping of the fault that
- * caused it (the stash is consumed, so growth without a fault, such as
- * get_user_pages, is charged to "unknown" rather than to a stale mapping).
- */
-static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u32 phase,
-					__u32 cls, __u64 bytes)
+/* bytes of a known key (phase and cls set), batched in the thread until the key changes */
+static __always_inline void mapping_charge(struct thread_state *ts, __u32 tgid,
+					   const struct mp_map_key *key, __u64 bytes)
 {
-	struct mp_map_key key = {};
-
-	if (ts->fault_addr) {
-		bool heap = false;
-
-		if (fault_classify(ts, &heap))
-			key = ts->map;
-		else if (heap)
-			key.kind = MP_MAP_HEAP;	/* known from the mm's brk bounds alone */
-		ts->fault_addr = 0;
-	}
-	key.phase = phase;
-	key.cls = cls;
-	key.pad = 0;
-	if (!ts->pend_bytes || !map_key_eq(&key, &ts->pend_key) || ts->pend_tgid != tgid) {
+	if (!ts->pend_bytes || !map_key_eq(key, &ts->pend_key) || ts->pend_tgid != tgid) {
 		mapping_flush(ts);
-		ts->pend_key = key;
+		ts->pend_key = *key;
 		ts->pend_tgid = tgid;
 	}
-	if (key.kind != MP_MAP_UNKNOWN) {
+	if (key->kind != MP_MAP_UNKNOWN) {
 		ts->pend_start = ts->vm_start;
 		ts->pend_end = ts->vm_end;
 	}
 	ts->pend_bytes += bytes;
 	if (ts->pend_bytes >= MAP_FLUSH_BYTES)
 		mapping_flush(ts);
+}
+
+static __always_inline void count_unresolved(void)
+{
+	struct mp_drops *d = drops_get();
+
+	if (d)
+		d->vma_busy++;
+}
+
+/*
+ * Keeps growth for a later lookup: joins an entry of the same phase and class whose range
+ * is near (faults) or that waits for the same syscall's exit (hi == 0), else takes a free
+ * entry. False when all entries are taken.
+ */
+static __always_inline bool deferred_add(struct thread_state *ts, __u64 lo, __u64 hi,
+					 __u32 phase, __u32 cls, __u64 bytes)
+{
+	struct deferred *d;
+	int i;
+
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (!d->bytes || d->phase != phase || d->cls != cls || !d->hi != !hi)
+			continue;
+		if (hi && (lo + DEFER_JOIN < d->lo || lo > d->hi + DEFER_JOIN))
+			continue;
+		if (hi && lo < d->lo)
+			d->lo = lo;
+		if (hi > d->hi)
+			d->hi = hi;
+		d->bytes += bytes;
+		return true;
+	}
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (d->bytes)
+			continue;
+		d->lo = lo;
+		d->hi = hi;
+		d->phase = phase;
+		d->cls = cls;
+		d->bytes = bytes;
+		ts->ndeferred++;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * One lookup for the first deferred range that has one: every entry whose range lies in
+ * the mapping found is charged to it; that entry goes to [unknown] if its range is not in
+ * one mapping (unmapped since, or a syscall over several mappings). Returns -EBUSY while
+ * the address space stays locked, -ENOENT when nothing waits, else 0. A subprogram: it is
+ * called from several places.
+ */
+__noinline int deferred_resolve(struct thread_state *ts, __u32 tgid)
+{
+	struct mp_map_key key;
+	struct deferred *d;
+	__u64 lo = 0;
+	bool found = false;
+	int i;
+
+	if (!ts)
+		return -ENOENT;
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (d->bytes && d->hi) {
+			lo = d->lo;
+			found = true;
+			break;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	if (vma_lookup(ts, lo, true) == -EBUSY)
+		return -EBUSY;
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (!d->bytes || !d->hi)
+			continue;
+		if (ts->map.kind != MP_MAP_UNKNOWN && d->lo >= ts->vm_start &&
+		    d->hi <= ts->vm_end) {
+			key = ts->map;
+		} else if (d->lo == lo) {
+			__builtin_memset(&key, 0, sizeof(key));
+			count_unresolved();
+		} else {
+			continue;
+		}
+		key.phase = d->phase;
+		key.cls = d->cls;
+		key.pad = 0;
+		mapping_charge(ts, tgid, &key, d->bytes);
+		d->bytes = 0;
+		if (ts->ndeferred)
+			ts->ndeferred--;
+	}
+	return 0;
+}
+
+/* What still waits when the thread ends goes to [unknown]. */
+static __always_inline void deferred_drop(struct thread_state *ts, __u32 tgid)
+{
+	struct mp_map_key key = {};
+	struct deferred *d;
+	int i;
+
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (!d->bytes)
+			continue;
+		key.phase = d->phase;
+		key.cls = d->cls;
+		count_unresolved();
+		mapping_charge(ts, tgid, &key, d->bytes);
+		d->bytes = 0;
+	}
+	ts->ndeferred = 0;
+}
+
+/*
+ * A thread that ends leaves what it could not look up to its process: false if there is no
+ * room (the caller charges it to [unknown]).
+ */
+static __always_inline bool orphan_leave(struct mp_target *t, __u32 tgid, struct deferred *d)
+{
+	static const struct orphans zero;
+	struct orphans *o;
+	int i;
+
+	o = bpf_map_lookup_elem(&orphans, &tgid);
+	if (!o) {
+		bpf_map_update_elem(&orphans, &tgid, &zero, BPF_NOEXIST);
+		o = bpf_map_lookup_elem(&orphans, &tgid);
+		if (!o)
+			return false;
+	}
+	for (i = 0; i < MAX_ORPHANS; i++) {
+		struct orphan *e = &o->e[i];
+
+		if (__sync_val_compare_and_swap(&e->state, ORPHAN_FREE, ORPHAN_BUSY) !=
+		    ORPHAN_FREE)
+			continue;
+		e->d = *d;
+		e->state = ORPHAN_READY;
+		__sync_fetch_and_or(&t->flags, MP_T_ORPHANS);
+		return true;
+	}
+	return false;
+}
+
+/* Takes over the process's orphans into the thread's free deferred entries. */
+__noinline int orphans_adopt(struct thread_state *ts, struct mp_target *t, __u32 tgid)
+{
+	struct orphans *o;
+	int i, j;
+
+	if (!ts || !t)
+		return 0;
+	__sync_fetch_and_and(&t->flags, ~MP_T_ORPHANS);
+	o = bpf_map_lookup_elem(&orphans, &tgid);
+	if (!o)
+		return 0;
+	for (j = 0; j < MAX_DEFERRED; j++) {
+		struct deferred *d = &ts->deferred[j];
+
+		if (d->bytes)
+			continue;
+		for (i = 0; i < MAX_ORPHANS; i++) {
+			struct orphan *e = &o->e[i];
+
+			if (e->state == ORPHAN_READY &&
+			    __sync_val_compare_and_swap(&e->state, ORPHAN_READY, ORPHAN_BUSY) ==
+			    ORPHAN_READY) {
+				*d = e->d;
+				ts->ndeferred++;
+				e->state = ORPHAN_FREE;
+				break;
+			}
+		}
+		if (i == MAX_ORPHANS)
+			return 0;	/* none left */
+	}
+	/* no room for all: the next one to look takes the rest */
+	__sync_fetch_and_or(&t->flags, MP_T_ORPHANS);
+	return 0;
+}
+
+/*
+ * Growth of bytes in class cls during phase: charged to the mapping of the fault that
+ * caused it (the stash is consumed, so growth without a fault, such as
+ * get_user_pages, is charged to "unknown" rather than to a stale mapping). Growth
+ * inside an address-space syscall (MAP_POPULATE, MADV_POPULATE_*, mlock, ...: no fault,
+ * the address space is locked) waits for the range the syscall names at its exit; a fault
+ * that finds the address space locked by another thread waits for the next lookup.
+ */
+static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u32 phase,
+					__u32 cls, __u64 bytes)
+{
+	struct mp_map_key key = {};
+	__u64 addr = ts->fault_addr;
+	long err;
+
+	ts->fault_addr = 0;
+	if (!addr && ts->sys_nr) {
+		if (!deferred_add(ts, 0, 0, phase, cls, bytes))
+			goto unknown;
+		return;
+	}
+	if (addr) {
+		err = vma_lookup(ts, addr, false);
+		if (!err) {
+			key = ts->map;
+		} else if (err == -EBUSY) {
+			struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+			struct mp_drops *d = drops_get();
+
+			if (d)
+				d->vma_deferred++;
+			/* the heap is known from the mm's brk bounds alone */
+			if (addr >= BPF_CORE_READ(mm, start_brk) && addr < BPF_CORE_READ(mm, brk)) {
+				key.kind = MP_MAP_HEAP;
+			} else {
+				addr &= ~4095ULL;
+				if (deferred_add(ts, addr, addr + 4096, phase, cls, bytes))
+					return;
+				count_unresolved();
+			}
+		}
+	}
+unknown:
+	key.phase = phase;
+	key.cls = cls;
+	key.pad = 0;
+	mapping_charge(ts, tgid, &key, bytes);
+	/* not inside a syscall of this thread's: the address space may be free now */
+	if (ts->ndeferred && !ts->sys_nr)
+		deferred_resolve(ts, tgid);
 }
 
 /*
@@ -1089,18 +1350,110 @@ static __always_inline void sys_exit_brk(__u64 ret)
 		s->brk_shrink_bytes += last - ret;
 }
 
+/*
+ * An address-space syscall that may populate pages while it holds the address space locked
+ * (MAP_POPULATE or MAP_LOCKED mmap, MADV_POPULATE_*, mlock, mlock2, mlockall, mprotect or
+ * mremap of locked memory, brk under mlockall): its growth waits in the thread (see
+ * mapping_add) for the range the syscall names, [lo, lo + len) here, or known at its exit
+ * from its return value (lo == 0: mmap and mremap, of len bytes; brk). Growth that waited
+ * for a lookup is tried first, while the address space is still free.
+ */
+static __always_inline int sys_window_open(long id, __u64 lo, __u64 len)
+{
+	struct thread_state *ts;
+	__u32 tgid;
+
+	if (!cfg.map_tracking || !target_of_current(&tgid))
+		return 0;
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts)
+		return 0;
+	if (ts->ndeferred)
+		deferred_resolve(ts, tgid);
+	ts->sys_nr = id + 1;
+	ts->sys_lo = lo & ~4095ULL;
+	ts->sys_hi = len;
+	if (lo)
+		ts->sys_hi = (lo + len + 4095) & ~4095ULL;
+	ts->fault_addr = 0;
+	return 0;
+}
+
+/*
+ * Any syscall's exit in a target thread: the growth of an address-space syscall gets its
+ * range (a failed one's cannot be placed: [unknown]), and growth waiting for a lookup is
+ * looked up, the address space being free of this thread's lock.
+ */
+static __always_inline void sys_window_close(long id, long ret)
+{
+	struct thread_state *ts;
+	struct mp_target *t;
+	__u64 lo, hi;
+	__u32 tgid;
+	int i;
+
+	if (!cfg.map_tracking)
+		return;
+	t = target_of_current(&tgid);
+	if (!t)
+		return;
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+				  (t->flags & MP_T_ORPHANS) ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!ts)
+		return;
+	if (t->flags & MP_T_ORPHANS)
+		orphans_adopt(ts, t, tgid);
+	if (ts->sys_nr) {
+		lo = ts->sys_lo;
+		hi = ts->sys_hi;
+		if (sys_failed(ret)) {
+			lo = 4096;	/* no mapping holds [4096, ~0): charged to [unknown] */
+			hi = ~0ULL;
+		} else if (ts->sys_nr == __NR_brk + 1) {
+			lo = ((__u64)ret - 1) & ~4095ULL;	/* the heap's last page */
+			hi = lo + 4096;
+		} else if (!lo) {
+			lo = ret;
+			hi = ((__u64)ret + hi + 4095) & ~4095ULL;
+		}
+		ts->sys_nr = 0;
+		for (i = 0; i < MAX_DEFERRED; i++) {
+			if (ts->deferred[i].bytes && !ts->deferred[i].hi) {
+				ts->deferred[i].lo = lo;
+				ts->deferred[i].hi = hi;
+			}
+		}
+	}
+	if (ts->ndeferred)
+		deferred_resolve(ts, tgid);
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
 	switch (id) {
 	case __NR_mmap:
 		/* x86-64 syscall arguments: rdi, rsi, rdx, r10, r8, r9 */
+		sys_window_open(id, 0, BPF_CORE_READ(regs, si));
 		return inflight_save(BPF_CORE_READ(regs, si), 0, BPF_CORE_READ(regs, dx),
 				     (__s32)BPF_CORE_READ(regs, r8));
 	case __NR_munmap:
+		sys_window_open(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
 		return inflight_save(BPF_CORE_READ(regs, si), 0, 0, -1);
 	case __NR_mremap:
+		sys_window_open(id, 0, BPF_CORE_READ(regs, dx));
 		return inflight_save(BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx), 0, -1);
+	case __NR_brk:
+		return sys_window_open(id, 0, 0);
+	case __NR_mprotect:
+	case __NR_madvise:
+	case __NR_mlock:
+	case __NR_mlock2:
+		return sys_window_open(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
+	case __NR_mlockall:
+		/* every mapping at once: its growth cannot be placed ([unknown]) */
+		return sys_window_open(id, 4096, (1ULL << 47) - 4096);
 	default:
 		return 0;
 	}
@@ -1125,6 +1478,7 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 		sys_exit_brk(ret);
 		break;
 	}
+	sys_window_close(id, ret);
 	return 0;
 }
 
@@ -1199,6 +1553,41 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	return 0;
 }
 
+/*
+ * A thread ends: what waits for a lookup is looked up (the last thread adopts what the
+ * others left); what cannot be, goes to the process's other threads, or to [unknown]
+ * when this was the last one.
+ */
+__noinline int thread_end(struct thread_state *ts, struct mp_target *t, __u32 tgid,
+				 bool group_dead)
+{
+	int i;
+
+	if (!ts || !t)
+		return 0;
+	for (i = 0; i < 3; i++) {
+		if (group_dead && (t->flags & MP_T_ORPHANS))
+			orphans_adopt(ts, t, tgid);
+		if (!ts->ndeferred || deferred_resolve(ts, tgid))
+			break;
+	}
+	if (!group_dead) {
+		for (i = 0; i < MAX_DEFERRED; i++) {
+			struct deferred *d = &ts->deferred[i];
+
+			/* a syscall's growth without its range (killed in it) cannot be placed */
+			if (d->bytes && d->hi && orphan_leave(t, tgid, d)) {
+				d->bytes = 0;
+				ts->ndeferred--;
+			}
+		}
+	}
+	if (ts->ndeferred)
+		deferred_drop(ts, tgid);
+	mapping_flush(ts);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
@@ -1207,13 +1596,14 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	struct mp_target *t;
 	struct mp_event *e;
 
-	/* every exiting thread hands in what it batched */
+	t = target_lookup(tgid);
+	/* every exiting thread hands in what it batched, and what waits for a lookup */
 	ts = bpf_task_storage_get(&threads, task, NULL, 0);
-	if (ts)
-		mapping_flush(ts);
+	if (ts && t)
+		thread_end(ts, t, tgid, group_dead);
 	if (!group_dead)
 		return 0;
-	t = target_lookup(tgid);
+	bpf_map_delete_elem(&orphans, &tgid);
 	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
 	__sync_fetch_and_or(&t->flags, MP_T_EXITED);

@@ -140,6 +140,7 @@ struct mp_phase_stats {
 #define MP_T_GUARD_HIT	(1U << 4)	/* crossed --max-rss: stopped, user space ends it */
 #define MP_T_FORKED	(1U << 5)	/* forked from a target: its first image is inherited */
 #define MP_T_HELD	(1U << 6)	/* stopped by the BPF side until user space continues it */
+#define MP_T_ORPHANS	(1U << 7)	/* ended threads left growth to look up (BPF only) */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
@@ -211,9 +212,11 @@ struct mp_drops {
 	__u64 stacks_capped;	/* samples postponed by the rate cap (bytes carried over) */
 	__u64 mappings_full;	/* mapping keys that did not fit (counted as unknown) */
 	__u64 mapping_lost_bytes; /* growth whose mapping entry could not be stored at all */
-	__u64 vma_busy;		/* bpf_find_vma found the address space locked */
+	__u64 vma_busy;		/* growth events left [unknown]: address space locked too long,
+				 * or a syscall's range over several mappings */
 	__u64 targets_full;	/* a child could not join the target set */
 	__u64 mms_full;		/* an address space could not be tracked */
+	__u64 vma_deferred;	/* faults whose lookup waited for the address space's lock */
 };
 
 enum mp_event_type {

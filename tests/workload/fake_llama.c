@@ -229,7 +229,9 @@ LLAMA_API struct llama_model *llama_model_load_from_file(const char *path_model,
 		return NULL;
 	}
 	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		/* as llama.cpp's llama_mmap (prefetch): the pages arrive inside mmap */
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
+			   0);
 		if (map == MAP_FAILED) {
 			close(fd);
 			return NULL;
@@ -238,7 +240,7 @@ LLAMA_API struct llama_model *llama_model_load_from_file(const char *path_model,
 		model->map_len = (size_t)st.st_size;
 	}
 	close(fd);
-	/* The "weights": every page of the file becomes file-backed RSS. */
+	/* The "weights": every page of the file is file-backed RSS (already, by MAP_POPULATE). */
 	sink = read_pages(model->map, model->map_len);
 	model->in_use = true;
 	return model;

@@ -120,7 +120,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	int fd = bpf_map__fd(skel->maps.drops), n = ncpus(), c;
 	struct mp_drops *v;
 	__u32 zero = 0;
-	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0;
+	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0, deferred = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -131,6 +131,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 			stacks += v[c].stacks;
 			map_lost += v[c].mapping_lost_bytes;
 			busy += v[c].vma_busy;
+			deferred += v[c].vma_deferred;
 			full += v[c].mappings_full;
 			capped += v[c].stacks_capped;
 		}
@@ -139,6 +140,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	m->lost_stacks = stacks;
 	m->mapping_lost_bytes = map_lost;
 	m->vma_busy = busy;
+	m->vma_deferred = deferred;
 	m->mappings_full = full;
 	m->stacks_capped = capped;
 	free(v);

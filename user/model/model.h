@@ -101,7 +101,8 @@ struct model {
 	unsigned int nmappings[MP_MAX_PHASES];	/* all mappings offered, and their bytes */
 	__u64 mapping_bytes[MP_MAX_PHASES];
 	__u64 mapping_lost_bytes;		/* growth no mapping entry could hold */
-	__u64 vma_busy;				/* faults classified without their VMA */
+	__u64 vma_busy;				/* growth events left [unknown] (see mp_drops) */
+	__u64 vma_deferred;			/* faults looked up later: address space locked */
 	__u64 mappings_full;			/* growth events kept under [unknown]: table full */
 	__u64 stacks_capped;			/* samples postponed by the rate cap */
 	__u64 unwind_failures;			/* samples with no frame past the first */

@@ -352,6 +352,7 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__u64_field(w, "markers_attached", m->markers_attached);
 	unmatched(w, m);
 	jsonw__u64_field(w, "faults_vma_busy", m->vma_busy);
+	jsonw__u64_field(w, "faults_vma_deferred", m->vma_deferred);
 	jsonw__u64_field(w, "mapping_table_full", m->mappings_full);
 	jsonw__name(w, "stack_sampling");
 	jsonw__start_object(w);

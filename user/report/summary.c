@@ -250,8 +250,9 @@ static void print_mapping_notes(FILE *f, const struct model *m)
 	char b[24];
 
 	if (m->vma_busy)
-		fprintf(f, "%llu faults found their address space locked (another thread in "
-			   "mmap/mprotect): their growth is [unknown] unless on the heap\n",
+		fprintf(f, "%llu growth events could not be placed in one mapping (address space "
+			   "locked until the thread ended, or a syscall over several mappings): "
+			   "[unknown]\n",
 			(unsigned long long)m->vma_busy);
 	if (m->mappings_full)
 		fprintf(f, "%llu growth events went under [unknown]: the mapping table was full\n",
