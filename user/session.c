@@ -64,6 +64,10 @@ struct session {
 	bool detached;			/* 'q': stop observing, leave the command running */
 };
 
+/* origins of mappings under --origin-min: this many a second, and in all */
+#define SESSION_ORIGINS_SMALL_PER_SEC	64
+#define SESSION_ORIGINS_SMALL_MAX	4096
+
 static volatile sig_atomic_t exiting_sig;
 static volatile sig_atomic_t nsignals;
 
@@ -104,6 +108,10 @@ static int bpf_setup(struct session *s)
 	cfg->sample_interval_ns = s->env->max_samples ? 1000000000ULL / s->env->max_samples : 0;
 	cfg->map_tracking = !s->env->no_mappings;
 	cfg->max_rss_bytes = s->env->max_rss;
+	/* origins are symbolized with the stacks: none without them */
+	cfg->origin_min_bytes = s->env->stack_mode != MP_STACKS_NONE ? s->env->origin_min : 0;
+	cfg->origin_small_per_sec = SESSION_ORIGINS_SMALL_PER_SEC;
+	cfg->origin_small_max = SESSION_ORIGINS_SMALL_MAX;
 	/* dwarf samples are 16 KiB each: give them room between two polls */
 	err = bpf_map__set_max_entries(s->skel->maps.events,
 				       (s->env->stack_mode == MP_STACKS_DWARF &&
@@ -207,6 +215,11 @@ static int collector_start(struct session *s)
 		.keep_raw = outputs__needs(&s->out) & OUTPUT_NEEDS_RAW,
 		.stop_on_map = e->mode == MODE_RUN,
 		.bpf_stats = e->bpf_stats,
+		.preset = e->preset ? e->preset->name : NULL,
+		.cause_files = e->cause_files,
+		.ncause_files = e->ncause_files,
+		.allocators = e->allocators,
+		.nallocators = e->nallocators,
 		.hooks = { .ctx = s, .notice = on_notice, .max_rss = on_max_rss },
 	};
 	struct guard_opts go = {

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Integration-test workloads: a fake libllama.so with the real llama.cpp API names, its driver,
 # a program without llama symbols, one that grows under odd names (oddnames), and one that
-# starts many short-lived processes (spawner). Included by
+# starts many short-lived processes (spawner), and llama-explain (C++: llama.cpp's class and
+# method names, a request per worker thread, for origins, labels and causes). Included by
 # the top-level Makefile; also works alone:
 #   make -f tests/workload/workload.mk OUTPUT=/tmp/wl workload
 #
@@ -43,7 +44,7 @@ WL_LIB_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-soname,libllama.so
 WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
 WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
-	$(WL_OUT)/spawner \
+	$(WL_OUT)/spawner $(WL_OUT)/llama-explain \
 	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver
 
 .PHONY: workload
@@ -82,3 +83,8 @@ $(WL_OUT)/oddnames: $(WL_SRC)/oddnames.c | $(WL_NOFP)
 $(WL_OUT)/spawner: $(WL_SRC)/spawner.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
+
+# C++: the class and method names of llama.cpp as the stacks show them
+$(WL_OUT)/llama-explain: $(WL_SRC)/explain.cpp | $(WL_NOFP)
+	$(call msg,CXX,$@)
+	$(Q)g++ -g -O2 -Wall -Wextra -Werror -fno-optimize-sibling-calls $(WL_FP) $< -o $@ -lpthread

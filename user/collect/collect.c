@@ -119,6 +119,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	struct mp_drops *v;
 	__u32 zero = 0;
 	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0;
+	__u64 olost = 0, ocapped = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -131,6 +132,8 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 			busy += v[c].vma_busy;
 			full += v[c].mappings_full;
 			capped += v[c].stacks_capped;
+			olost += v[c].origins;
+			ocapped += v[c].origins_capped;
 		}
 	}
 	m->lost_kernel = lost;
@@ -139,6 +142,8 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	m->vma_busy = busy;
 	m->mappings_full = full;
 	m->stacks_capped = capped;
+	m->origins_lost = olost;
+	m->origins_capped = ocapped;
 	free(v);
 	return 0;
 }
@@ -287,6 +292,15 @@ static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
 	}
 }
 
+/* The origin learns its mapping's path (for `mapping` cause rules). */
+static void origin_name(struct model *m, __u32 id, const char *path)
+{
+	struct origin *o = id ? &m->origins.v[id - 1] : NULL;
+
+	if (o && !o->path && path[0] == '/')
+		o->path = profile__intern(&m->profile, path);
+}
+
 int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths)
 {
 	int fd = bpf_map__fd(skel->maps.mappings);
@@ -307,6 +321,9 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		mm.bytes = v.bytes;
 		mm.start = v.vm_start;
 		mm.size = v.vm_end > v.vm_start ? v.vm_end - v.vm_start : 0;
+		mm.origin = key.kind != MP_MAP_UNKNOWN ?
+			    origins__find(&m->origins, v.tgid, key.kind, v.vm_start) : 0;
+		origin_name(m, mm.origin, mm.path);
 		model__offer_mapping(m, key.phase, &mm);
 	}
 	return 0;
