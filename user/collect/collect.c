@@ -309,6 +309,8 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 	struct mp_map_val v;
 
 	model__clear_mappings(m);
+	for (size_t i = 0; i < m->origins.n; i++)
+		m->origins.v[i].grown = 0;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -324,6 +326,8 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		mm.origin = key.kind != MP_MAP_UNKNOWN ?
 			    origins__find(&m->origins, v.tgid, key.kind, v.vm_start) : 0;
 		origin_name(m, mm.origin, mm.path);
+		if (mm.origin)
+			m->origins.v[mm.origin - 1].grown += v.bytes;
 		model__offer_mapping(m, key.phase, &mm);
 	}
 	return 0;

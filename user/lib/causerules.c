@@ -268,7 +268,8 @@ int causerules__match(const struct causerules *r, enum cause_match what, const c
 {
 	size_t i, j;
 
-	for (i = 0; i < r->ncauses; i++) {
+	/* the last cause first: a --causes file, read after the built-in rules, overrides them */
+	for (i = r->ncauses; i-- > 0;) {
 		const struct cause *c = &r->causes[i];
 
 		if (!causerules__in_use(r, c))

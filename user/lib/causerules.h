@@ -68,8 +68,9 @@ bool causerules__is_allocator(const struct causerules *r, const char *frame);
 /* The cause is in use (its preset is the one chosen, or it has none). */
 bool causerules__in_use(const struct causerules *r, const struct cause *c);
 /*
- * The first rule of kind what, over the causes in use in file order, that matches s:
- * its cause's index, *rule set to it; -1 if none.
+ * The rule of kind what that matches s, of the cause in use defined last (rules read later,
+ * e.g. from --causes, override earlier ones): its cause's index, *rule set to it; -1 if
+ * none.
  */
 int causerules__match(const struct causerules *r, enum cause_match what, const char *s,
 		      const struct cause_rule **rule);

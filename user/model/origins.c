@@ -102,7 +102,13 @@ int origins__add(struct origins *o, struct profile *p, const struct causerules *
 	if (e->arena) {
 		snprintf(buf, sizeof(buf), "glibc arena of thread %u (%s)", in->tid, in->comm);
 		label = buf;
-		o->arenas++;
+		/* one arena a thread: a retry at another alignment or a further heap of the
+		 * same arena is not another one */
+		for (i = 0; i < o->n; i++)
+			if (o->v[i].arena && o->v[i].pid == in->pid && o->v[i].tid == in->tid)
+				break;
+		if (i == o->n)
+			o->arenas++;
 	} else {
 		label = origins__label_of(r, e->frames, n);
 		snprintf(buf, sizeof(buf), "%s", label ? label : "[no frame]");

@@ -31,12 +31,13 @@ struct origin {
 	bool arena;		/* a glibc malloc arena's reservation */
 	const char *label;	/* interned; never NULL ("[no frame]" when nothing is left) */
 	const char *path;	/* interned path of the mapping once named, or NULL */
+	__u64 grown;		/* RSS growth of its mapping, all phases and classes (exact) */
 };
 
 struct origins {
 	struct origin *v;
 	size_t n, cap;
-	__u64 arenas;		/* arena reservations seen */
+	__u64 arenas;		/* arenas seen: threads with an arena reservation */
 };
 
 void origins__init(struct origins *o);

@@ -171,6 +171,24 @@ static void causes(struct jsonw *w, const struct model *m)
 	jsonw__u64_field(w, "capped", m->origins_capped);
 	jsonw__u64_field(w, "malloc_arenas", m->origins.arenas);
 	jsonw__end_object(w);
+	/* glibc malloc arenas: whose, and how much each grew */
+	jsonw__name(w, "arenas");
+	jsonw__start_array(w);
+	for (i = 0; i < m->origins.n; i++) {
+		const struct origin *o = &m->origins.v[i];
+
+		if (!o->arena)
+			continue;
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "pid", o->pid);
+		jsonw__u64_field(w, "tid", o->tid);
+		jsonw__string_field(w, "comm", o->comm);
+		jsonw__string_field(w, "label", o->label);
+		jsonw__u64_field(w, "reserved_at", o->start);
+		jsonw__u64_field(w, "growth_bytes", o->grown);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
 }
 
 static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id)

@@ -279,14 +279,36 @@ static void print_mappings(FILE *f, const struct model *m)
 	}
 }
 
+/* glibc malloc arenas: how many, and the first few with their growth */
+static void print_arenas(FILE *f, const struct model *m)
+{
+	unsigned int shown = 0;
+	char b[24], n[64];
+	size_t i;
+
+	if (!m->origins.arenas)
+		return;
+	fprintf(f, "%llu glibc malloc arena%s created (one per thread that mallocs, up to 8 per "
+		   "core;\n  MALLOC_ARENA_MAX bounds them)\n",
+		(unsigned long long)m->origins.arenas, m->origins.arenas == 1 ? "" : "s");
+	for (i = 0; i < m->origins.n && shown < 8; i++) {
+		const struct origin *o = &m->origins.v[i];
+
+		if (!o->arena)
+			continue;
+		fprintf(f, "  %-60.60s %9s\n", utf8__esc_term(n, sizeof(n), o->label),
+			util__fmt_bytes(b, sizeof(b), o->grown));
+		shown++;
+	}
+	if (m->origins.arenas > shown)
+		fprintf(f, "  (%llu more)\n", (unsigned long long)(m->origins.arenas - shown));
+}
+
 static void print_mapping_notes(FILE *f, const struct model *m)
 {
 	char b[24];
 
-	if (m->origins.arenas)
-		fprintf(f, "%llu glibc malloc arena%s created (one per thread that mallocs, up to 8 "
-			   "per core):\n  MALLOC_ARENA_MAX bounds them\n",
-			(unsigned long long)m->origins.arenas, m->origins.arenas == 1 ? "" : "s");
+	print_arenas(f, m);
 	if (m->origins_lost || m->origins_capped)
 		fprintf(f, "%llu mapping origins lost (ring buffer full), %llu smaller mappings "
 			   "past the origin caps\n", (unsigned long long)m->origins_lost,
