@@ -18,6 +18,7 @@ void origins__free(struct origins *o)
 	for (i = 0; i < o->n; i++)
 		free(o->v[i].frames);
 	free(o->v);
+	free(o->by_addr);
 	origins__init(o);
 }
 
@@ -69,6 +70,23 @@ static void strip_params(char *s)
 	}
 }
 
+/* The first position in by_addr whose (pid, start) is not below (pid, start). */
+static size_t lower_bound(const struct origins *o, __u32 pid, __u64 start)
+{
+	size_t lo = 0, hi = o->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct origin *e = &o->v[o->by_addr[mid]];
+
+		if (e->pid < pid || (e->pid == pid && e->start < start))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int origins__add(struct origins *o, struct profile *p, const struct causerules *r,
 		 const struct origin *in, const char *const *frames, __u32 n)
 {
@@ -77,24 +95,42 @@ int origins__add(struct origins *o, struct profile *p, const struct causerules *
 	char buf[512];
 	__u32 i;
 
+	const char **fv;
+	size_t at, slot;
+	bool same;
+
 	if (o->n == o->cap) {
 		size_t cap = o->cap ? o->cap * 2 : 256;
 		struct origin *v = realloc(o->v, cap * sizeof(*v));
+		__u32 *ix = realloc(o->by_addr, cap * sizeof(*ix));
 
-		if (!v)
+		if (v)
+			o->v = v;
+		if (ix)
+			o->by_addr = ix;
+		if (!v || !ix)
 			return -ENOMEM;
-		o->v = v;
 		o->cap = cap;
 	}
-	e = &o->v[o->n];
+	fv = calloc(n ? n : 1, sizeof(*fv));
+	if (!fv)
+		return -ENOMEM;
+	at = lower_bound(o, in->pid, in->start);
+	same = at < o->n && o->v[o->by_addr[at]].pid == in->pid &&
+	       o->v[o->by_addr[at]].start == in->start;
+	slot = same ? o->by_addr[at] : o->n;
+	e = &o->v[slot];
+	if (same) {
+		free(e->frames);
+		o->reused++;
+	}
 	*e = *in;
 	e->path = NULL;
-	e->frames = calloc(n ? n : 1, sizeof(*e->frames));
-	if (!e->frames)
-		return -ENOMEM;
+	e->grown = 0;
+	e->frames = fv;
 	for (i = 0; i < n; i++) {
-		e->frames[i] = profile__intern(p, frames[i]);
-		if (!e->frames[i])
+		fv[i] = profile__intern(p, frames[i]);
+		if (!fv[i])
 			goto nomem;
 	}
 	e->nframes = n;
@@ -118,29 +154,49 @@ int origins__add(struct origins *o, struct profile *p, const struct causerules *
 	e->label = profile__intern(p, label);
 	if (!e->label)
 		goto nomem;
-	o->n++;
+	e->seq = ++o->seq;
+	if (e->len > o->maxlen)
+		o->maxlen = e->len;
+	if (!same) {
+		memmove(&o->by_addr[at + 1], &o->by_addr[at], (o->n - at) * sizeof(*o->by_addr));
+		o->by_addr[at] = slot;
+		o->n++;
+	}
 	return 0;
 nomem:
-	free(e->frames);
+	if (!same) {
+		free(fv);	/* the slot was never counted */
+		return -ENOMEM;
+	}
+	/* the replaced origin is gone: its slot stays valid, without frames */
+	e->nframes = 0;
+	e->label = "[no frame]";
+	e->seq = ++o->seq;
 	return -ENOMEM;
 }
 
 __u32 origins__find(const struct origins *o, __u32 pid, __u32 kind, __u64 addr)
 {
+	__u64 best_seq = 0;
+	__u32 best = 0;
 	size_t i;
 
-	for (i = o->n; i > 0; i--) {
-		const struct origin *e = &o->v[i - 1];
-
-		if (e->pid != pid)
-			continue;
-		if (kind == MP_MAP_HEAP) {
-			if (e->how == MP_ORIGIN_BRK)
+	if (kind == MP_MAP_HEAP) {
+		for (i = o->n; i > 0; i--)
+			if (o->v[i - 1].pid == pid && o->v[i - 1].how == MP_ORIGIN_BRK)
 				return i;
-			continue;
-		}
-		if (addr >= e->start && addr - e->start < e->len)
-			return i;
+		return 0;
 	}
-	return 0;
+	/* the origins of pid starting at or below addr, nearest first, within maxlen */
+	for (i = lower_bound(o, pid, addr + 1); i > 0; i--) {
+		const struct origin *e = &o->v[o->by_addr[i - 1]];
+
+		if (e->pid != pid || addr - e->start >= o->maxlen)
+			break;
+		if (addr - e->start < e->len && e->seq > best_seq) {
+			best_seq = e->seq;
+			best = o->by_addr[i - 1] + 1;
+		}
+	}
+	return best;
 }

@@ -32,25 +32,33 @@ struct origin {
 	const char *label;	/* interned; never NULL ("[no frame]" when nothing is left) */
 	const char *path;	/* interned path of the mapping once named, or NULL */
 	__u64 grown;		/* RSS growth of its mapping, all phases and classes (exact) */
+	__u64 seq;		/* order of creation: the newest origin of an address wins */
 };
 
 struct origins {
 	struct origin *v;
 	size_t n, cap;
+	__u32 *by_addr;		/* indices into v sorted by (pid, start, seq) */
+	__u64 maxlen;		/* longest origin: how far back a lookup looks */
+	__u64 seq;
 	__u64 arenas;		/* arenas seen: threads with an arena reservation */
+	__u64 reused;		/* origins that replaced one of the same pid and start */
 };
 
 void origins__init(struct origins *o);
 void origins__free(struct origins *o);
 /*
  * Records an origin. frames[0..n) outermost first (interned into p); the label is computed
- * with r's allocator patterns. 0 or -ENOMEM.
+ * with r's allocator patterns. An origin of the same pid and start replaces the one before
+ * (that mapping is gone: its range was created again), so a program that maps and unmaps
+ * the same buffer over and over keeps one record. 0 or -ENOMEM.
  */
 int origins__add(struct origins *o, struct profile *p, const struct causerules *r,
 		 const struct origin *in, const char *const *frames, __u32 n);
 /*
- * The latest origin of pid whose range holds addr (for the heap, kind MP_MAP_HEAP, its brk
- * origin), as an index + 1; 0 if none.
+ * The newest origin of pid whose range holds addr (for the heap, kind MP_MAP_HEAP, its brk
+ * origin), as an index + 1; 0 if none. O(log n) plus the origins of pid that start within
+ * maxlen below addr.
  */
 __u32 origins__find(const struct origins *o, __u32 pid, __u32 kind, __u64 addr);
 /* The origin of a find() result, or NULL. */
