@@ -722,10 +722,46 @@ capped:
 	return false;
 }
 
+/* Ranges whose origin was sent lately (a buffer mapped and unmapped in a loop: one origin). */
+struct origin_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start;
+	__u64 len;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct origin_key);
+	__type(value, __u64);			/* when it was sent, ns */
+} origin_recent SEC(".maps");
+
+#define ORIGIN_REPEAT_NS	1000000000ULL
+
+/* The same range of the same process was sent less than a second ago: skip it. */
+static __always_inline bool origin_repeat(__u32 tgid, __u64 start, __u64 len)
+{
+	struct origin_key k = { .tgid = tgid, .start = start, .len = len };
+	__u64 now = bpf_ktime_get_ns(), *sent;
+	struct mp_drops *d;
+
+	sent = bpf_map_lookup_elem(&origin_recent, &k);
+	if (sent && now - *sent < ORIGIN_REPEAT_NS) {
+		d = drops_get();
+		if (d)
+			d->origins_same++;
+		return true;
+	}
+	bpf_map_update_elem(&origin_recent, &k, &now, BPF_ANY);
+	return false;
+}
+
 /*
  * A target created a mapping: the stack of the syscall that did, as a stack sample that
  * carries the mapping (at sys_exit, so never on the fault path). Every mapping of
- * cfg.origin_min_bytes or more; smaller ones within the caps.
+ * cfg.origin_min_bytes or more; smaller ones within the caps; a range mapped again within
+ * a second keeps the origin it has (user space would replace it with an equal one).
  */
 static __always_inline void origin_send(void *ctx, __u32 tgid, struct mp_target *t,
 					__u64 start, __u64 len, __u32 prot, __u32 how)
@@ -735,7 +771,7 @@ static __always_inline void origin_send(void *ctx, __u32 tgid, struct mp_target 
 	__u32 zero = 0;
 	int err;
 
-	if (!cfg.origin_min_bytes)
+	if (!cfg.origin_min_bytes || origin_repeat(tgid, start, len))
 		return;
 	if (len < cfg.origin_min_bytes && !origin_small_allows())
 		return;

@@ -221,6 +221,7 @@ struct mp_drops {
 	__u64 mms_full;		/* an address space could not be tracked */
 	__u64 origins;		/* mapping origins dropped (ring buffer full) */
 	__u64 origins_capped;	/* smaller mappings left without an origin by the cap */
+	__u64 origins_same;	/* the same range mapped again within a second: not resent */
 };
 
 enum mp_event_type {

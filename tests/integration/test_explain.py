@@ -131,3 +131,17 @@ def test_causes_follow_the_rules_files():
         assert r.returncode == 125, (r.returncode, r.stderr)
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and "extra.rules:2" in lines[0] and "frmae" in lines[0], r.stderr
+
+
+def test_a_buffer_mapped_in_a_loop_costs_one_origin():
+    """2,000 mmap/munmap of the same 2 MiB range: BPF sends its origin once a second at most
+    (the rest are counted as repeats), and the model keeps one origin for the range."""
+    harness.need_root()
+    with harness.workdir() as d:
+        js = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--no-tui", "--json", js, "--", EXPLAIN, "--requests", "1",
+                              "--remap", "2000"])
+        assert r.returncode == 0, r.stderr
+        o = harness.load_json(js)["origins"]
+        assert o["repeats_skipped"] >= 1990, o
+        assert o["recorded"] < 100, o

@@ -203,6 +203,7 @@ struct opts {
 	size_t kq_step = 4 * MIB, tok = 2 * MIB, cache = 16 * MIB, ckpt = 8 * MIB;
 	size_t arena = 8 * MIB;
 	unsigned int requests = 4;
+	unsigned int remap = 0;		/* map and unmap one 2 MiB buffer this many times */
 };
 
 static struct opts o;
@@ -254,6 +255,20 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* a scratch buffer mapped, touched and unmapped in a loop: the same range every time */
+static NOINLINE void scratch_remap(unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		char *p = (char *)mmap(NULL, 2 * MIB, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			exit(2);
+		p[0] = 1;
+		munmap(p, 2 * MIB);
+	}
+}
+
 static size_t mib_arg(const char *s)
 {
 	char *end;
@@ -278,13 +293,15 @@ int main(int argc, char **argv)
 			o.report = argv[++a];
 		else if (!strcmp(argv[a], "--requests") && a + 1 < argc)
 			o.requests = (unsigned int)(mib_arg(argv[++a]) / MIB);
+		else if (!strcmp(argv[a], "--remap") && a + 1 < argc)
+			o.remap = (unsigned int)(mib_arg(argv[++a]) / MIB);
 		else if (!strcmp(argv[a], "--kv-mib") && a + 1 < argc)
 			o.kv = mib_arg(argv[++a]);
 		else if (!strcmp(argv[a], "--cache-mib") && a + 1 < argc)
 			o.cache = mib_arg(argv[++a]);
 		else {
 			fprintf(stderr, "usage: llama-explain [--model FILE] [--requests N] "
-					"[--kv-mib N] [--cache-mib N] [--report FILE]\n");
+					"[--kv-mib N] [--cache-mib N] [--remap N] [--report FILE]\n");
 			return 2;
 		}
 	}
@@ -313,6 +330,7 @@ int main(int argc, char **argv)
 			usleep(1000);
 		usleep(20000);
 	}
+	scratch_remap(o.remap);
 	if (o.report) {
 		FILE *f = fopen(o.report, "w");
 

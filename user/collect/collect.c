@@ -119,7 +119,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	struct mp_drops *v;
 	__u32 zero = 0;
 	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0;
-	__u64 olost = 0, ocapped = 0;
+	__u64 olost = 0, ocapped = 0, osame = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -134,6 +134,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 			capped += v[c].stacks_capped;
 			olost += v[c].origins;
 			ocapped += v[c].origins_capped;
+			osame += v[c].origins_same;
 		}
 	}
 	m->lost_kernel = lost;
@@ -144,6 +145,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	m->stacks_capped = capped;
 	m->origins_lost = olost;
 	m->origins_capped = ocapped;
+	m->origins_same = osame;
 	free(v);
 	return 0;
 }

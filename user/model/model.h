@@ -153,6 +153,7 @@ struct model {
 	struct causerules rules;
 	__u64 origins_lost;		/* origins dropped (ring buffer full) */
 	__u64 origins_capped;		/* smaller mappings past the origin caps */
+	__u64 origins_same;		/* ranges mapped again within a second, not resent */
 
 	/* memphase's own cost (--bpf-stats) */
 	struct model_bpf_stats bpf_stats;

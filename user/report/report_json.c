@@ -169,6 +169,7 @@ static void causes(struct jsonw *w, const struct model *m)
 	jsonw__u64_field(w, "recorded", m->origins.n);
 	jsonw__u64_field(w, "lost", m->origins_lost);
 	jsonw__u64_field(w, "capped", m->origins_capped);
+	jsonw__u64_field(w, "repeats_skipped", m->origins_same);
 	jsonw__u64_field(w, "malloc_arenas", m->origins.arenas);
 	jsonw__end_object(w);
 	/* glibc malloc arenas: whose, and how much each grew */
