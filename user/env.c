@@ -292,8 +292,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		int e;
 
 		if (env.ncause_files == ENV_MAX_RULE_ARGS)
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "too many --causes options (max %d)",
-				     ENV_MAX_RULE_ARGS);
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "too many --causes options (max %d)", ENV_MAX_RULE_ARGS);
 		/* read now: a bad file is one line and an exit before anything starts */
 		causerules__init(&r);
 		e = causerules__load(&r, arg, err, sizeof(err));
@@ -306,14 +306,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_ALLOCATOR_FRAME:
 		if (env.nallocators == ENV_MAX_RULE_ARGS)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "too many --allocator-frame options (max %d)", ENV_MAX_RULE_ARGS);
+				     "too many --allocator-frame options (max %d)",
+				     ENV_MAX_RULE_ARGS);
 		if (!*arg)
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "--allocator-frame: empty pattern");
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--allocator-frame: empty pattern");
 		env.allocators[env.nallocators++] = arg;
 		break;
 	case OPT_ORIGIN_MIN:
 		if (util__parse_size(arg, &env.origin_min))
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "--origin-min: bad size '%s'", arg);
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--origin-min: bad size '%s'",
+				     arg);
 		break;
 	case OPT_NO_PRESET:
 		env.preset = NULL;

@@ -86,7 +86,8 @@ TEST(causerules_say_what_is_wrong_and_where)
 		causerules__free(&r);
 	}
 	causerules__init(&r);
-	ASSERT_EQ(causerules__load(&r, "/nonexistent/x.rules", err, sizeof(err)), -ENOENT, "nofile");
+	ASSERT_EQ(causerules__load(&r, "/nonexistent/x.rules", err, sizeof(err)), -ENOENT,
+		  "no file");
 	causerules__free(&r);
 }
 

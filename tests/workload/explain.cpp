@@ -301,7 +301,8 @@ int main(int argc, char **argv)
 			o.cache = mib_arg(argv[++a]);
 		else {
 			fprintf(stderr, "usage: llama-explain [--model FILE] [--requests N] "
-					"[--kv-mib N] [--cache-mib N] [--remap N] [--report FILE]\n");
+					"[--kv-mib N] [--cache-mib N] [--remap N]\n"
+					"                     [--report FILE]\n");
 			return 2;
 		}
 	}

@@ -245,7 +245,8 @@ static void print_mappings(FILE *f, const struct model *m)
 			}
 			/* long paths keep their end, the file name, cut on a character */
 			o = origins__at(&m->origins, mm->origin);
-			if (o && mm->kind == MP_MAP_ANON)	/* the label names it: no address */
+			/* a labelled anon mapping needs no address: the label names it */
+			if (o && mm->kind == MP_MAP_ANON)
 				snprintf(p, sizeof(p), "[anon %s]",
 					 util__fmt_bytes(b, sizeof(b), mm->size));
 			else
@@ -255,8 +256,9 @@ static void print_mappings(FILE *f, const struct model *m)
 			while (cut && cut < n && ((unsigned char)p[cut] & 0xc0) == 0x80)
 				cut++;
 			col = fprintf(f, "%-10.10s %-6s %9s  %s%s%s", k ? "" : m->names[id],
-				      mp_class_name(mm->cls), util__fmt_bytes(b, sizeof(b), mm->bytes),
-				      cut ? "..." : "", p + cut, mm->deleted ? " (deleted)" : "");
+				      mp_class_name(mm->cls),
+				      util__fmt_bytes(b, sizeof(b), mm->bytes), cut ? "..." : "",
+				      p + cut, mm->deleted ? " (deleted)" : "");
 			/* the label after it, or under it when the line would pass 80 columns */
 			if (o) {
 				utf8__esc_term(p, sizeof(p), o->label);
