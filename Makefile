@@ -70,6 +70,9 @@ $(OUTPUT)/user/%.o: user/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+# the built-in cause rules are assembled into this object (.incbin)
+$(OUTPUT)/user/collect/causes_data.o: data/causes.rules
+
 $(OUTPUT)/memphase: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS)

@@ -937,6 +937,8 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 	h->nframes = 0;
 	h->stack_len = 0;
 	h->err = 0;
+	h->map_prot = 0;
+	h->map_how = 0;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	if (cfg.stack_mode == MP_STACKS_DWARF)
 		err = sample_dwarf(ctx, h);
@@ -950,6 +952,117 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 	}
 	ts->acc_bytes = 0;
 	ts->acc_next = cfg.sample_bytes;
+}
+
+/* Origins of smaller mappings: how many were sent this second and in all. */
+__u64 origin_small_sec = 0;
+__u64 origin_small_in_sec = 0;
+__u64 origin_small_taken = 0;
+
+static __always_inline bool origin_small_allows(void)
+{
+	__u64 sec = bpf_ktime_get_ns() / 1000000000ULL;
+	struct mp_drops *d;
+
+	if (origin_small_taken >= cfg.origin_small_max)
+		goto capped;
+	if (origin_small_sec != sec) {
+		origin_small_sec = sec;
+		origin_small_in_sec = 0;
+	}
+	if (origin_small_in_sec >= cfg.origin_small_per_sec)
+		goto capped;
+	/* races between CPUs can let a few more through: a bound, not an exact count */
+	__sync_fetch_and_add(&origin_small_in_sec, 1);
+	__sync_fetch_and_add(&origin_small_taken, 1);
+	return true;
+capped:
+	d = drops_get();
+	if (d)
+		d->origins_capped++;
+	return false;
+}
+
+/* Ranges whose origin was sent lately (a buffer mapped and unmapped in a loop: one origin). */
+struct origin_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start;
+	__u64 len;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct origin_key);
+	__type(value, __u64);			/* when it was sent, ns */
+} origin_recent SEC(".maps");
+
+#define ORIGIN_REPEAT_NS	1000000000ULL
+
+/* The same range of the same process was sent less than a second ago: skip it. */
+static __always_inline bool origin_repeat(__u32 tgid, __u64 start, __u64 len)
+{
+	struct origin_key k = { .tgid = tgid, .start = start, .len = len };
+	__u64 now = bpf_ktime_get_ns(), *sent;
+	struct mp_drops *d;
+
+	sent = bpf_map_lookup_elem(&origin_recent, &k);
+	if (sent && now - *sent < ORIGIN_REPEAT_NS) {
+		d = drops_get();
+		if (d)
+			d->origins_same++;
+		return true;
+	}
+	bpf_map_update_elem(&origin_recent, &k, &now, BPF_ANY);
+	return false;
+}
+
+/*
+ * A target created a mapping: the stack of the syscall that did, as a stack sample that
+ * carries the mapping (at sys_exit, so never on the fault path). Every mapping of
+ * cfg.origin_min_bytes or more; smaller ones within the caps; a range mapped again within
+ * a second keeps the origin it has (user space would replace it with an equal one).
+ */
+static __always_inline void origin_send(void *ctx, __u32 tgid, struct mp_target *t,
+					__u64 start, __u64 len, __u32 prot, __u32 how)
+{
+	struct mp_stack_event *h;
+	struct mp_drops *d;
+	__u32 zero = 0;
+	int err;
+
+	if (!cfg.origin_min_bytes || origin_repeat(tgid, start, len))
+		return;
+	if (len < cfg.origin_min_bytes && !origin_small_allows())
+		return;
+	h = bpf_map_lookup_elem(&scratch, &zero);
+	if (!h)
+		return;
+	h->type = MP_EV_ORIGIN;
+	h->pid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->phase = t->phase;
+	h->ts_ns = bpf_ktime_get_ns();
+	h->weight = len;
+	h->addr = start;
+	h->mode = cfg.stack_mode == MP_STACKS_DWARF ? MP_STACKS_DWARF : MP_STACKS_FP;
+	h->cls = 0;
+	h->nframes = 0;
+	h->stack_len = 0;
+	h->err = 0;
+	h->map_prot = prot;
+	h->map_how = how;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	if (h->mode == MP_STACKS_DWARF)
+		err = sample_dwarf(ctx, h);
+	else
+		err = sample_fp(ctx, h);
+	if (err) {
+		d = drops_get();
+		if (d)
+			d->origins++;
+	}
 }
 
 /* The counters as the OOM report prints them (get_mm_counter: the approximate value). */
@@ -1268,7 +1381,7 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
  * seven perf tracepoints (each of which takes ~90 ms to detach), and the syscall number
  * is checked before any map lookup.
  */
-static __always_inline void sys_exit_mmap(long ret)
+static __always_inline void sys_exit_mmap(void *ctx, long ret)
 {
 	struct mp_phase_stats *s;
 	struct inflight in;
@@ -1287,6 +1400,7 @@ static __always_inline void sys_exit_mmap(long ret)
 	}
 	if (in.fd >= 0)
 		map_notice(tgid, t, ret, in.prot & PROT_EXEC);
+	origin_send(ctx, tgid, t, ret, in.len, in.prot, MP_ORIGIN_MMAP);
 }
 
 static __always_inline void sys_exit_munmap(long ret)
@@ -1305,17 +1419,20 @@ static __always_inline void sys_exit_munmap(long ret)
 		s->munmap_bytes += in.len;
 }
 
-static __always_inline void sys_exit_mremap(long ret)
+static __always_inline void sys_exit_mremap(void *ctx, long ret)
 {
 	struct mp_phase_stats *s;
 	struct inflight in;
 	struct mp_target *t;
+	__u32 tgid;
 
 	if (!inflight_take(&in) || sys_failed(ret))
 		return;
-	t = target_of_current(NULL);
+	t = target_of_current(&tgid);
 	if (!t)
 		return;
+	/* protection unknown here (mremap keeps the old one); user space reads 0 as such */
+	origin_send(ctx, tgid, t, ret, in.len2, 0, MP_ORIGIN_MREMAP);
 	s = stats_get(t->phase);
 	if (!s)
 		return;
@@ -1327,13 +1444,14 @@ static __always_inline void sys_exit_mremap(long ret)
 	}
 }
 
-static __always_inline void sys_exit_brk(__u64 ret)
+static __always_inline void sys_exit_brk(void *ctx, __u64 ret)
 {
 	struct mp_phase_stats *s;
 	struct mp_target *t;
+	__u32 tgid;
 	__u64 last;
 
-	t = target_of_current(NULL);
+	t = target_of_current(&tgid);
 	if (!t)
 		return;
 	last = t->last_brk;
@@ -1341,6 +1459,11 @@ static __always_inline void sys_exit_brk(__u64 ret)
 	/* the first brk of an exec'd image (or after attach) only sets the baseline */
 	if (!last || ret == last)
 		return;
+	/* the heap's origin: the stack of its first growth */
+	if (ret > last && !(t->flags & MP_T_HEAP_ORIGIN)) {
+		__sync_fetch_and_or(&t->flags, MP_T_HEAP_ORIGIN);
+		origin_send(ctx, tgid, t, last, ret - last, 3, MP_ORIGIN_BRK);
+	}
 	s = stats_get(t->phase);
 	if (!s)
 		return;
@@ -1466,16 +1589,16 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 
 	switch (id) {
 	case __NR_mmap:
-		sys_exit_mmap(ret);
+		sys_exit_mmap(ctx, ret);
 		break;
 	case __NR_munmap:
 		sys_exit_munmap(ret);
 		break;
 	case __NR_mremap:
-		sys_exit_mremap(ret);
+		sys_exit_mremap(ctx, ret);
 		break;
 	case __NR_brk:
-		sys_exit_brk(ret);
+		sys_exit_brk(ctx, ret);
 		break;
 	}
 	sys_window_close(id, ret);
@@ -1526,7 +1649,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 	if (!t)
 		return 0;
-	__sync_fetch_and_and(&t->flags, ~(MP_T_WAIT_EXEC | MP_T_FORKED));
+	__sync_fetch_and_and(&t->flags, ~(MP_T_WAIT_EXEC | MP_T_FORKED | MP_T_HEAP_ORIGIN));
 	__sync_fetch_and_or(&t->flags, MP_T_FRESH_MM);
 	t->mm_gen++;
 	t->last_brk = 0;

@@ -113,6 +113,10 @@ struct mp_config {
 	__u32 map_tracking;	/* classify faults by mapping */
 	__u32 pad;
 	__u64 max_rss_bytes;	/* guard: stop a process whose RSS crosses this (0: off) */
+	/* origins: the stack of every mmap/mremap of this size or more (0: no origins) */
+	__u64 origin_min_bytes;
+	__u32 origin_small_per_sec;	/* and of this many smaller ones a second */
+	__u32 origin_small_max;		/* and of this many smaller ones in all */
 	struct mp_rule rules[MP_MAX_RULES]; /* the markers' rules; [0] unused */
 };
 
@@ -141,6 +145,7 @@ struct mp_phase_stats {
 #define MP_T_FORKED	(1U << 5)	/* forked from a target: its first image is inherited */
 #define MP_T_HELD	(1U << 6)	/* stopped by the BPF side until user space continues it */
 #define MP_T_ORPHANS	(1U << 7)	/* ended threads left growth to look up (BPF only) */
+#define MP_T_HEAP_ORIGIN (1U << 8)	/* the heap's origin (its first brk growth) was sent */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
@@ -217,6 +222,9 @@ struct mp_drops {
 	__u64 targets_full;	/* a child could not join the target set */
 	__u64 mms_full;		/* an address space could not be tracked */
 	__u64 vma_deferred;	/* faults whose lookup waited for the address space's lock */
+	__u64 origins;		/* mapping origins dropped (ring buffer full) */
+	__u64 origins_capped;	/* smaller mappings left without an origin by the cap */
+	__u64 origins_same;	/* the same range mapped again within a second: not resent */
 };
 
 enum mp_event_type {
@@ -229,6 +237,14 @@ enum mp_event_type {
 	MP_EV_STACK = 7,	/* struct mp_stack_event */
 	MP_EV_FILE_MAP = 8,	/* a target mapped a file (data) not seen before */
 	MP_EV_GUARD = 9,	/* a target crossed --max-rss and was stopped (SIGSTOP) */
+	MP_EV_ORIGIN = 10,	/* struct mp_stack_event: the stack that created a mapping */
+};
+
+/* MP_EV_ORIGIN: the syscall that created the mapping (mp_stack_event.map_how). */
+enum mp_origin_how {
+	MP_ORIGIN_MMAP = 0,
+	MP_ORIGIN_MREMAP = 1,	/* moved or grown: addr is the new start */
+	MP_ORIGIN_BRK = 2,	/* the heap's first growth */
 };
 
 struct mp_event {
@@ -271,6 +287,8 @@ enum mp_reg {
 
 /*
  * MP_EV_STACK: one sample standing for `weight` bytes of RSS growth of one thread.
+ * MP_EV_ORIGIN: the same record for the syscall that created a mapping: addr is its start,
+ * weight its length, map_prot its protection and map_how an enum mp_origin_how.
  * fp mode: ips[nframes] follow the header; dwarf: regs + stack[stack_len] bytes from
  * regs[MP_RSP] upward.
  */
@@ -287,6 +305,8 @@ struct mp_stack_event {
 	__u32 nframes;		/* fp: entries in ips */
 	__u32 stack_len;	/* dwarf: bytes in stack */
 	__s64 err;		/* fp: bpf_get_stack error (<0), else 0 */
+	__u32 map_prot;		/* ORIGIN: PROT_* of the new mapping */
+	__u32 map_how;		/* ORIGIN: enum mp_origin_how */
 	char comm[MP_COMM_LEN];
 	__u64 regs[MP_NR_REGS];
 };

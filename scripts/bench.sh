@@ -33,6 +33,8 @@
 # Configurations (BENCH_CONFIGS, default all of them, in this order):
 #   baseline           touch alone
 #   memphase           memphase run --bpf-stats (default mode: --stacks dwarf, no exports)
+#   memphase_noorigins the same with --origin-min 0: no mapping origins (their cost is the
+#                      difference; they are taken at mmap time, so the fault path must not move)
 #   memphase_nostats   the same without --bpf-stats
 #   memphase_none      --stacks none
 #   memphase_fp        --stacks fp --folded F
@@ -103,8 +105,8 @@ ROUNDS=${BENCH_ROUNDS:-7}
 MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
-ALL_CONFIGS="baseline memphase memphase_nostats memphase_none memphase_fp memphase_dwarf perf_fp perf_dwarf
-	baseline_hops memphase_hops"
+ALL_CONFIGS="baseline memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
+	memphase_dwarf perf_fp perf_dwarf baseline_hops memphase_hops"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -228,6 +230,15 @@ cfg_memphase() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1"
 	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats -- "${TARGET_CMD[@]}"
+}
+
+# Mapping origins off: what they cost is the difference with cfg_memphase, round by round.
+desc_memphase_noorigins() { echo "memphase run --bpf-stats --origin-min 0 -- touch $MIB (no origins)"; }
+cfg_memphase_noorigins() {
+	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
+	target_cmd "$1"
+	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --origin-min 0 \
+		-- "${TARGET_CMD[@]}"
 }
 
 # Without --bpf-stats: BPF_STATS_RUN_TIME itself adds two clock reads to every program run.

@@ -10,6 +10,7 @@
 #include "collect/presets.h"
 
 #define ENV_MAX_SPECS	32
+#define ENV_MAX_RULE_ARGS 32	/* --causes and --allocator-frame options */
 
 enum env_mode {
 	MODE_NONE = 0,
@@ -41,6 +42,11 @@ struct env {
 	double grace;			/* seconds between SIGTERM and SIGKILL (Ctrl-C, guard) */
 	const char *user;		/* run: the command runs as this user */
 	bool allow_root;		/* run: the command may run as root */
+	/* origins and causes: --causes FILE, --allocator-frame PATTERN (repeatable) */
+	unsigned int ncause_files, nallocators;
+	const char *cause_files[ENV_MAX_RULE_ARGS];
+	const char *allocators[ENV_MAX_RULE_ARGS];
+	unsigned long long origin_min;	/* origins of every mapping this big (0: none) */
 	unsigned int ringbuf_kib;
 	bool bpf_stats;			/* print the BPF programs' own run time at exit */
 	int verbose;

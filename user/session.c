@@ -59,6 +59,8 @@ struct session {
 	bool detached;			/* 'q': stop observing, leave the command running */
 };
 
+/* origins of mappings under --origin-min: this many a second, and in all */
+
 static volatile sig_atomic_t exiting_sig;
 static volatile sig_atomic_t nsignals;
 
@@ -87,6 +89,8 @@ static int bpf_setup(struct session *s)
 		.mappings = !s->env->no_mappings,
 		.max_rss = s->env->max_rss,
 		.ringbuf_kib = s->env->ringbuf_kib,
+		/* origins are symbolized with the stacks: none without them */
+		.origin_min = s->env->stack_mode != MP_STACKS_NONE ? s->env->origin_min : 0,
 	};
 	int err;
 
@@ -159,6 +163,11 @@ static int collector_start(struct session *s)
 		.keep_raw = outputs__needs(&s->out) & OUTPUT_NEEDS_RAW,
 		.stop_on_map = e->mode == MODE_RUN,
 		.bpf_stats = e->bpf_stats,
+		.preset = e->preset ? e->preset->name : NULL,
+		.cause_files = e->cause_files,
+		.ncause_files = e->ncause_files,
+		.allocators = e->allocators,
+		.nallocators = e->nallocators,
 		.hooks = { .ctx = s, .notice = on_notice, .max_rss = on_max_rss },
 	};
 	struct guard_opts go = {

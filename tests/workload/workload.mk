@@ -2,7 +2,9 @@
 # Integration-test workloads: a fake libllama.so with the real llama.cpp API names, its driver,
 # a program without llama symbols, one that grows under odd names (oddnames), and one that
 # starts many short-lived processes (spawner), growth inside populating syscalls
-# (populate) and threads that malloc while others hold the mmap lock (threads). Included by
+# (populate), threads that malloc while others hold the mmap lock (threads), and llama-explain
+# (C++: llama.cpp's class and method names, a request per worker thread, for origins, labels
+# and causes). Included by
 # the top-level Makefile; also works alone:
 #   make -f tests/workload/workload.mk OUTPUT=/tmp/wl workload
 #
@@ -44,7 +46,7 @@ WL_LIB_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-soname,libllama.so
 WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
 WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
-	$(WL_OUT)/spawner $(WL_OUT)/populate $(WL_OUT)/threads \
+	$(WL_OUT)/spawner $(WL_OUT)/populate $(WL_OUT)/threads $(WL_OUT)/llama-explain \
 	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver
 
 .PHONY: workload
@@ -91,3 +93,8 @@ $(WL_OUT)/populate: $(WL_SRC)/populate.c | $(WL_NOFP)
 $(WL_OUT)/threads: $(WL_SRC)/threads.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@ -lpthread
+
+# C++: the class and method names of llama.cpp as the stacks show them
+$(WL_OUT)/llama-explain: $(WL_SRC)/explain.cpp | $(WL_NOFP)
+	$(call msg,CXX,$@)
+	$(Q)g++ -g -O2 -Wall -Wextra -Werror -fno-optimize-sibling-calls $(WL_FP) $< -o $@ -lpthread

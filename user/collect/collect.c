@@ -121,6 +121,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	struct mp_drops *v;
 	__u32 zero = 0;
 	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0, deferred = 0;
+	__u64 olost = 0, ocapped = 0, osame = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -134,6 +135,9 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 			deferred += v[c].vma_deferred;
 			full += v[c].mappings_full;
 			capped += v[c].stacks_capped;
+			olost += v[c].origins;
+			ocapped += v[c].origins_capped;
+			osame += v[c].origins_same;
 		}
 	}
 	m->lost_kernel = lost;
@@ -143,6 +147,9 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	m->vma_deferred = deferred;
 	m->mappings_full = full;
 	m->stacks_capped = capped;
+	m->origins_lost = olost;
+	m->origins_capped = ocapped;
+	m->origins_same = osame;
 	free(v);
 	return 0;
 }
@@ -291,6 +298,15 @@ static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
 	}
 }
 
+/* The origin learns its mapping's path (for `mapping` cause rules). */
+static void origin_name(struct model *m, __u32 id, const char *path)
+{
+	struct origin *o = id ? &m->origins.v[id - 1] : NULL;
+
+	if (o && !o->path && path[0] == '/')
+		o->path = profile__intern(&m->profile, path);
+}
+
 int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths)
 {
 	int fd = bpf_map__fd(skel->maps.mappings);
@@ -299,6 +315,8 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 	struct mp_map_val v;
 
 	model__clear_mappings(m);
+	for (size_t i = 0; i < m->origins.n; i++)
+		m->origins.v[i].grown = 0;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -311,6 +329,11 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		mm.bytes = v.bytes;
 		mm.start = v.vm_start;
 		mm.size = v.vm_end > v.vm_start ? v.vm_end - v.vm_start : 0;
+		mm.origin = key.kind != MP_MAP_UNKNOWN ?
+			    origins__find(&m->origins, v.tgid, key.kind, v.vm_start) : 0;
+		origin_name(m, mm.origin, mm.path);
+		if (mm.origin)
+			m->origins.v[mm.origin - 1].grown += v.bytes;
 		model__offer_mapping(m, key.phase, &mm);
 	}
 	return 0;
@@ -497,6 +520,9 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	cfg->sample_interval_ns = cc->max_samples ? 1000000000ULL / cc->max_samples : 0;
 	cfg->map_tracking = cc->mappings;
 	cfg->max_rss_bytes = cc->max_rss;
+	cfg->origin_min_bytes = cc->origin_min;
+	cfg->origin_small_per_sec = COLLECT_ORIGINS_SMALL_PER_SEC;
+	cfg->origin_small_max = COLLECT_ORIGINS_SMALL_MAX;
 	/*
 	 * dwarf samples are 16 KiB each: room for twice the samples the cap lets through
 	 * between two polls (100 ms), 8 MiB without a cap. The ring's pages count twice in

@@ -16,7 +16,11 @@ struct collect_config {
 	bool mappings;			/* charge growth to mappings */
 	__u64 max_rss;			/* the guard's RSS limit (0: off) */
 	unsigned int ringbuf_kib;
+	__u64 origin_min;		/* mappings this large get their origin (0: none) */
 };
+
+#define COLLECT_ORIGINS_SMALL_PER_SEC	64	/* origins of smaller mappings: at most */
+#define COLLECT_ORIGINS_SMALL_MAX	4096	/* ... per second, and in all */
 
 /* Fills the read-only config and sizes the ring buffer (after open, before load). -errno
  * after one line on stderr. */

@@ -13,6 +13,7 @@
 #include "collect/collect.h"
 #include "collect/collector.h"
 #include "collect/phases.h"
+#include "collect/presets.h"
 #include "collect/probes.h"
 #include "collect/stacks.h"
 #include "collect/target.h"
@@ -39,6 +40,7 @@ struct collector {
 	struct unwinder *unwinder;
 	struct stacks *stacks;
 	struct strmap paths;		/* mapping "dev:ino" -> path */
+	struct causerules rules;	/* read at start, moved into the model when it begins */
 	struct oom_ring *growth_ring;	/* recent per-phase growth, for OOM reports */
 	struct timeline *tl;
 	struct sysmem sm;
@@ -124,6 +126,11 @@ static int on_event(void *ctx, void *data, size_t len)
 			stacks__add(c->stacks, c->m, data, len);
 		return 0;
 	}
+	if (len >= sizeof(__u32) && e->type == MP_EV_ORIGIN) {
+		if (c->stacks)
+			stacks__origin(c->stacks, c->m, data, len);
+		return 0;
+	}
 	if (len < sizeof(*e))
 		return 0;
 	switch (e->type) {
@@ -176,6 +183,26 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/* The model's cause rules: built in (data/causes.rules), --causes files, --allocator-frame. */
+static int rules_load(struct causerules *r, const struct collector_opts *o)
+{
+	char err[512];
+	unsigned int i;
+	int ret;
+
+	ret = causerules__parse(r, presets__causes(), "data/causes.rules", err, sizeof(err));
+	for (i = 0; !ret && i < o->ncause_files; i++)
+		ret = causerules__load(r, o->cause_files[i], err, sizeof(err));
+	for (i = 0; !ret && i < o->nallocators; i++)
+		ret = causerules__add_allocator(r, o->allocators[i]);
+	if (!ret)
+		ret = causerules__use_preset(r, o->preset);
+	if (ret)
+		fprintf(stderr, "memphase: failed to read cause rules: %s\n",
+			ret == -ENOMEM ? strerror(ENOMEM) : err);
+	return ret;
+}
+
 struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 				 const struct collector_opts *o)
 {
@@ -194,6 +221,11 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	c->keep_raw = o->stacks && o->keep_raw;
 	c->bpf_stats = o->bpf_stats;
 	strmap__init(&c->paths, strmap__free_ptr);
+	causerules__init(&c->rules);
+	err = rules_load(&c->rules, o);
+	if (err)
+		goto fail;
+	err = -ENOMEM;
 	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
 	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
 	if (!c->growth_ring || !c->tl)
@@ -227,6 +259,7 @@ void collector__free(struct collector *c)
 	timeline__free(c->tl);
 	free(c->growth_ring);
 	strmap__free(&c->paths);
+	causerules__free(&c->rules);
 	free(c);
 }
 
@@ -237,6 +270,9 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 
 	model__init(c->m, pid, util__now_ns());
 	c->m->profile.keep_raw = c->keep_raw;
+	/* the model owns the rules from now on */
+	c->m->rules = c->rules;
+	causerules__init(&c->rules);
 	for (i = 0; i < c->phases->nphases; i++) {
 		err = model__set_phase_name(c->m, i, c->phases->names[i]);
 		if (err)

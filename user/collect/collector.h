@@ -45,6 +45,12 @@ struct collector_opts {
 	bool keep_raw;			/* keep raw samples and code mappings (perf.data) */
 	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
 	bool bpf_stats;			/* read the programs' run-time statistics at the end */
+	/* cause rules: the built-in data/causes.rules for this preset, plus these files */
+	const char *preset;		/* NULL: none */
+	const char *const *cause_files;
+	unsigned int ncause_files;
+	const char *const *allocators;	/* more allocator frame patterns */
+	unsigned int nallocators;
 	struct collector_hooks hooks;
 };
 

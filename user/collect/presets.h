@@ -58,6 +58,8 @@ void presets__fprint(FILE *f);
 /* "int32 at sp+8 > 1 ? prompt : generate" (marker_phase stands for a NULL else_phase). */
 void presets__rule_str(const struct preset_rule *r, const char *marker_phase, char *buf,
 		       size_t len);
+/* The built-in cause rules: data/causes.rules, as text (collect/causes_data.c). */
+const char *presets__causes(void);
 /* 0 if a preset is well formed, else -EINVAL with why in err. */
 int presets__check(const struct preset *p, char *err, size_t errlen);
 

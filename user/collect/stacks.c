@@ -129,24 +129,26 @@ static const char *symbol(struct stacks *st, __u32 pid, __u64 ip, bool is_return
 	return name;
 }
 
-int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len)
+/*
+ * The frames of a sample or origin record, outermost first, into frames[] (names owned by
+ * the symbol cache); *ips_out and *n_out: the addresses, innermost first. -EINVAL on a
+ * malformed record.
+ */
+static int record_frames(struct stacks *st, struct model *m, const struct mp_stack_event *h,
+			 size_t len, const char **frames, __u32 *nf_out, __u64 *ips, int *n_out)
 {
-	const struct mp_stack_event *h = data;
-	const void *payload = (const char *)data + sizeof(*h);
-	const char *frames[STACKS_MAX_FRAMES + 1];
-	char *comm, raw_comm[MP_COMM_LEN + 1];
-	__u64 ips[STACKS_MAX_FRAMES];
-	int n = 0, i, nf = 0, err;
+	/* samples count their unwind failures; origins do not */
+	bool sample = h->type == MP_EV_STACK;
+	const void *payload = (const char *)h + sizeof(*h);
+	int n = 0, i, nf = 0;
 
-	if (len < sizeof(*h) || h->phase >= MP_MAX_PHASES)
-		return -EINVAL;
 	if (h->mode == MP_STACKS_DWARF) {
 		if (len < sizeof(*h) + h->stack_len)
 			return -EINVAL;
 		if (st->u)
 			n = unwinder__unwind(st->u, h->pid, h->regs, payload, h->stack_len, ips,
 					     STACKS_MAX_FRAMES);
-		if (n <= 1)
+		if (n <= 1 && sample)
 			m->unwind_failures++;
 		if (n <= 0) {
 			ips[0] = h->regs[MP_RIP];
@@ -157,21 +159,42 @@ int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len
 		if (len < sizeof(*h) + n * sizeof(__u64))
 			return -EINVAL;
 		memcpy(ips, payload, n * sizeof(__u64));
-		if (n <= 1)
+		if (n <= 1 && sample)
 			m->unwind_failures++;
 	}
+	/* n == 0: the kernel's walk found nothing; the bytes stay, under [no stack] */
+	if (!n)
+		frames[nf++] = "[no stack]";
+	for (i = n - 1; i >= 0; i--)
+		frames[nf++] = symbol(st, h->pid, ips[i], i > 0);
+	*nf_out = nf;
+	*n_out = n;
+	return 0;
+}
+
+int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len)
+{
+	const struct mp_stack_event *h = data;
+	const char *frames[STACKS_MAX_FRAMES + 1];
+	char *comm, raw_comm[MP_COMM_LEN + 1];
+	__u64 ips[STACKS_MAX_FRAMES];
+	__u32 nf = 0, origin;
+	int n = 0, err;
+
+	if (len < sizeof(*h) || h->phase >= MP_MAX_PHASES)
+		return -EINVAL;
+	err = record_frames(st, m, h, len, frames, &nf, ips, &n);
+	if (err)
+		return err;
 	pid_note(st, h->pid, true);
 	memcpy(raw_comm, h->comm, MP_COMM_LEN);
 	raw_comm[MP_COMM_LEN] = '\0';
 	comm = frame_clean(raw_comm);
 	if (!comm)
 		return -ENOMEM;
-	/* n == 0: the kernel's walk found nothing; the bytes stay, under [no stack] */
-	if (!n)
-		frames[nf++] = "[no stack]";
-	for (i = n - 1; i >= 0; i--)
-		frames[nf++] = symbol(st, h->pid, ips[i], i > 0);
-	err = profile__add(&m->profile, h->phase, comm, frames, nf, h->weight);
+	/* the mapping it grew, if memphase saw it created */
+	origin = h->addr ? origins__find(&m->origins, h->pid, MP_MAP_UNKNOWN, h->addr) : 0;
+	err = profile__add_from(&m->profile, h->phase, comm, frames, nf, h->weight, origin);
 	free(comm);
 	if (err)
 		return err;
@@ -181,6 +204,38 @@ int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len
 		return profile__add_raw(&m->profile, h->pid, h->tid, h->phase, h->ts_ns, h->weight,
 					ips, n);
 	return 0;
+}
+
+int stacks__origin(struct stacks *st, struct model *m, const void *data, size_t len)
+{
+	const struct mp_stack_event *h = data;
+	const char *frames[STACKS_MAX_FRAMES + 1];
+	__u64 ips[STACKS_MAX_FRAMES];
+	struct origin o = {};
+	char *comm;
+	__u32 nf = 0;
+	int n = 0, err;
+
+	if (len < sizeof(*h) || h->phase >= MP_MAX_PHASES)
+		return -EINVAL;
+	err = record_frames(st, m, h, len, frames, &nf, ips, &n);
+	if (err)
+		return err;
+	memcpy(o.comm, h->comm, MP_COMM_LEN);
+	comm = frame_clean(o.comm);
+	if (!comm)
+		return -ENOMEM;
+	snprintf(o.comm, sizeof(o.comm), "%s", comm);
+	free(comm);
+	o.pid = h->pid;
+	o.tid = h->tid;
+	o.phase = h->phase;
+	o.how = h->map_how;
+	o.prot = h->map_prot;
+	o.ts_ns = h->ts_ns;
+	o.start = h->addr;
+	o.len = h->weight;
+	return origins__add(&m->origins, &m->profile, &m->rules, &o, frames, nf);
 }
 
 struct map_ctx {

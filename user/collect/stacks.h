@@ -36,6 +36,11 @@ void stacks__forget_process(struct stacks *st, __u32 pid);
  */
 int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len);
 /*
+ * One MP_EV_ORIGIN record (the same layout): unwound, symbolized and added to m's origins,
+ * labelled with m's allocator rules. 0 or -errno.
+ */
+int stacks__origin(struct stacks *st, struct model *m, const void *data, size_t len);
+/*
  * The sampled processes and (when the profile keeps raw samples) their code mappings into
  * m's profile, raw samples in time order. Again later: the mappings are replaced. 0 or
  * -errno.

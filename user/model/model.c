@@ -30,6 +30,8 @@ void model__init(struct model *m, __u32 root_pid, __u64 start_ns)
 	m->nphases = 1;
 	order_note(m, 0);
 	profile__init(&m->profile, false);
+	origins__init(&m->origins);
+	causerules__init(&m->rules);
 	if (root_pid)
 		model__proc(m, root_pid, true);
 }
@@ -41,6 +43,8 @@ void model__free(struct model *m)
 	if (!m)
 		return;
 	profile__free(&m->profile);
+	origins__free(&m->origins);
+	causerules__free(&m->rules);
 	if (!m->argv)
 		return;
 	for (a = m->argv; *a; a++)

@@ -12,6 +12,8 @@
 #include "memphase.h"
 #include "lib/phasespec.h"
 #include "model/profile.h"
+#include "model/origins.h"
+#include "lib/causerules.h"
 
 #define MODEL_MAX_PROCS	4096
 #define MODEL_MAX_OOMS	32
@@ -35,6 +37,8 @@ struct model_mapping {
 	 * 0 and 0 for growth without a VMA (kind unknown).
 	 */
 	__u64 start, size;
+	/* who created it: 1 + index in the model's origins, 0 if unknown (model/origins.h) */
+	__u32 origin;
 };
 
 /* A --phase marker that never attached, and why. */
@@ -144,6 +148,13 @@ struct model {
 	unsigned int markers_attached;
 	unsigned int nunmatched;
 	struct model_unmatched unmatched[MODEL_MAX_UNMATCHED];
+
+	/* who created each mapping, and the rules that name what grew (model/causes.h) */
+	struct origins origins;
+	struct causerules rules;
+	__u64 origins_lost;		/* origins dropped (ring buffer full) */
+	__u64 origins_capped;		/* smaller mappings past the origin caps */
+	__u64 origins_same;		/* ranges mapped again within a second, not resent */
 
 	/* memphase's own cost (--bpf-stats) */
 	struct model_bpf_stats bpf_stats;

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "lib/hist.h"
 #include "lib/json.h"
+#include "model/causes.h"
 #include "report/report_json.h"
 
 static void classes(struct jsonw *w, const char *name, const __u64 v[MP_NR_CLASSES])
@@ -100,6 +101,97 @@ static void peak(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
+static const char *const origin_how[] = { "mmap", "mremap", "brk" };
+
+/* "label" and "origin" of a mapping: who created it (null when memphase did not see it) */
+static void origin(struct jsonw *w, const struct model *m, __u32 id)
+{
+	const struct origin *o = origins__at(&m->origins, id);
+	__u32 i;
+
+	if (!o) {
+		jsonw__null_field(w, "label");
+		jsonw__null_field(w, "origin");
+		return;
+	}
+	jsonw__string_field(w, "label", o->label);
+	jsonw__name(w, "origin");
+	jsonw__start_object(w);
+	jsonw__string_field(w, "syscall", o->how < 3 ? origin_how[o->how] : "?");
+	jsonw__u64_field(w, "pid", o->pid);
+	jsonw__u64_field(w, "tid", o->tid);
+	jsonw__string_field(w, "comm", o->comm);
+	jsonw__u64_field(w, "start", o->start);
+	jsonw__u64_field(w, "length", o->len);
+	jsonw__string_field(w, "phase", o->phase < m->nphases ? m->names[o->phase] : "?");
+	jsonw__bool_field(w, "arena", o->arena);
+	/* outermost first, as in the stack views */
+	jsonw__name(w, "frames");
+	jsonw__start_array(w);
+	for (i = 0; i < o->nframes; i++)
+		jsonw__string(w, o->frames[i]);
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+}
+
+/* What grew: sampled growth by named cause (model/causes.h). */
+static void causes(struct jsonw *w, const struct model *m)
+{
+	const struct model_proc *p = model__main((struct model *)m);
+	struct cause_report r;
+	size_t i;
+
+	jsonw__name(w, "causes");
+	jsonw__start_array(w);
+	if (causes__attribute(m, NULL, NULL, &r)) {
+		jsonw__end_array(w);
+		return;
+	}
+	for (i = 0; i < r.n; i++) {
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", r.v[i].cause->name);
+		jsonw__u64_field(w, "bytes", r.v[i].bytes);
+		if (p && p->peak_total > 0)
+			jsonw__double_field(w, "share_of_peak",
+					    (double)r.v[i].bytes / p->peak_total);
+		else
+			jsonw__null_field(w, "share_of_peak");
+		jsonw__string_field(w, "remedy", r.v[i].cause->remedy);
+		jsonw__string_field(w, "rule", r.v[i].rule ? r.v[i].rule->text : "");
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__u64_field(w, "causes_unmatched_bytes", r.unmatched);
+	jsonw__u64_field(w, "causes_sampled_bytes", r.total);
+	causes__report_free(&r);
+	jsonw__name(w, "origins");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "recorded", m->origins.n);
+	jsonw__u64_field(w, "lost", m->origins_lost);
+	jsonw__u64_field(w, "capped", m->origins_capped);
+	jsonw__u64_field(w, "repeats_skipped", m->origins_same);
+	jsonw__u64_field(w, "malloc_arenas", m->origins.arenas);
+	jsonw__end_object(w);
+	/* glibc malloc arenas: whose, and how much each grew */
+	jsonw__name(w, "arenas");
+	jsonw__start_array(w);
+	for (i = 0; i < m->origins.n; i++) {
+		const struct origin *o = &m->origins.v[i];
+
+		if (!o->arena)
+			continue;
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "pid", o->pid);
+		jsonw__u64_field(w, "tid", o->tid);
+		jsonw__string_field(w, "comm", o->comm);
+		jsonw__string_field(w, "label", o->label);
+		jsonw__u64_field(w, "reserved_at", o->start);
+		jsonw__u64_field(w, "growth_bytes", o->grown);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
 static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id)
 {
 	unsigned int i;
@@ -119,6 +211,7 @@ static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id
 		/* the VMA last seen for it (model.h) */
 		jsonw__u64_field(w, "start", mm->start);
 		jsonw__u64_field(w, "size", mm->size);
+		origin(w, m, mm->origin);
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
@@ -332,6 +425,7 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__double_field(w, "duration_s",
 			    (m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0) / 1e9);
 	peak(w, m);
+	causes(w, m);
 	jsonw__u64_field(w, "rss_peak_pid", model__main((struct model *)m) ?
 			 model__main((struct model *)m)->pid : m->root_pid);
 	phases(w, m);

@@ -5,6 +5,7 @@
 #include "report/summary.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
+#include "model/causes.h"
 
 static const char *const hist_title[MP_NR_HISTS] = {
 	[MP_HIST_CALL_GROWTH] = "RSS growth per marker call",
@@ -204,9 +205,29 @@ void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns)
 	}
 }
 
+/* Cuts s to at most max characters ("..." at the end if cut): its length in characters. */
+static int chars_cut(char *s, int max)
+{
+	int n = 0;
+	char *c;
+
+	for (c = s; *c; c++) {
+		if (((unsigned char)*c & 0xc0) == 0x80)
+			continue;
+		if (n == max - 3 && strlen(c) > 3) {
+			strcpy(c, "...");
+			return max;
+		}
+		n++;
+	}
+	return n;
+}
+
 static void print_mappings(FILE *f, const struct model *m)
 {
+	const struct origin *o;
 	unsigned int i, k;
+	int col;
 	bool header = false;
 	char b[24], p[4 * MODEL_PATH_MAX + 1];
 	size_t n, cut;
@@ -223,14 +244,29 @@ static void print_mappings(FILE *f, const struct model *m)
 				header = true;
 			}
 			/* long paths keep their end, the file name, cut on a character */
-			utf8__esc_term(p, sizeof(p), mm->path);
+			o = origins__at(&m->origins, mm->origin);
+			/* a labelled anon mapping needs no address: the label names it */
+			if (o && mm->kind == MP_MAP_ANON)
+				snprintf(p, sizeof(p), "[anon %s]",
+					 util__fmt_bytes(b, sizeof(b), mm->size));
+			else
+				utf8__esc_term(p, sizeof(p), mm->path);
 			n = strlen(p);
 			cut = n > 50 ? n - 47 : 0;
 			while (cut && cut < n && ((unsigned char)p[cut] & 0xc0) == 0x80)
 				cut++;
-			fprintf(f, "%-10.10s %-6s %9s  %s%s%s\n", k ? "" : m->names[id],
-				mp_class_name(mm->cls), util__fmt_bytes(b, sizeof(b), mm->bytes),
-				cut ? "..." : "", p + cut, mm->deleted ? " (deleted)" : "");
+			col = fprintf(f, "%-10.10s %-6s %9s  %s%s%s", k ? "" : m->names[id],
+				      mp_class_name(mm->cls),
+				      util__fmt_bytes(b, sizeof(b), mm->bytes), cut ? "..." : "",
+				      p + cut, mm->deleted ? " (deleted)" : "");
+			/* the label after it, or under it when the line would pass 80 columns */
+			if (o) {
+				utf8__esc_term(p, sizeof(p), o->label);
+				if (col + 4 + chars_cut(p, 47) > 80)
+					fprintf(f, "\n%29s", "");
+				fprintf(f, " <- %s", p);
+			}
+			fprintf(f, "\n");
 		}
 		if (m->nmappings[id] > k) {
 			__u64 shown = 0;
@@ -245,9 +281,40 @@ static void print_mappings(FILE *f, const struct model *m)
 	}
 }
 
+/* glibc malloc arenas: how many, and the first few with their growth */
+static void print_arenas(FILE *f, const struct model *m)
+{
+	unsigned int shown = 0;
+	char b[24], n[64];
+	size_t i;
+
+	if (!m->origins.arenas)
+		return;
+	fprintf(f, "%llu glibc malloc arena%s created (one per thread that mallocs, up to 8 per "
+		   "core;\n  MALLOC_ARENA_MAX bounds them)\n",
+		(unsigned long long)m->origins.arenas, m->origins.arenas == 1 ? "" : "s");
+	for (i = 0; i < m->origins.n && shown < 8; i++) {
+		const struct origin *o = &m->origins.v[i];
+
+		if (!o->arena)
+			continue;
+		fprintf(f, "  %-60.60s %9s\n", utf8__esc_term(n, sizeof(n), o->label),
+			util__fmt_bytes(b, sizeof(b), o->grown));
+		shown++;
+	}
+	if (m->origins.arenas > shown)
+		fprintf(f, "  (%llu more)\n", (unsigned long long)(m->origins.arenas - shown));
+}
+
 static void print_mapping_notes(FILE *f, const struct model *m)
 {
 	char b[24];
+
+	print_arenas(f, m);
+	if (m->origins_lost || m->origins_capped)
+		fprintf(f, "%llu mapping origins lost (ring buffer full), %llu smaller mappings "
+			   "past the origin caps\n", (unsigned long long)m->origins_lost,
+			(unsigned long long)m->origins_capped);
 
 	if (m->vma_busy)
 		fprintf(f, "%llu growth events could not be placed in one mapping (address space "
@@ -260,6 +327,63 @@ static void print_mapping_notes(FILE *f, const struct model *m)
 	if (m->mapping_lost_bytes)
 		fprintf(f, "%s of growth could not be charged to any mapping (map full)\n",
 			util__fmt_bytes(b, sizeof(b), m->mapping_lost_bytes));
+}
+
+/* text wrapped at 80 columns, each line indented by `indent` */
+static void print_wrapped(FILE *f, const char *text, int indent)
+{
+	const char *s = text;
+	int col = indent, len;
+
+	fprintf(f, "%*s", indent, "");
+	while (*s) {
+		while (*s == ' ')
+			s++;
+		for (len = 0; s[len] && s[len] != ' '; len++)
+			;
+		if (!len)
+			break;
+		if (col > indent && col + 1 + len > 79) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		}
+		col += fprintf(f, "%s%.*s", col > indent ? " " : "", len, s);
+		s += len;
+	}
+	fprintf(f, "\n");
+}
+
+/* What grew: the sampled growth by named cause, with what to change. */
+static void print_causes(FILE *f, const struct model *m)
+{
+	const struct model_proc *p = model__main((struct model *)m);
+	__s64 peak = p ? p->peak_total : 0;
+	struct cause_report r;
+	char b[24], n[1024];
+	size_t i;
+
+	if (causes__attribute(m, NULL, NULL, &r) || !r.total) {
+		causes__report_free(&r);
+		return;
+	}
+	fprintf(f, "What grew (sampled stacks, %s rules)\n%-40s %9s %8s\n",
+		m->rules.preset ? m->rules.preset : "no preset's", "CAUSE", "GROWTH", "OF PEAK");
+	for (i = 0; i < r.n; i++) {
+		utf8__esc_term(n, sizeof(n), r.v[i].cause->name);
+		fprintf(f, "%-40.40s %9s %7.1f%%\n", n,
+			util__fmt_bytes(b, sizeof(b), r.v[i].bytes),
+			peak > 0 ? 100.0 * r.v[i].bytes / peak : 0.0);
+		if (r.v[i].cause->remedy[0]) {
+			utf8__esc_term(n, sizeof(n), r.v[i].cause->remedy);
+			print_wrapped(f, n, 4);
+		}
+	}
+	if (r.unmatched)
+		fprintf(f, "%-40s %9s %7.1f%%\n", "(no rule matched: see the stacks)",
+			util__fmt_bytes(b, sizeof(b), r.unmatched),
+			peak > 0 ? 100.0 * r.unmatched / peak : 0.0);
+	fprintf(f, "\n");
+	causes__report_free(&r);
 }
 
 static void print_stacks(FILE *f, const struct model *m)
@@ -334,6 +458,7 @@ void summary__print(FILE *f, const struct model *m)
 		fprintf(f, "LOST: %llu events, %llu stacks (counts above may be short)\n",
 			(unsigned long long)lost, (unsigned long long)m->lost_stacks);
 	fprintf(f, "\n");
+	print_causes(f, m);
 	summary__phase_table(f, m, m->end_ns);
 	print_pressure(f, m);
 	print_mappings(f, m);
