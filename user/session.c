@@ -24,6 +24,7 @@
 #include "collect/collect.h"
 #include "collect/collector.h"
 #include "collect/phases.h"
+#include "collect/cuda.h"
 #include "collect/probes.h"
 #include "collect/target.h"
 #include "collect/watchdog.h"
@@ -99,6 +100,7 @@ static int bpf_setup(struct session *s)
 	/* configure */
 	cfg = (struct mp_config *)&s->skel->rodata->cfg;
 	phases__fill_cfg(&s->phases, cfg);
+	cuda__fill_cfg(cfg);
 	cfg->stack_mode = s->env->stack_mode;
 	cfg->sample_bytes = s->env->sample_bytes;
 	cfg->sample_interval_ns = s->env->max_samples ? 1000000000ULL / s->env->max_samples : 0;
@@ -126,6 +128,8 @@ static int bpf_setup(struct session *s)
 	s->probes = probes__new(s->skel->progs.handle_marker, &s->phases, s->env->verbose);
 	if (!s->probes)
 		return -ENOMEM;
+	probes__set_allocs(s->probes, s->skel->progs.handle_alloc_entry,
+			   s->skel->progs.handle_alloc_return, cuda_allocs, cuda_nallocs);
 	return 0;
 fail:
 	fprintf(stderr, "memphase: failed to configure BPF object: %s\n", strerror(-err));

@@ -119,6 +119,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	struct mp_drops *v;
 	__u32 zero = 0;
 	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0;
+	__u64 allocs_full = 0, unread = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -131,9 +132,13 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 			busy += v[c].vma_busy;
 			full += v[c].mappings_full;
 			capped += v[c].stacks_capped;
+			allocs_full += v[c].allocs_full;
+			unread += v[c].alloc_unread;
 		}
 	}
-	m->lost_kernel = lost;
+	m->lost_kernel = lost + allocs_full;
+	m->gpu.allocs_full = allocs_full;
+	m->gpu.unread = unread;
 	m->lost_stacks = stacks;
 	m->mapping_lost_bytes = map_lost;
 	m->vma_busy = busy;

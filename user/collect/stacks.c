@@ -129,6 +129,34 @@ static const char *symbol(struct stacks *st, __u32 pid, __u64 ip, bool is_return
 	return name;
 }
 
+/*
+ * Where pinned or managed memory came from: the innermost frames, caller first. A dwarf
+ * sample taken at the function's return starts in its caller; frames of the CUDA
+ * libraries themselves (cuda*, cu[A-Z]*: the runtime calling the driver) are skipped.
+ */
+static void origin_add(struct model *m, __u32 cls, __u32 phase, const char *const *frames,
+		       int nf, bool have, __u64 bytes)
+{
+	char where[GPU_ORIGIN_LEN];
+	size_t used = 0;
+	int i, shown = 0;
+
+	where[0] = '\0';
+	for (i = nf - 1; have && i >= 0 && shown < 4 && used < sizeof(where); i--) {
+		const char *f = frames[i];
+
+		if (!strncmp(f, "cuda", 4) || (f[0] == 'c' && f[1] == 'u' && f[2] >= 'A' &&
+					       f[2] <= 'Z'))
+			continue;
+		used += snprintf(where + used, sizeof(where) - used, "%s%s", shown ? " < " : "",
+				 f);
+		shown++;
+	}
+	if (!where[0])
+		snprintf(where, sizeof(where), "[no stack]");
+	model_gpu__origin(&m->gpu, cls, phase, where, bytes);
+}
+
 int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len)
 {
 	const struct mp_stack_event *h = data;
@@ -171,6 +199,13 @@ int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len
 		frames[nf++] = "[no stack]";
 	for (i = n - 1; i >= 0; i--)
 		frames[nf++] = symbol(st, h->pid, ips[i], i > 0);
+	if (h->cls >= MP_STACK_CLS_ALLOC) {
+		/* an allocation probe's sample: its callers, not RSS growth */
+		origin_add(m, h->cls - MP_STACK_CLS_ALLOC, h->phase, frames, nf, n > 0,
+			   h->weight);
+		free(comm);
+		return 0;
+	}
 	err = profile__add(&m->profile, h->phase, comm, frames, nf, h->weight);
 	free(comm);
 	if (err)

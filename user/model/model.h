@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "memphase.h"
 #include "lib/phasespec.h"
+#include "model/gpu.h"
 #include "model/profile.h"
 
 #define MODEL_MAX_PROCS	4096
@@ -143,6 +144,9 @@ struct model {
 	unsigned int markers_attached;
 	unsigned int nunmatched;
 	struct model_unmatched unmatched[MODEL_MAX_UNMATCHED];
+
+	/* pinned and managed host memory, VRAM */
+	struct model_gpu gpu;
 
 	/* memphase's own cost (--bpf-stats) */
 	struct model_bpf_stats bpf_stats;
