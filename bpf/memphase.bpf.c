@@ -1473,23 +1473,11 @@ struct {
 	__type(value, struct alloc_call);
 } alloc_calls SEC(".maps");
 
-struct alloc_key {
-	__u32 tgid;
-	__u32 pad;
-	__u64 ptr;
-};
-
-struct alloc_val {
-	__u64 size;
-	__u32 cls;
-	__u32 phase;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
-	__type(key, struct alloc_key);
-	__type(value, struct alloc_val);
+	__type(key, struct mp_alloc_key);
+	__type(value, struct mp_alloc_val);
 } allocs SEC(".maps");
 
 static __always_inline void allocs_full(void)
@@ -1501,7 +1489,7 @@ static __always_inline void allocs_full(void)
 }
 
 static __always_inline void alloc_event(__u32 type, __u32 tgid, __u32 phase, __u64 ptr,
-					const struct alloc_val *v)
+					const struct mp_alloc_val *v)
 {
 	struct mp_alloc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	struct mp_drops *d;
@@ -1565,8 +1553,8 @@ static __always_inline void alloc_sample(void *ctx, __u32 tgid, __u32 phase, __u
 /* A free: forget the pointer if BPF saw it allocated, and say so. */
 static __always_inline void alloc_free(__u32 tgid, struct mp_target *t, __u64 ptr)
 {
-	struct alloc_key k = { .tgid = tgid, .ptr = ptr };
-	struct alloc_val *v, copy;
+	struct mp_alloc_key k = { .tgid = tgid, .ptr = ptr };
+	struct mp_alloc_val *v, copy;
 
 	v = bpf_map_lookup_elem(&allocs, &k);
 	if (!v)
@@ -1620,8 +1608,8 @@ int handle_alloc_return(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), tgid;
 	const volatile struct mp_alloc_rule *r;
-	struct alloc_key k = {};
-	struct alloc_val v = {};
+	struct mp_alloc_key k = {};
+	struct mp_alloc_val v = {};
 	struct alloc_call *c, call;
 	struct mp_target *t;
 	struct mp_drops *d;

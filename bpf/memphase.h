@@ -138,6 +138,19 @@ struct mp_alloc_rule {
 	__u32 ok_zero;		/* the call succeeded when it returned 0 (else: always) */
 };
 
+/* allocs: (process, pointer) -> an allocation BPF saw succeed, until its free. */
+struct mp_alloc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ptr;
+};
+
+struct mp_alloc_val {
+	__u64 size;
+	__u32 cls;		/* enum mp_alloc_cls */
+	__u32 phase;		/* the phase it was allocated in */
+};
+
 /*
  * Stack samples of an allocation probe carry cls = MP_STACK_CLS_ALLOC + its mp_alloc_cls
  * and the allocation's size as weight; they are not RSS growth.

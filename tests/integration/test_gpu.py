@@ -131,3 +131,25 @@ def test_status_line_has_gpu_fields_only_with_a_gpu():
                              env={"MEMPHASE_NVML_LIB": os.path.join(d, "none.so")})
         status = [ln for ln in r.stderr.splitlines() if ln.startswith("memphase: t=")]
         assert status and not any("vram=" in ln for ln in status), status
+
+
+def test_pinned_memory_goes_with_a_killed_process():
+    """The driver SIGKILLs itself in generate while holding 4P pinned and P managed: the
+    kernel took the memory back, so memphase holds none at the end; the bytes count as freed
+    in the phase the process died in."""
+    harness.need_root()
+    with harness.workdir() as d:
+        state, out = os.path.join(d, "gpu.state"), os.path.join(d, "out.json")
+        write_state(state)
+        r = harness.memphase(["run", "--no-tui", "--json", out, "--", harness.DRIVER,
+                              "--cudart", CUDART, "--pin-mib", str(PIN), "--vram-mib", "1",
+                              "--prompt-batches", "1", "--tokens", "3",
+                              "--die-in-generate", "2"],
+                             env={"MEMPHASE_STANDIN_GPU": state, "MEMPHASE_NVML_LIB": NVML})
+        assert r.returncode == 137, (r.returncode, r.stderr)
+        doc = harness.load_json(out)
+        g = doc["gpu"]
+        assert g["pinned"]["peak_bytes"] == 4 * PIN * MIB and g["pinned"]["held_bytes"] == 0, g
+        assert g["managed"]["held_bytes"] == 0, g
+        p = harness.phase(doc, "generate")
+        assert (p["pinned_freed_bytes"], p["managed_freed_bytes"]) == (4 * PIN * MIB, PIN * MIB), p

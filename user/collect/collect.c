@@ -340,6 +340,44 @@ void collect__learn_paths(struct strmap *paths, __u32 pid)
 	paths_learn(paths, pid);
 }
 
+int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase)
+{
+	int fd = bpf_map__fd(skel->maps.allocs), err;
+	struct mp_alloc_key cur, next, *prev = NULL, *keys = NULL, *grown;
+	struct mp_alloc_event e = { .type = MP_EV_FREE, .pid = pid, .phase = phase };
+	size_t nkeys = 0, cap = 0, i;
+	struct mp_alloc_val v;
+
+	/* its keys first, then delete them: deleting while walking restarts the walk */
+	while (!(err = bpf_map_get_next_key(fd, prev, &next))) {
+		cur = next;
+		prev = &cur;
+		if (cur.tgid != pid)
+			continue;
+		if (nkeys == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(keys, cap * sizeof(*keys));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			keys = grown;
+		}
+		keys[nkeys++] = cur;
+	}
+	for (i = 0; i < nkeys; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], &v) || bpf_map_delete_elem(fd, &keys[i]))
+			continue;
+		e.ptr = keys[i].ptr;
+		e.size = v.size;
+		e.cls = v.cls;
+		e.alloc_phase = v.phase;
+		model_gpu__on_event(&m->gpu, &e);
+	}
+	free(keys);
+	return err == -ENOENT ? (int)nkeys : err;
+}
+
 int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns)
 {
 	int mfd = bpf_map__fd(skel->maps.mms);

@@ -164,6 +164,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	case MP_EV_EXIT:
 		if (e->pid == c->m->root_pid)
 			c->root_exited = true;
+		if (c->m->gpu.probes)
+			collect__allocs_exit(c->skel, c->m, e->pid, e->old_phase);
 		break;
 	case MP_EV_OOM:
 		model__on_event(c->m, e);
