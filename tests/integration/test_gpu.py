@@ -4,6 +4,8 @@ CUDA libraries (build/workload/gpu: libcudart.so calling libcuda.so.1, real name
 signatures, pinned memory a shared memfd mapping), and memphase reads VRAM from a stand-in
 libnvidia-ml.so.1 (MEMPHASE_NVML_LIB) that reports the state file the stand-in driver keeps."""
 import os
+import re
+import shutil
 import struct
 import sys
 
@@ -45,8 +47,9 @@ def gpu_run(d, extra_env=None, driver_args=()):
 def test_pinned_bytes_per_phase_exactly():
     """load: cudaMallocHost(P) (the runtime calls cuMemAllocHost_v2, which calls
     cuMemHostAlloc: one allocation, counted once); context: cudaHostAlloc(2P); prompt:
-    cudaHostRegister(P); generate: cudaMallocManaged(P), managed not pinned; teardown frees
-    everything. Exact: the probes count bytes asked for, not pages."""
+    cudaHostRegister(P) and a second registration of the same range that fails (not
+    counted); generate: cudaMallocManaged(P), managed not pinned; teardown frees everything.
+    Exact: the probes count bytes asked for, not pages."""
     harness.need_root()
     with harness.workdir() as d:
         r, doc = gpu_run(d)
@@ -153,3 +156,33 @@ def test_pinned_memory_goes_with_a_killed_process():
         assert g["managed"]["held_bytes"] == 0, g
         p = harness.phase(doc, "generate")
         assert (p["pinned_freed_bytes"], p["managed_freed_bytes"]) == (4 * PIN * MIB, PIN * MIB), p
+
+
+def test_tui_pinned_and_vram_rows():
+    """The live view: a pinned row, and a VRAM row that projects when the device fills while
+    the target's VRAM grows (load V, then context +V: growing within the 5 s window); the
+    figures are the stand-in NVML's (8 GiB device, 512 MiB used by others)."""
+    import test_tui
+    test_tui.need_tools()
+    d = harness.tmpdir()
+    state = os.path.join(d, "gpu.state")
+    write_state(state)
+    cmd = ["env", "MEMPHASE_STANDIN_GPU=" + state, "MEMPHASE_NVML_LIB=" + NVML] + \
+        harness.mp_argv(["run", "--target-log", os.path.join(d, "target.log"), "--",
+                         harness.DRIVER, "--cudart", CUDART, "--pin-mib", str(PIN),
+                         "--vram-mib", "512", "--gpu-hold-ms", "1500", "--ctx-mib", "2",
+                         "--prompt-batches", "1", "--tokens", "100", "--sleep-ms", "30"])
+    t = test_tui.Tmux(d, cmd)
+    try:
+        s = t.wait(lambda s: re.search(r"^VRAM\s+1\.00 GiB \(peak 1\.00 GiB\)\s+free 6\.50 GiB"
+                                       r"\s+full in ~[\d.]+ \w+ at \+", s, re.M),
+                   "VRAM row with a time to full", timeout=30)
+        # context pinned 3P; the prompt's registration may already have made it 4P
+        assert re.search(r"^pinned\s+(%d|%d)\.0 MiB \(peak \1\.0 MiB\)   managed 0 B"
+                         % (3 * PIN, 4 * PIN), s, re.M), s
+        t.keys("q")
+        s = t.wait(lambda s: test_tui.END in s, "memphase to end after q")
+        assert re.search(test_tui.END + r" rc=0", s), s
+    finally:
+        t.kill()
+        shutil.rmtree(d, ignore_errors=True)

@@ -123,7 +123,8 @@ static const char usage[] =
 	"  --cudart LIB           dlopen LIB (a CUDA runtime) and use GPU memory per phase:\n"
 	"                         load: cudaMallocHost(P) + cudaMalloc(V); context:\n"
 	"                         cudaHostAlloc(2P) + cudaMalloc(V); first prompt batch:\n"
-	"                         cudaHostRegister(P); first token: cudaMallocManaged(P);\n"
+	"                         cudaHostRegister(P), then again (fails: already\n"
+	"                         registered); first token: cudaMallocManaged(P);\n"
 	"                         teardown frees all of it (P = --pin-mib, V = --vram-mib)\n"
 	"  --pin-mib P            MiB of pinned host memory per step above (8)\n"
 	"  --vram-mib V           MiB of device memory per step above (64)\n"
@@ -725,6 +726,11 @@ static WORKER int gpu_register_batch(void)
 	if (gpu_check(gpu.host_register(gpu.registered, gpu.registered_len, 0),
 		      "cudaHostRegister"))
 		return -ENOMEM;
+	/* a call that fails (already registered) pins nothing: memphase must not count it */
+	if (!gpu.host_register(gpu.registered, gpu.registered_len, 0)) {
+		fprintf(stderr, "cudaHostRegister of a registered range succeeded\n");
+		return -EINVAL;
+	}
 	gpu_hold();
 	return 0;
 }
