@@ -28,6 +28,10 @@ command -v python3 >/dev/null || fail "python3 is needed to read memphase's JSON
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# under sudo the program runs, and memphase writes its JSON, as the invoking user
+if [ -n "${SUDO_UID:-}" ]; then
+	chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$work" || fail "cannot chown $work"
+fi
 cat >"$work/gpucheck.c" <<'C'
 #include <dlfcn.h>
 #include <stdio.h>
@@ -156,7 +160,8 @@ int main(int argc, char **argv)
 }
 C
 cc -O1 -g -o "$work/gpucheck" "$work/gpucheck.c" -ldl || fail "cannot build the check program"
-echo "gpu-check: runtime $cudart; pins $((4 * pin_mib)) MiB in phase pin, $vram_mib MiB VRAM in phase vram"
+echo "gpu-check: runtime $cudart; pins $((4 * pin_mib)) MiB in phase pin," \
+	"$vram_mib MiB VRAM in phase vram"
 "$memphase" run --allow-root --no-tui --preset none --json "$work/out.json" \
 	--phase pin=gpucheck_pin --phase vram=gpucheck_vram --phase free=gpucheck_free \
 	-- "$work/gpucheck" "$cudart" "$pin_mib" "$vram_mib" >"$work/stdout" 2>"$work/stderr"
@@ -174,7 +179,8 @@ bad = 0
 def check(what, got, want, ok=None):
     global bad
     good = (got == want) if ok is None else ok
-    print("gpu-check: %-4s %s: memphase %s, expected %s" % ("ok" if good else "FAIL", what, got, want))
+    print("gpu-check: %-4s %s: memphase %s, expected %s"
+          % ("ok" if good else "FAIL", what, got, want))
     bad += not good
 check("pinned bytes in phase pin", phases["pin"]["pinned_bytes"], 4 * pin)
 check("pinned bytes freed in phase free", phases["free"]["pinned_freed_bytes"], 4 * pin)
