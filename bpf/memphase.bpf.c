@@ -157,6 +157,29 @@ struct {
 	__type(value, struct rate_window);
 } rate SEC(".maps");
 
+/* A call in flight on a thread: the outermost probed call decides (cudaMallocHost calls
+ * cuMemAllocHost; that inner call is the same allocation, not a second one). */
+struct alloc_call {
+	__u64 size;
+	__u64 ptr;		/* the pointer, or where the call stores it (MP_PTR_OUT) */
+	__u32 rule;
+	__u32 depth;		/* probed calls entered and not yet returned */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);			/* tid */
+	__type(value, struct alloc_call);
+} alloc_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct mp_alloc_key);
+	__type(value, struct mp_alloc_val);
+} allocs SEC(".maps");
+
 static __always_inline struct mp_drops *drops_get(void)
 {
 	__u32 zero = 0;
@@ -1202,7 +1225,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, tid;
 	struct thread_state *ts;
 	struct mp_target *t;
 	struct mp_event *e;
@@ -1211,9 +1234,14 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	ts = bpf_task_storage_get(&threads, task, NULL, 0);
 	if (ts)
 		mapping_flush(ts);
+	t = target_lookup(tgid);
+	/* a target thread that dies inside an allocation call: its tid may come back */
+	if (t) {
+		tid = (__u32)bpf_get_current_pid_tgid();
+		bpf_map_delete_elem(&alloc_calls, &tid);
+	}
 	if (!group_dead)
 		return 0;
-	t = target_lookup(tgid);
 	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
 	__sync_fetch_and_or(&t->flags, MP_T_EXITED);
@@ -1456,29 +1484,6 @@ int handle_marker(struct pt_regs *ctx)
 }
 
 /* ---- allocation probes (pinned and managed memory: see struct mp_alloc_rule) ---- */
-
-/* A call in flight on a thread: the outermost probed call decides (cudaMallocHost calls
- * cuMemAllocHost; that inner call is the same allocation, not a second one). */
-struct alloc_call {
-	__u64 size;
-	__u64 ptr;		/* the pointer, or where the call stores it (MP_PTR_OUT) */
-	__u32 rule;
-	__u32 depth;		/* probed calls entered and not yet returned */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);			/* tid */
-	__type(value, struct alloc_call);
-} alloc_calls SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct mp_alloc_key);
-	__type(value, struct mp_alloc_val);
-} allocs SEC(".maps");
 
 static __always_inline void allocs_full(void)
 {

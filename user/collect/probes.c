@@ -126,7 +126,8 @@ static int scan_allocs(struct probes *p, struct elfsym *es, const char *name, co
 {
 	char esc[PATH_MAX];
 	unsigned int i;
-	int n = 0;
+	int n = 0, err;
+	bool ok;
 
 	for (i = 0; i < p->nallocs && p->alloc_entry; i++) {
 		const struct alloc_sym *a = &p->allocs[i];
@@ -134,9 +135,16 @@ static int scan_allocs(struct probes *p, struct elfsym *es, const char *name, co
 
 		if (elfsym__lookup(es, a->symbol, &off))
 			continue;
-		if (!attach_one(p, p->alloc_entry, path, off, i, false) ||
-		    (a->rule.op == MP_AOP_ALLOC &&
-		     !attach_one(p, p->alloc_return, path, off, i, true))) {
+		ok = attach_one(p, p->alloc_entry, path, off, i, false) != NULL;
+		if (ok && a->rule.op == MP_AOP_ALLOC &&
+		    !attach_one(p, p->alloc_return, path, off, i, true)) {
+			/* an entry without its return would leave the thread's call open */
+			err = errno;
+			bpf_link__destroy(p->links[--p->nlinks]);
+			errno = err;
+			ok = false;
+		}
+		if (!ok) {
 			fprintf(stderr, "memphase: failed to attach uprobe %s:%s: %s\n",
 				utf8__esc_term(esc, sizeof(esc), name), a->symbol,
 				strerror(errno));
