@@ -104,6 +104,72 @@ static inline int mp_rule__hit(__u32 op, __u32 width, __u32 is_signed, __u64 v, 
 	return 0;
 }
 
+/*
+ * Allocation probes: functions that hand out or take back memory of a class RSS does not
+ * tell apart (CUDA's pinned host memory, managed memory). The symbols and their argument
+ * layout are user-space data; BPF reads a rule by the uprobe's cookie (its index in
+ * cfg.allocs) and knows only "size at argument N, pointer at argument M or written through
+ * the pointer argument M, success when it returns 0".
+ */
+#define MP_MAX_ALLOC_RULES	32
+
+enum mp_alloc_cls {
+	MP_ALLOC_PINNED = 0,	/* page-locked host memory (cudaHostAlloc, cuMemHostRegister) */
+	MP_ALLOC_MANAGED = 1,	/* unified memory (cudaMallocManaged, cuMemAllocManaged) */
+	MP_NR_ALLOC_CLS = 2,
+};
+
+enum mp_alloc_op {
+	MP_AOP_ALLOC = 0,	/* entry and return probes: size and pointer, counted on success */
+	MP_AOP_FREE = 1,	/* entry probe: the pointer argument, if BPF saw it allocated */
+};
+
+enum mp_ptr_src {
+	MP_PTR_ARG = 0,		/* the pointer is argument ptr_arg */
+	MP_PTR_OUT = 1,		/* argument ptr_arg points to where the call stores it (void **) */
+};
+
+struct mp_alloc_rule {
+	__u32 op;		/* enum mp_alloc_op */
+	__u32 cls;		/* enum mp_alloc_cls of what it allocates */
+	__u32 size_arg;		/* MP_AOP_ALLOC: argument 1..6 holding the size in bytes */
+	__u32 ptr_arg;		/* argument 1..6 holding the pointer (or where it is stored) */
+	__u32 ptr_src;		/* enum mp_ptr_src */
+	__u32 ok_zero;		/* the call succeeded when it returned 0 (else: always) */
+};
+
+/* allocs: (process, pointer) -> an allocation BPF saw succeed, until its free. */
+struct mp_alloc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ptr;
+};
+
+struct mp_alloc_val {
+	__u64 size;
+	__u32 cls;		/* enum mp_alloc_cls */
+	__u32 phase;		/* the phase it was allocated in */
+};
+
+/*
+ * Stack samples of an allocation probe carry cls = MP_STACK_CLS_ALLOC + its mp_alloc_cls
+ * and the allocation's size as weight; they are not RSS growth.
+ */
+#define MP_STACK_CLS_ALLOC	16
+
+/* MP_EV_ALLOC and MP_EV_FREE: one allocation probe hit. */
+struct mp_alloc_event {
+	__u32 type;
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 phase;		/* the process's phase at the call */
+	__u64 ts_ns;
+	__u64 ptr;
+	__u64 size;		/* bytes (FREE: as allocated) */
+	__u32 cls;		/* enum mp_alloc_cls */
+	__u32 alloc_phase;	/* FREE: the phase it was allocated in */
+};
+
 /* Configuration the BPF side reads (rodata). */
 struct mp_config {
 	__u32 stack_mode;	/* enum mp_stack_mode */
@@ -118,6 +184,9 @@ struct mp_config {
 	__u32 origin_small_per_sec;	/* and of this many smaller ones a second */
 	__u32 origin_small_max;		/* and of this many smaller ones in all */
 	struct mp_rule rules[MP_MAX_RULES]; /* the markers' rules; [0] unused */
+	__u32 nallocs;		/* allocation rules in use */
+	__u32 pad2;
+	struct mp_alloc_rule allocs[MP_MAX_ALLOC_RULES];
 };
 
 /* Per-phase counters, a PERCPU_ARRAY indexed by phase id. */
@@ -225,6 +294,8 @@ struct mp_drops {
 	__u64 origins;		/* mapping origins dropped (ring buffer full) */
 	__u64 origins_capped;	/* smaller mappings left without an origin by the cap */
 	__u64 origins_same;	/* the same range mapped again within a second: not resent */
+	__u64 allocs_full;	/* allocation-probe records that did not fit (calls, pointers) */
+	__u64 alloc_unread;	/* a returned pointer could not be read (counted, not tracked) */
 };
 
 enum mp_event_type {
@@ -238,6 +309,8 @@ enum mp_event_type {
 	MP_EV_FILE_MAP = 8,	/* a target mapped a file (data) not seen before */
 	MP_EV_GUARD = 9,	/* a target crossed --max-rss and was stopped (SIGSTOP) */
 	MP_EV_ORIGIN = 10,	/* struct mp_stack_event: the stack that created a mapping */
+	MP_EV_ALLOC = 11,	/* struct mp_alloc_event: an allocation probe's call succeeded */
+	MP_EV_FREE = 12,	/* struct mp_alloc_event: a tracked allocation was freed */
 };
 
 /* MP_EV_ORIGIN: the syscall that created the mapping (mp_stack_event.map_how). */

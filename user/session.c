@@ -19,6 +19,7 @@
 #include "collect/collect.h"
 #include "collect/collector.h"
 #include "collect/phases.h"
+#include "collect/cuda.h"
 #include "collect/probes.h"
 #include "collect/target.h"
 #include "collect/watchdog.h"
@@ -119,7 +120,11 @@ static int bpf_setup(struct session *s)
 		return err;
 	}
 	s->probes = probes__new(s->skel->progs.handle_marker, &s->phases, s->env->verbose);
-	return s->probes ? 0 : -ENOMEM;
+	if (!s->probes)
+		return -ENOMEM;
+	probes__set_allocs(s->probes, s->skel->progs.handle_alloc_entry,
+			   s->skel->progs.handle_alloc_return, cuda_allocs, cuda_nallocs);
+	return 0;
 }
 
 /* ---- the collector's and the guard's hooks ---- */

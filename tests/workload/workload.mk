@@ -10,6 +10,8 @@
 #
 # $(OUTPUT)/workload/{libllama.so,llama-driver,nollama,oddnames,spawner}  -fno-omit-frame-pointer
 # $(OUTPUT)/workload/nofp/{libllama.so,llama-driver}     -fomit-frame-pointer (DWARF unwinding)
+# $(OUTPUT)/workload/gpu/{libcuda.so.1,libcudart.so,libnvidia-ml.so.1}: GPU stand-ins with the
+#   real CUDA driver/runtime and NVML names and signatures (llama-driver --cudart)
 
 OUTPUT ?= build
 # CC has a built-in default ("cc"), so CC ?= gcc would never apply.
@@ -35,6 +37,7 @@ endif
 WL_SRC := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 WL_OUT := $(OUTPUT)/workload
 WL_NOFP := $(WL_OUT)/nofp
+WL_GPU := $(WL_OUT)/gpu
 
 # Sibling calls off so every llama_* frame stays on the stack under touch_pages.
 WL_CFLAGS := -g -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
@@ -47,7 +50,8 @@ WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
 WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
 	$(WL_OUT)/spawner $(WL_OUT)/populate $(WL_OUT)/threads $(WL_OUT)/llama-explain \
-	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver
+	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver \
+	$(WL_GPU)/libcuda.so.1 $(WL_GPU)/libcudart.so $(WL_GPU)/libnvidia-ml.so.1
 
 .PHONY: workload
 .DELETE_ON_ERROR:
@@ -57,6 +61,25 @@ workload: $(WL_TARGETS)
 # mkdir -p of nofp/ creates workload/ too; the top-level Makefile owns the workload/ rule.
 $(WL_NOFP):
 	$(Q)mkdir -p $@
+
+$(WL_GPU):
+	$(Q)mkdir -p $@
+
+WL_GPU_FLAGS := -fPIC -shared -fvisibility=hidden $(WL_FP)
+
+$(WL_GPU)/libcuda.so.1: $(WL_SRC)/cuda_standin.c $(WL_SRC)/gpu_standin.h | $(WL_GPU)
+	$(call msg,CC-SO,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_GPU_FLAGS) -Wl,-soname,libcuda.so.1 $< -o $@
+
+# The runtime calls the driver, as the real one does; $ORIGIN finds the stand-in driver.
+$(WL_GPU)/libcudart.so: $(WL_SRC)/cudart_standin.c $(WL_GPU)/libcuda.so.1 | $(WL_GPU)
+	$(call msg,CC-SO,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_GPU_FLAGS) -Wl,-soname,libcudart.so.12 $< -o $@ \
+		$(WL_GPU)/libcuda.so.1 -Wl,-rpath,'$$ORIGIN'
+
+$(WL_GPU)/libnvidia-ml.so.1: $(WL_SRC)/nvml_standin.c $(WL_SRC)/gpu_standin.h | $(WL_GPU)
+	$(call msg,CC-SO,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_GPU_FLAGS) -Wl,-soname,libnvidia-ml.so.1 $< -o $@
 
 $(WL_OUT)/libllama.so: $(WL_SRC)/fake_llama.c $(WL_SRC)/llama.h | $(WL_NOFP)
 	$(call msg,CC-SO,$@)

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
+#include "collect/cuda.h"
 #include "collect/phases.h"
 #include "collect/probes.h"
 #include "collect/stacks.h"
@@ -122,6 +123,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	__u32 zero = 0;
 	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0, deferred = 0;
 	__u64 olost = 0, ocapped = 0, osame = 0;
+	__u64 allocs_full = 0, unread = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -138,9 +140,13 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 			olost += v[c].origins;
 			ocapped += v[c].origins_capped;
 			osame += v[c].origins_same;
+			allocs_full += v[c].allocs_full;
+			unread += v[c].alloc_unread;
 		}
 	}
-	m->lost_kernel = lost;
+	m->lost_kernel = lost + allocs_full;
+	m->gpu.allocs_full = allocs_full;
+	m->gpu.unread = unread;
 	m->lost_stacks = stacks;
 	m->mapping_lost_bytes = map_lost;
 	m->vma_busy = busy;
@@ -362,6 +368,44 @@ void collect__learn_paths(struct strmap *paths, __u32 pid)
 	paths_learn(paths, pid);
 }
 
+int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase)
+{
+	int fd = bpf_map__fd(skel->maps.allocs), err;
+	struct mp_alloc_key cur, next, *prev = NULL, *keys = NULL, *grown;
+	struct mp_alloc_event e = { .type = MP_EV_FREE, .pid = pid, .phase = phase };
+	size_t nkeys = 0, cap = 0, i;
+	struct mp_alloc_val v;
+
+	/* its keys first, then delete them: deleting while walking restarts the walk */
+	while (!(err = bpf_map_get_next_key(fd, prev, &next))) {
+		cur = next;
+		prev = &cur;
+		if (cur.tgid != pid)
+			continue;
+		if (nkeys == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(keys, cap * sizeof(*keys));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			keys = grown;
+		}
+		keys[nkeys++] = cur;
+	}
+	for (i = 0; i < nkeys; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], &v) || bpf_map_delete_elem(fd, &keys[i]))
+			continue;
+		e.ptr = keys[i].ptr;
+		e.size = v.size;
+		e.cls = v.cls;
+		e.alloc_phase = v.phase;
+		model_gpu__on_event(&m->gpu, &e);
+	}
+	free(keys);
+	return err == -ENOENT ? (int)nkeys : err;
+}
+
 int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns)
 {
 	int mfd = bpf_map__fd(skel->maps.mms);
@@ -515,6 +559,7 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	int err;
 
 	phases__fill_cfg(ph, cfg);
+	cuda__fill_cfg(cfg);
 	cfg->stack_mode = cc->stack_mode;
 	cfg->sample_bytes = cc->sample_bytes;
 	cfg->sample_interval_ns = cc->max_samples ? 1000000000ULL / cc->max_samples : 0;

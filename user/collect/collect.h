@@ -48,6 +48,12 @@ void collect__learn_paths(struct strmap *paths, __u32 pid);
  * has st (NULL: no stacks) forget their snapshots, so long runs that fork often neither
  * fill the maps nor grow memphase. Returns how many were removed.
  */
+/*
+ * A process ended: the pinned and managed memory it still held went with it. Removes its
+ * entries from the BPF allocation table and frees them in the model, in phase (its phase
+ * at the exit). Returns how many, or -errno.
+ */
+int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase);
 int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns);
 /*
  * Reads every loaded program's run count and run time (bpf_obj_get_info_by_fd; the

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
 #include "collect/collector.h"
+#include "collect/nvml.h"
 #include "collect/phases.h"
 #include "collect/presets.h"
 #include "collect/probes.h"
@@ -49,6 +50,8 @@ struct collector {
 	char exe[PATH_MAX];		/* run: the command, for the marker notice */
 	bool root_exited;
 	bool notice_done;
+	struct nvml *nvml;		/* NULL: no NVML (m->gpu.nvml_why says why) */
+	bool phase_changed;		/* a phase event since the last NVML reading */
 	__u64 last_tick_ns, last_names_ns, last_sysmem_ns;
 };
 
@@ -72,6 +75,7 @@ static void notice(struct collector *c, const char *fmt, ...)
 static void markers_count(struct collector *c)
 {
 	c->m->markers_attached = probes__count(c->probes);
+	c->m->gpu.probes = probes__alloc_count(c->probes);
 }
 
 static void exec_scan(struct collector *c, __u32 pid)
@@ -131,6 +135,11 @@ static int on_event(void *ctx, void *data, size_t len)
 			stacks__origin(c->stacks, c->m, data, len);
 		return 0;
 	}
+	if (len >= sizeof(struct mp_alloc_event) &&
+	    (e->type == MP_EV_ALLOC || e->type == MP_EV_FREE)) {
+		model_gpu__on_event(&c->m->gpu, data);
+		return 0;
+	}
 	if (len < sizeof(*e))
 		return 0;
 	switch (e->type) {
@@ -162,6 +171,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	case MP_EV_EXIT:
 		if (e->pid == c->m->root_pid)
 			c->root_exited = true;
+		if (c->m->gpu.probes)
+			collect__allocs_exit(c->skel, c->m, e->pid, e->old_phase);
 		break;
 	case MP_EV_OOM:
 		model__on_event(c->m, e);
@@ -176,6 +187,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (c->hooks.max_rss)
 			c->hooks.max_rss(c->hooks.ctx, e->pid, comm);
 		return 0;
+	case MP_EV_PHASE:
+		c->phase_changed = true;
+		break;
 	default:
 		break;
 	}
@@ -201,6 +215,26 @@ static int rules_load(struct causerules *r, const struct collector_opts *o)
 		fprintf(stderr, "memphase: failed to read cause rules: %s\n",
 			ret == -ENOMEM ? strerror(ENOMEM) : err);
 	return ret;
+}
+
+static bool observed(void *ctx, __u32 pid)
+{
+	struct model *m = ctx;
+	const struct model_proc *p = model__proc(m, pid, false);
+
+	return p && !p->exited;
+}
+
+/* One NVML reading, for the phase current now. */
+static void nvml_tick(struct collector *c, __u64 now)
+{
+	struct model_gpu_device dev[GPU_MAX_DEVICES];
+	unsigned int n;
+
+	c->phase_changed = false;
+	if (!c->nvml || nvml__read(c->nvml, dev, GPU_MAX_DEVICES, &n, observed, c->m))
+		return;
+	model_gpu__reading(&c->m->gpu, c->m->cur_phase, now, dev, n);
 }
 
 struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
@@ -236,6 +270,7 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 		if (!c->stacks)
 			goto fail;
 	}
+	c->nvml = nvml__open(m->gpu.nvml_why, sizeof(m->gpu.nvml_why));
 	c->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, c, NULL);
 	if (!c->rb) {
 		err = -errno;
@@ -254,6 +289,7 @@ void collector__free(struct collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	nvml__close(c->nvml);
 	stacks__free(c->stacks);
 	unwinder__free(c->unwinder);
 	timeline__free(c->tl);
@@ -265,10 +301,14 @@ void collector__free(struct collector *c)
 
 static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 {
+	char why[sizeof(c->m->gpu.nvml_why)];
 	unsigned int i;
 	int err;
 
+	memcpy(why, c->m->gpu.nvml_why, sizeof(why));
 	model__init(c->m, pid, util__now_ns());
+	c->m->gpu.nvml = c->nvml != NULL;
+	memcpy(c->m->gpu.nvml_why, why, sizeof(why));
 	c->m->profile.keep_raw = c->keep_raw;
 	/* the model owns the rules from now on */
 	c->m->rules = c->rules;
@@ -425,7 +465,10 @@ int collector__poll(struct collector *c, int timeout_ms)
 		collect__reap(c->skel, c->m, c->stacks, now);
 		oom__ring_add(c->growth_ring, c->m, now);
 		timeline__add_model(c->tl, c->m, now);
+		nvml_tick(c, now);
 		c->last_tick_ns = now;
+	} else if (c->phase_changed) {
+		nvml_tick(c, now);
 	}
 	if (c->mappings && now - c->last_names_ns >= COLLECTOR_NAMES_NS) {
 		collect__mappings(c->skel, c->m, &c->paths);
@@ -539,6 +582,7 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	if (c->mappings)
 		collect__mappings(c->skel, m, &c->paths);
 	stacks__finish(c->stacks, m);
+	nvml_tick(c, end);
 	if (c->bpf_stats)
 		collect__bpf_stats(c->skel, m);
 	if (reaped)

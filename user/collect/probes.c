@@ -42,6 +42,12 @@ struct probes {
 	unsigned int nprobes;
 	bool user_found[PHASES_MAX_MARKERS];
 	bool user_matched[PHASES_MAX_MARKERS];	/* a scanned file matched its binary */
+	/* the second kind: allocation probes (entry, and return for allocations) */
+	struct bpf_program *alloc_entry, *alloc_return;
+	const struct alloc_sym *allocs;
+	unsigned int nallocs;
+	unsigned int nalloc_links;		/* allocation functions probed */
+	unsigned int nalloc_rets;		/* ... of which also at return */
 };
 
 struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose)
@@ -119,6 +125,15 @@ bool probes__multi_supported(void)
 	return supported;
 }
 
+void probes__set_allocs(struct probes *p, struct bpf_program *entry, struct bpf_program *ret,
+			const struct alloc_sym *syms, unsigned int n)
+{
+	p->alloc_entry = entry;
+	p->alloc_return = ret;
+	p->allocs = syms;
+	p->nallocs = n < MP_MAX_ALLOC_RULES ? n : MP_MAX_ALLOC_RULES;
+}
+
 void probes__free(struct probes *p)
 {
 	unsigned int i;
@@ -182,6 +197,65 @@ static int attach_single(struct probes *p, const char *path, const __u64 *offs,
 	return 0;
 }
 
+static struct bpf_link *attach_one(struct probes *p, struct bpf_program *prog, const char *path,
+				   __u64 off, __u64 cookie, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = ret);
+	struct bpf_link *link;
+
+	if (p->nlinks == PROBES_MAX_LINKS) {
+		errno = E2BIG;
+		return NULL;
+	}
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, off, &opts);
+	if (link)
+		p->links[p->nlinks++] = link;
+	return link;
+}
+
+/*
+ * The allocation functions in one file: an entry probe each, and a return probe for
+ * allocations (the pointer and the status are known at return). Returns how many
+ * functions were probed.
+ */
+static int scan_allocs(struct probes *p, struct elfsym *es, const char *name, const char *path)
+{
+	char esc[PATH_MAX];
+	unsigned int i;
+	int n = 0, err;
+	bool ok;
+
+	for (i = 0; i < p->nallocs && p->alloc_entry; i++) {
+		const struct alloc_sym *a = &p->allocs[i];
+		__u64 off;
+
+		if (elfsym__lookup(es, a->symbol, &off))
+			continue;
+		ok = attach_one(p, p->alloc_entry, path, off, i, false) != NULL;
+		if (ok && a->rule.op == MP_AOP_ALLOC &&
+		    !attach_one(p, p->alloc_return, path, off, i, true)) {
+			/* an entry without its return would leave the thread's call open */
+			err = errno;
+			bpf_link__destroy(p->links[--p->nlinks]);
+			errno = err;
+			ok = false;
+		}
+		if (!ok) {
+			fprintf(stderr, "memphase: failed to attach uprobe %s:%s: %s\n",
+				utf8__esc_term(esc, sizeof(esc), name), a->symbol,
+				strerror(errno));
+			continue;
+		}
+		if (p->verbose)
+			fprintf(stderr, "memphase: allocation probe %s:%s (+%#" PRIx64 ")\n",
+				utf8__esc_term(esc, sizeof(esc), name), a->symbol, (uint64_t)off);
+		p->nalloc_links++;
+		p->nalloc_rets += a->rule.op == MP_AOP_ALLOC;
+		n++;
+	}
+	return n;
+}
+
 int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 {
 	const char *path = open_path ? open_path : name;
@@ -212,6 +286,8 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		cookies[n] = phases__cookie(mk);
 		idx[n++] = i;
 	}
+	/* the allocation functions (pinned host memory) in the same file */
+	scan_allocs(p, es, name, path);
 	elfsym__close(es);
 	if (!n)
 		return 0;
@@ -303,6 +379,11 @@ int probes__scan_pid(struct probes *p, pid_t pid)
 unsigned int probes__count(const struct probes *p)
 {
 	return p->nprobes;
+}
+
+unsigned int probes__alloc_count(const struct probes *p)
+{
+	return p->nalloc_links;
 }
 
 

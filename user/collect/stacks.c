@@ -130,6 +130,34 @@ static const char *symbol(struct stacks *st, __u32 pid, __u64 ip, bool is_return
 }
 
 /*
+ * Where pinned or managed memory came from: the innermost frames, caller first. A dwarf
+ * sample taken at the function's return starts in its caller; frames of the CUDA
+ * libraries themselves (cuda*, cu[A-Z]*: the runtime calling the driver) are skipped.
+ */
+static void origin_add(struct model *m, __u32 cls, __u32 phase, const char *const *frames,
+		       int nf, bool have, __u64 bytes)
+{
+	char where[GPU_ORIGIN_LEN];
+	size_t used = 0;
+	int i, shown = 0;
+
+	where[0] = '\0';
+	for (i = nf - 1; have && i >= 0 && shown < 4 && used < sizeof(where); i--) {
+		const char *f = frames[i];
+
+		if (!strncmp(f, "cuda", 4) || (f[0] == 'c' && f[1] == 'u' && f[2] >= 'A' &&
+					       f[2] <= 'Z'))
+			continue;
+		used += snprintf(where + used, sizeof(where) - used, "%s%s", shown ? " < " : "",
+				 f);
+		shown++;
+	}
+	if (!where[0])
+		snprintf(where, sizeof(where), "[no stack]");
+	model_gpu__origin(&m->gpu, cls, phase, where, bytes);
+}
+
+/*
  * The frames of a sample or origin record, outermost first, into frames[] (names owned by
  * the symbol cache); *ips_out and *n_out: the addresses, innermost first. -EINVAL on a
  * malformed record.
@@ -138,7 +166,7 @@ static int record_frames(struct stacks *st, struct model *m, const struct mp_sta
 			 size_t len, const char **frames, __u32 *nf_out, __u64 *ips, int *n_out)
 {
 	/* samples count their unwind failures; origins do not */
-	bool sample = h->type == MP_EV_STACK;
+	bool sample = h->type == MP_EV_STACK && h->cls < MP_STACK_CLS_ALLOC;
 	const void *payload = (const char *)h + sizeof(*h);
 	int n = 0, i, nf = 0;
 
@@ -192,6 +220,13 @@ int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len
 	comm = frame_clean(raw_comm);
 	if (!comm)
 		return -ENOMEM;
+	if (h->cls >= MP_STACK_CLS_ALLOC) {
+		/* an allocation probe's sample: its callers, not RSS growth */
+		origin_add(m, h->cls - MP_STACK_CLS_ALLOC, h->phase, frames, nf, n > 0,
+			   h->weight);
+		free(comm);
+		return 0;
+	}
 	/* the mapping it grew, if memphase saw it created */
 	origin = h->addr ? origins__find(&m->origins, h->pid, MP_MAP_UNKNOWN, h->addr) : 0;
 	err = profile__add_from(&m->profile, h->phase, comm, frames, nf, h->weight, origin);

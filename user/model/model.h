@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "memphase.h"
 #include "lib/phasespec.h"
+#include "model/gpu.h"
 #include "model/profile.h"
 #include "model/origins.h"
 #include "lib/causerules.h"
@@ -155,6 +156,8 @@ struct model {
 	__u64 origins_lost;		/* origins dropped (ring buffer full) */
 	__u64 origins_capped;		/* smaller mappings past the origin caps */
 	__u64 origins_same;		/* ranges mapped again within a second, not resent */
+	/* pinned and managed host memory, VRAM */
+	struct model_gpu gpu;
 
 	/* memphase's own cost (--bpf-stats) */
 	struct model_bpf_stats bpf_stats;

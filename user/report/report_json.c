@@ -259,6 +259,15 @@ static void phases(struct jsonw *w, const struct model *m)
 			jsonw__null_field(w, "psi_full_s");
 		}
 		jsonw__end_object(w);
+		jsonw__u64_field(w, "pinned_bytes", m->gpu.alloc_bytes[MP_ALLOC_PINNED][id]);
+		jsonw__u64_field(w, "pinned_freed_bytes", m->gpu.free_bytes[MP_ALLOC_PINNED][id]);
+		jsonw__u64_field(w, "managed_bytes", m->gpu.alloc_bytes[MP_ALLOC_MANAGED][id]);
+		jsonw__u64_field(w, "managed_freed_bytes",
+				 m->gpu.free_bytes[MP_ALLOC_MANAGED][id]);
+		if (m->gpu.vram_seen[id])
+			jsonw__u64_field(w, "vram_bytes", m->gpu.vram_phase_peak[id]);
+		else
+			jsonw__null_field(w, "vram_bytes");
 		jsonw__name(w, "stacks");
 		jsonw__start_object(w);
 		jsonw__u64_field(w, "samples", m->samples[id]);
@@ -267,6 +276,81 @@ static void phases(struct jsonw *w, const struct model *m)
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
+}
+
+static void alloc_class(struct jsonw *w, const struct model_gpu *g, int c)
+{
+	__u64 allocs = 0, frees = 0;
+	unsigned int i;
+
+	for (i = 0; i < MP_MAX_PHASES; i++) {
+		allocs += g->allocs[c][i];
+		frees += g->frees[c][i];
+	}
+	jsonw__name(w, mp_alloc_cls_name(c));
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "peak_bytes", g->peak[c]);
+	jsonw__u64_field(w, "held_bytes", g->current[c]);
+	jsonw__u64_field(w, "allocs", allocs);
+	jsonw__u64_field(w, "frees", frees);
+	jsonw__end_object(w);
+}
+
+/* Pinned and managed host memory, where it came from, and VRAM (null without NVML). */
+static void gpu(struct jsonw *w, const struct model *m)
+{
+	const struct model_gpu *g = &m->gpu;
+	unsigned int i;
+
+	jsonw__name(w, "gpu");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "alloc_probes", g->probes);
+	alloc_class(w, g, MP_ALLOC_PINNED);
+	alloc_class(w, g, MP_ALLOC_MANAGED);
+	jsonw__u64_field(w, "unread_pointers", g->unread);
+	jsonw__name(w, "origins");
+	jsonw__start_array(w);
+	for (i = 0; i < g->norigins; i++) {
+		const struct model_gpu_origin *o = &g->origins[i];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "class", mp_alloc_cls_name(o->cls));
+		jsonw__string_field(w, "phase", m->names[o->phase < MP_MAX_PHASES ? o->phase : 0]);
+		jsonw__string_field(w, "where", o->where);
+		jsonw__u64_field(w, "bytes", o->bytes);
+		jsonw__u64_field(w, "calls", o->calls);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	if (!g->nvml) {
+		jsonw__null_field(w, "vram");
+		jsonw__string_field(w, "nvml_unavailable", g->nvml_why);
+		jsonw__end_object(w);
+		return;
+	}
+	jsonw__null_field(w, "nvml_unavailable");
+	jsonw__name(w, "vram");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "readings", g->readings);
+	jsonw__u64_field(w, "target_bytes", g->vram);
+	jsonw__u64_field(w, "target_peak_bytes", g->vram_peak);
+	jsonw__name(w, "devices");
+	jsonw__start_array(w);
+	for (i = 0; i < g->ndevices; i++) {
+		const struct model_gpu_device *d = &g->dev[i];
+
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "index", d->index);
+		jsonw__string_field(w, "name", d->name);
+		jsonw__u64_field(w, "total_bytes", d->total);
+		jsonw__u64_field(w, "used_bytes", d->used);
+		jsonw__u64_field(w, "free_bytes", d->free);
+		jsonw__u64_field(w, "target_bytes", d->target_used);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+	jsonw__end_object(w);
 }
 
 static void processes(struct jsonw *w, const struct model *m)
@@ -453,6 +537,7 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__u64_field(w, "postponed_by_cap", m->stacks_capped);
 	jsonw__u64_field(w, "unwind_failures", m->unwind_failures);
 	jsonw__end_object(w);
+	gpu(w, m);
 	bpf_stats(w, m);
 	jsonw__end_object(w);
 	jsonw__free(w);

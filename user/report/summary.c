@@ -223,6 +223,72 @@ static int chars_cut(char *s, int max)
 	return n;
 }
 
+/* Does a phase have anything GPU to show? */
+static bool gpu_phase_seen(const struct model_gpu *g, unsigned int id)
+{
+	int c;
+
+	for (c = 0; c < MP_NR_ALLOC_CLS; c++)
+		if (g->allocs[c][id] || g->frees[c][id])
+			return true;
+	return g->vram_seen[id];
+}
+
+/*
+ * Pinned and managed host memory per phase, VRAM per phase and per device, where pinned
+ * memory came from. Without NVML and without anything pinned: one line.
+ */
+void summary__gpu(FILE *f, const struct model *m)
+{
+	const struct model_gpu *g = &m->gpu;
+	char b[8][24], esc[256];
+	bool any = false;
+	unsigned int i;
+
+	for (i = 0; i < m->norder; i++)
+		any |= gpu_phase_seen(g, m->order[i]);
+	if (!g->nvml)
+		fprintf(f, "VRAM: not measured (no NVML: %s)\n",
+			utf8__esc_term(esc, sizeof(esc), g->nvml_why));
+	if (!any)
+		return;
+	fprintf(f, "pinned host memory: peak %s, held at the end %s; managed: peak %s, held %s\n",
+		util__fmt_bytes(b[0], 24, g->peak[MP_ALLOC_PINNED]),
+		util__fmt_bytes(b[1], 24, g->current[MP_ALLOC_PINNED]),
+		util__fmt_bytes(b[2], 24, g->peak[MP_ALLOC_MANAGED]),
+		util__fmt_bytes(b[3], 24, g->current[MP_ALLOC_MANAGED]));
+	fprintf(f, "%-10s %9s %9s %9s %9s %9s\n", "PHASE", "+PINNED", "-PINNED", "+MANAGED",
+		"-MANAGED", "VRAM");
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+
+		if (!gpu_phase_seen(g, id))
+			continue;
+		fprintf(f, "%-10.10s %9s %9s %9s %9s %9s\n", m->names[id],
+			util__fmt_bytes(b[0], 24, g->alloc_bytes[MP_ALLOC_PINNED][id]),
+			util__fmt_bytes(b[1], 24, g->free_bytes[MP_ALLOC_PINNED][id]),
+			util__fmt_bytes(b[2], 24, g->alloc_bytes[MP_ALLOC_MANAGED][id]),
+			util__fmt_bytes(b[3], 24, g->free_bytes[MP_ALLOC_MANAGED][id]),
+			g->vram_seen[id] ? util__fmt_bytes(b[4], 24, g->vram_phase_peak[id]) : "-");
+	}
+	for (i = 0; i < g->ndevices; i++)
+		fprintf(f, "GPU %u %s: total %s, used %s, free %s, by the target %s (peak %s)\n",
+			g->dev[i].index, utf8__esc_term(esc, sizeof(esc), g->dev[i].name),
+			util__fmt_bytes(b[0], 24, g->dev[i].total),
+			util__fmt_bytes(b[1], 24, g->dev[i].used),
+			util__fmt_bytes(b[2], 24, g->dev[i].free),
+			util__fmt_bytes(b[3], 24, g->dev[i].target_used),
+			util__fmt_bytes(b[4], 24, g->vram_peak));
+	for (i = 0; i < g->norigins; i++) {
+		const struct model_gpu_origin *o = &g->origins[i];
+
+		fprintf(f, "  %-7s %-10.10s %9s %4llu x  %s\n", mp_alloc_cls_name(o->cls),
+			m->names[o->phase < MP_MAX_PHASES ? o->phase : 0],
+			util__fmt_bytes(b[0], 24, o->bytes), (unsigned long long)o->calls,
+			utf8__esc_term(esc, sizeof(esc), o->where));
+	}
+}
+
 static void print_mappings(FILE *f, const struct model *m)
 {
 	const struct origin *o;
@@ -460,6 +526,8 @@ void summary__print(FILE *f, const struct model *m)
 	fprintf(f, "\n");
 	print_causes(f, m);
 	summary__phase_table(f, m, m->end_ns);
+	fprintf(f, "\n");
+	summary__gpu(f, m);
 	print_pressure(f, m);
 	print_mappings(f, m);
 	print_mapping_notes(f, m);
