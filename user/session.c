@@ -123,7 +123,8 @@ static int bpf_setup(struct session *s)
 		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
 		return err;
 	}
-	s->probes = probes__new(s->skel->progs.handle_marker, &s->phases, s->env->verbose);
+	s->probes = probes__new(s->skel->progs.handle_marker, s->skel->progs.handle_marker_ret,
+				&s->phases, s->env->verbose);
 	if (!s->probes)
 		return -ENOMEM;
 	return 0;

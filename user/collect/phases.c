@@ -34,6 +34,7 @@ static int marker_add(struct phases *p, const char *symbol, const char *binary, 
 	mk->phase = phase;
 	mk->rule = rule;
 	mk->user = user;
+	mk->ret_phase = -1;
 	return 0;
 }
 
@@ -59,7 +60,44 @@ static int rule_add(struct phases *p, const struct preset_rule *r, __u32 marker_
 	br->value = r->value;
 	br->then_phase = then_id;
 	br->else_phase = else_id;
+	br->record = r->record;
+	if (r->arr_at) {
+		int all = phases__find(p, r->all_phase ? r->all_phase : "");
+		int none = phases__find(p, r->none_phase ? r->none_phase : "");
+		int mixed = phases__find(p, r->mixed_phase ? r->mixed_phase : "");
+
+		if (all < 0 || none < 0 || mixed < 0)
+			return -EINVAL;
+		br->arr_at = r->arr_at;
+		br->arr_trim = r->arr_trim;
+		br->all_phase = all;
+		br->none_phase = none;
+		br->mixed_phase = mixed;
+	}
+	if (r->guard_unseen) {
+		int g = phases__find(p, r->guard_phase ? r->guard_phase : "");
+
+		if (g < 0)
+			return -EINVAL;
+		br->guard_phase = g;
+		br->guard_mask = phases__mask(p, r->guard_unseen);
+		if (!br->guard_mask)
+			return -EINVAL;
+	}
 	return p->nrules++;
+}
+
+__u32 phases__mask(const struct phases *p, const char *const *names)
+{
+	__u32 mask = 0;
+	int id;
+
+	for (; names && *names; names++) {
+		id = phases__find(p, *names);
+		if (id >= 0)
+			mask |= 1U << id;
+	}
+	return mask;
 }
 
 int phases__init(struct phases *p, const struct preset *preset)
@@ -69,6 +107,7 @@ int phases__init(struct phases *p, const struct preset *preset)
 	int id, rule, err;
 
 	memset(p, 0, sizeof(*p));
+	p->request_phase = -1;
 	phase_add(p, "startup");
 	if (!preset)
 		return 0;
@@ -88,7 +127,17 @@ int phases__init(struct phases *p, const struct preset *preset)
 		err = marker_add(p, pm->symbol, pm->binary ? pm->binary : "", id, rule, false);
 		if (err)
 			return err;
+		if (pm->ret_phase) {
+			id = phases__find(p, pm->ret_phase);
+			if (id < 0)
+				return -EINVAL;
+			p->markers[p->nmarkers - 1].ret_phase = id;
+		}
 	}
+	p->sticky_mask = phases__mask(p, preset->sticky);
+	p->idle_mask = phases__mask(p, preset->idle);
+	if (preset->request_phase)
+		p->request_phase = phases__find(p, preset->request_phase);
 	return 0;
 }
 
@@ -96,6 +145,7 @@ void phases__fill_cfg(const struct phases *p, struct mp_config *cfg)
 {
 	memcpy(cfg->rules, p->rules, sizeof(cfg->rules));
 	cfg->nrules = p->nrules;
+	cfg->sticky_mask = p->sticky_mask;
 }
 
 int phases__add_spec(struct phases *p, const struct phase_spec *s)
@@ -120,6 +170,11 @@ int phases__find(const struct phases *p, const char *name)
 __u64 phases__cookie(const struct marker *mk)
 {
 	return MP_COOKIE(mk->phase, mk->rule);
+}
+
+__u64 phases__ret_cookie(const struct marker *mk)
+{
+	return MP_COOKIE_RET | MP_COOKIE(mk->ret_phase < 0 ? 0 : mk->ret_phase, 0);
 }
 
 const char *phases__marker_str(const struct phases *p, const struct marker *mk, char *buf,

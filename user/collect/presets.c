@@ -15,14 +15,53 @@
 /*
  * From llama.cpp's include/llama.h (current and legacy names).
  *
- * llama_decode(struct llama_context *ctx, struct llama_batch batch) is split by its batch:
- * more than one token is prompt eval, one token is generation. struct llama_batch (56 bytes)
- * is passed by value, so on x86-64 it is on the stack: at function entry its first field,
- * int32_t n_tokens, is at sp + 8 (sp + 0 holds the return address).
+ * llama_decode(struct llama_context *ctx, struct llama_batch batch) is split by its batch.
+ * struct llama_batch (56 bytes: int32_t n_tokens, then the pointers token, embd, pos,
+ * n_seq_id, seq_id, logits) is passed by value, so on x86-64 it is on the stack: at function
+ * entry n_tokens is at sp + 8 (sp + 0 holds the return address) and int8_t *logits at
+ * sp + 8 + 48. logits[i] != 0 asks for token i's output: a generating slot asks for each of
+ * its tokens, a prompt only for its last one. So, over the first n_tokens - 1 flags: all set
+ * is generation (one token per slot, also under --parallel), none a prompt, some a batch
+ * that joins prompt chunks and generation tokens (continuous batching: "mixed"). Without
+ * logits (llama_batch_get_one) more than one token is prompt eval, one token generation.
+ * The decode's n_tokens is recorded (tokens per request).
  */
 static const struct preset_rule llama_decode_batch = {
 	.src = MP_SRC_STACK, .at = 8, .width = 4, .is_signed = true,
 	.op = MP_OP_GT, .value = 1, .then_phase = "prompt", .else_phase = "generate",
+	.arr_at = 8 + 48, .arr_trim = 1,
+	.all_phase = "generate", .none_phase = "prompt", .mixed_phase = "mixed",
+	.record = MP_REC_TOKENS,
+};
+
+/*
+ * llama_set_warmup(ctx, bool warmup): common_init_from_params() brackets its start-up decode
+ * with true ... false. bool: only the low byte of the register is defined.
+ */
+static const struct preset_rule llama_warmup = {
+	.src = MP_SRC_ARG, .at = 2, .width = 4,
+	.op = MP_OP_BITS, .value = 0xff, .then_phase = "warmup", .else_phase = "host",
+};
+
+/*
+ * llama_init_from_model(model, struct llama_context_params params): params (over 16 bytes)
+ * is passed by value on the stack; its first field, uint32_t n_ctx, is at sp + 8. Recorded
+ * as the context size (0 means the model's training context).
+ */
+static const struct preset_rule llama_ctx_params = {
+	.src = MP_SRC_STACK, .at = 8, .width = 4,
+	.op = MP_OP_EQ, .value = 0, .then_phase = "context", .record = MP_REC_CTX,
+};
+
+/*
+ * llama_free(ctx) before any decode ran frees a context that only measured memory: the
+ * --fit probe of llama-server and llama-cli. It is "probe-teardown", not the run's end.
+ */
+static const char *const llama_decode_phases[] = { "warmup", "prompt", "generate", "mixed", NULL };
+static const struct preset_rule llama_free_probe = {
+	.src = MP_SRC_ARG, .at = 1, .width = 8,
+	.op = MP_OP_EQ, .value = 0, .then_phase = "teardown",
+	.guard_unseen = llama_decode_phases, .guard_phase = "probe-teardown",
 };
 
 /*
@@ -42,8 +81,14 @@ static const struct preset_rule llama_state_data_ext = {
 };
 
 static const char *const llama_phases[] = {
-	"load", "context", "prompt", "generate", "state", "checkpoint", "teardown", NULL,
+	"load", "context", "probe-teardown", "warmup", "tokenize", "prompt", "generate", "mixed",
+	"host", "state", "checkpoint", "teardown", NULL,
 };
+
+/* Warm-up decodes stay warmup until llama_set_warmup(ctx, false). */
+static const char *const llama_sticky[] = { "warmup", NULL };
+/* Between engine calls and tokenizing: a request's pass through prompt goes on. */
+static const char *const llama_idle[] = { "host", "tokenize", "prompt", NULL };
 
 /*
  * The state phase begins at the size call: the destination buffer is allocated and
@@ -54,9 +99,14 @@ static const struct preset_marker llama_markers[] = {
 	{ .phase = "load", .symbol = "llama_model_load_from_file" },
 	{ .phase = "load", .symbol = "llama_model_load_from_splits" },
 	{ .phase = "load", .symbol = "llama_load_model_from_file" },
-	{ .phase = "context", .symbol = "llama_init_from_model" },
-	{ .phase = "context", .symbol = "llama_new_context_with_model" },
-	{ .phase = "prompt", .symbol = "llama_decode", .rule = &llama_decode_batch },
+	{ .phase = "context", .symbol = "llama_init_from_model", .rule = &llama_ctx_params },
+	{ .phase = "context", .symbol = "llama_new_context_with_model",
+	  .rule = &llama_ctx_params },
+	{ .phase = "warmup", .symbol = "llama_set_warmup", .rule = &llama_warmup },
+	{ .phase = "tokenize", .symbol = "llama_tokenize", .ret_phase = "host" },
+	{ .phase = "tokenize", .symbol = "llama_detokenize", .ret_phase = "host" },
+	{ .phase = "prompt", .symbol = "llama_decode", .rule = &llama_decode_batch,
+	  .ret_phase = "host" },
 	{ .phase = "state", .symbol = "llama_state_get_size" },
 	{ .phase = "state", .symbol = "llama_state_get_data" },
 	{ .phase = "state", .symbol = "llama_state_save_file" },
@@ -67,7 +117,7 @@ static const struct preset_marker llama_markers[] = {
 	{ .phase = "state", .symbol = "llama_state_seq_get_data_ext",
 	  .rule = &llama_state_data_ext },
 	{ .phase = "state", .symbol = "llama_state_seq_save_file" },
-	{ .phase = "teardown", .symbol = "llama_free" },
+	{ .phase = "teardown", .symbol = "llama_free", .rule = &llama_free_probe },
 	{ .phase = "teardown", .symbol = "llama_model_free" },
 	{ .phase = "teardown", .symbol = "llama_free_model" },
 	{},
@@ -78,6 +128,9 @@ static const struct preset llama = {
 	.description = "llama.cpp: the exported libllama API (include/llama.h)",
 	.phases = llama_phases,
 	.markers = llama_markers,
+	.sticky = llama_sticky,
+	.request_phase = "prompt",
+	.idle = llama_idle,
 };
 
 /* ---- the list ---- */

@@ -23,6 +23,7 @@ struct file_id {
 
 struct probes {
 	struct bpf_program *prog;
+	struct bpf_program *ret_prog;	/* return probes of markers with a ret_phase */
 	const struct phases *ph;
 	int verbose;
 	unsigned int nfiles;
@@ -33,13 +34,15 @@ struct probes {
 	bool user_matched[PHASES_MAX_MARKERS];	/* a scanned file matched its binary */
 };
 
-struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose)
+struct probes *probes__new(struct bpf_program *prog, struct bpf_program *ret_prog,
+			   const struct phases *ph, int verbose)
 {
 	struct probes *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->prog = prog;
+	p->ret_prog = ret_prog;
 	p->ph = ph;
 	p->verbose = verbose;
 	return p;
@@ -128,6 +131,18 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 			continue;
 		}
 		p->links[p->nlinks++] = link;
+		if (mk->ret_phase >= 0 && p->ret_prog && p->nlinks < PROBES_MAX_LINKS) {
+			LIBBPF_OPTS(bpf_uprobe_opts, ropts, .retprobe = true);
+
+			ropts.bpf_cookie = phases__ret_cookie(mk);
+			link = bpf_program__attach_uprobe_opts(p->ret_prog, -1, path, off, &ropts);
+			if (link)
+				p->links[p->nlinks++] = link;
+			else
+				fprintf(stderr, "memphase: failed to attach uretprobe %s:%s: %s\n",
+					utf8__esc_term(esc, sizeof(esc), name), mk->symbol,
+					strerror(errno));
+		}
 		if (mk->user && shared_widely(name))
 			fprintf(stderr, "memphase: marker %s is in %s: every process that maps it "
 					"takes a uprobe trap on each call, not only the target\n",

@@ -11,7 +11,9 @@ struct bpf_program;
 struct probes;
 
 /* prog: the marker program (one program, the cookie tells the phase). */
-struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose);
+/* ret_prog: the program of markers' return probes (ret_phase), may be NULL */
+struct probes *probes__new(struct bpf_program *prog, struct bpf_program *ret_prog,
+			   const struct phases *ph, int verbose);
 void probes__free(struct probes *p);	/* detaches; NULL-safe */
 
 /*
