@@ -5,7 +5,7 @@
 # the top-level Makefile; also works alone:
 #   make -f tests/workload/workload.mk OUTPUT=/tmp/wl workload
 #
-# $(OUTPUT)/workload/{libllama.so,llama-driver,nollama,oddnames,spawner}  -fno-omit-frame-pointer
+# $(OUTPUT)/workload/{libllama.so,llama-driver,llama-serve,nollama,oddnames,spawner}  -fno-omit-frame-pointer
 # $(OUTPUT)/workload/nofp/{libllama.so,llama-driver}     -fomit-frame-pointer (DWARF unwinding)
 
 OUTPUT ?= build
@@ -43,7 +43,7 @@ WL_LIB_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-soname,libllama.so
 WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
 WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
-	$(WL_OUT)/spawner \
+	$(WL_OUT)/spawner $(WL_OUT)/llama-serve \
 	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver
 
 .PHONY: workload
@@ -82,3 +82,7 @@ $(WL_OUT)/oddnames: $(WL_SRC)/oddnames.c | $(WL_NOFP)
 $(WL_OUT)/spawner: $(WL_SRC)/spawner.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
+
+$(WL_OUT)/llama-serve: $(WL_SRC)/serve.c $(WL_SRC)/llama.h $(WL_OUT)/libllama.so | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@ -L$(WL_OUT) $(WL_DRV_LDFLAGS)

@@ -237,6 +237,8 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 
 	model__init(c->m, pid, util__now_ns());
 	c->m->profile.keep_raw = c->keep_raw;
+	model__set_requests(c->m, c->phases->request_phase, c->phases->idle_mask,
+			    c->phases->end_mask, c->phases->lead_mask);
 	for (i = 0; i < c->phases->nphases; i++) {
 		err = model__set_phase_name(c->m, i, c->phases->names[i]);
 		if (err)
@@ -341,6 +343,20 @@ static void marker_notice(struct collector *c)
  * the cgroup it had, for the report. Stall time since the last reading belongs to the
  * phase the root is in now.
  */
+/* The room before an OOM kill, for the request projection (not after the process ended). */
+static void room_note(struct collector *c)
+{
+	struct model_proc *p = model__proc(c->m, c->m->focus_pid ? c->m->focus_pid :
+					   c->m->root_pid, false);
+	__s64 cg = 0;
+	bool cg_known;
+
+	if (!p || p->exited || p->oom_killed)
+		return;
+	cg_known = !sysmem__headroom(&c->sm, SYSMEM_CGROUP, &cg);
+	model__set_room(c->m, cg_known, cg, c->sm.have_meminfo, (__s64)c->sm.mem_available);
+}
+
 static void sysmem_tick(struct collector *c)
 {
 	struct sysmem sm = {}, old = c->sm;
@@ -368,6 +384,7 @@ static void sysmem_tick(struct collector *c)
 	c->sm = sm;
 	c->have_sm = true;
 	c->sm_seq++;
+	room_note(c);
 }
 
 int collector__poll(struct collector *c, int timeout_ms)

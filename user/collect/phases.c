@@ -136,6 +136,8 @@ int phases__init(struct phases *p, const struct preset *preset)
 	}
 	p->sticky_mask = phases__mask(p, preset->sticky);
 	p->idle_mask = phases__mask(p, preset->idle);
+	p->end_mask = phases__mask(p, preset->request_end);
+	p->lead_mask = phases__mask(p, preset->request_lead);
 	if (preset->request_phase)
 		p->request_phase = phases__find(p, preset->request_phase);
 	return 0;

@@ -34,6 +34,8 @@ struct phases {
 	__u32 sticky_mask;		/* bit per sticky phase id */
 	int request_phase;		/* id, -1: none */
 	__u32 idle_mask;		/* phases that do not end a request's pass */
+	__u32 end_mask;			/* phases that end the open request */
+	__u32 lead_mask;		/* phases whose entry may start the next request */
 };
 
 /* Phase 0 is "startup"; a preset (NULL: none) adds its phases, markers and rules. -errno. */

@@ -55,13 +55,13 @@ static const struct preset_rule llama_ctx_params = {
 
 /*
  * llama_free(ctx) before any decode ran frees a context that only measured memory: the
- * --fit probe of llama-server and llama-cli. It is "probe-teardown", not the run's end.
+ * --fit probe of llama-server and llama-cli. It is "fit-probe", not the run's end.
  */
 static const char *const llama_decode_phases[] = { "warmup", "prompt", "generate", "mixed", NULL };
 static const struct preset_rule llama_free_probe = {
 	.src = MP_SRC_ARG, .at = 1, .width = 8,
 	.op = MP_OP_EQ, .value = 0, .then_phase = "teardown",
-	.guard_unseen = llama_decode_phases, .guard_phase = "probe-teardown",
+	.guard_unseen = llama_decode_phases, .guard_phase = "fit-probe",
 };
 
 /*
@@ -81,7 +81,7 @@ static const struct preset_rule llama_state_data_ext = {
 };
 
 static const char *const llama_phases[] = {
-	"load", "context", "probe-teardown", "warmup", "tokenize", "prompt", "generate", "mixed",
+	"load", "context", "fit-probe", "warmup", "tokenize", "prompt", "generate", "mixed",
 	"host", "state", "checkpoint", "teardown", NULL,
 };
 
@@ -89,6 +89,10 @@ static const char *const llama_phases[] = {
 static const char *const llama_sticky[] = { "warmup", NULL };
 /* Between engine calls and tokenizing: a request's pass through prompt goes on. */
 static const char *const llama_idle[] = { "host", "tokenize", "prompt", NULL };
+/* Tokenizing the prompt (the last tokenize before it) is the request's own start. */
+static const char *const llama_lead[] = { "tokenize", NULL };
+/* The frees at the end are not a request's. */
+static const char *const llama_request_end[] = { "teardown", "fit-probe", NULL };
 
 /*
  * The state phase begins at the size call: the destination buffer is allocated and
@@ -131,6 +135,8 @@ static const struct preset llama = {
 	.sticky = llama_sticky,
 	.request_phase = "prompt",
 	.idle = llama_idle,
+	.request_end = llama_request_end,
+	.request_lead = llama_lead,
 };
 
 /* ---- the list ---- */

@@ -59,6 +59,9 @@ struct preset {
 	const char *const *sticky;
 	const char *request_phase;	/* a request starts here (NULL: none) */
 	const char *const *idle;	/* phases that do not end a request's pass (may be NULL) */
+	const char *const *request_end;	/* phases that end the open request (may be NULL) */
+	/* phases whose last entry before the request phase starts the request (may be NULL) */
+	const char *const *request_lead;
 };
 
 /* The built-in presets, NULL-terminated. */

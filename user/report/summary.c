@@ -2,6 +2,7 @@
 /* The text summary: fixed-width tables (<= 80 columns) and bcc-style histograms. */
 #include <string.h>
 #include "lib/hist.h"
+#include "report/requests.h"
 #include "report/summary.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
@@ -123,6 +124,7 @@ static void print_ooms(FILE *f, const struct model *m)
 				   "cgroup of it was at its limit)\n");
 		if (o->have_window)
 			print_oom_window(f, m, o);
+		requests__print_oom(f, m, o);
 	}
 }
 
@@ -334,6 +336,7 @@ void summary__print(FILE *f, const struct model *m)
 			(unsigned long long)lost, (unsigned long long)m->lost_stacks);
 	fprintf(f, "\n");
 	summary__phase_table(f, m, m->end_ns);
+	requests__print(f, m);
 	print_pressure(f, m);
 	print_mappings(f, m);
 	print_mapping_notes(f, m);
