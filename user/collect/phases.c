@@ -182,14 +182,33 @@ __u64 phases__ret_cookie(const struct marker *mk)
 const char *phases__marker_str(const struct phases *p, const struct marker *mk, char *buf,
 			       size_t len)
 {
+	__u32 ids[6], n = 0, i, j;
 	const struct mp_rule *r;
+	size_t o = 0;
 
 	if (!mk->rule || mk->rule >= p->nrules) {
 		snprintf(buf, len, "%s", p->names[mk->phase]);
 		return buf;
 	}
 	r = &p->rules[mk->rule];
-	snprintf(buf, len, "%s/%s", p->names[r->then_phase], p->names[r->else_phase]);
+	/* every phase the rule can pick, once each, in the rule's order */
+	ids[n++] = r->then_phase;
+	ids[n++] = r->else_phase;
+	if (r->arr_at) {
+		ids[n++] = r->all_phase;
+		ids[n++] = r->none_phase;
+		ids[n++] = r->mixed_phase;
+	}
+	if (r->guard_mask)
+		ids[n++] = r->guard_phase;
+	buf[0] = '\0';
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && ids[j] != ids[i]; j++)
+			;
+		if (j < i || ids[i] >= p->nphases || o >= len)
+			continue;
+		o += snprintf(buf + o, len - o, "%s%s", o ? "/" : "", p->names[ids[i]]);
+	}
 	return buf;
 }
 

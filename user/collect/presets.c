@@ -180,6 +180,7 @@ void presets__rule_str(const struct preset_rule *r, const char *marker_phase, ch
 {
 	const char *op = r->op < MP_NR_OPS ? op_str[r->op] : "?";
 	char where[32], value[32];
+	size_t n, i;
 
 	if (r->src == MP_SRC_STACK)
 		snprintf(where, sizeof(where), "sp+%u", r->at);
@@ -191,9 +192,21 @@ void presets__rule_str(const struct preset_rule *r, const char *marker_phase, ch
 		snprintf(value, sizeof(value), "%" PRId64, (int64_t)r->value);
 	else
 		snprintf(value, sizeof(value), "%" PRIu64, (uint64_t)r->value);
-	snprintf(buf, len, "%sint%u at %s %s %s ? %s : %s", r->is_signed ? "" : "u",
-		 r->width * 8, where, op, value, r->then_phase ? r->then_phase : "?",
-		 r->else_phase ? r->else_phase : marker_phase);
+	n = snprintf(buf, len, "%sint%u at %s %s %s ? %s : %s", r->is_signed ? "" : "u",
+		     r->width * 8, where, op, value, r->then_phase ? r->then_phase : "?",
+		     r->else_phase ? r->else_phase : marker_phase);
+	if (r->arr_at && n < len)
+		n += snprintf(buf + n, len - n, "; with bytes at *(sp+%u), first n-%u: all set ? %s"
+			      " : none ? %s : %s", r->arr_at, r->arr_trim, r->all_phase,
+			      r->none_phase, r->mixed_phase);
+	for (i = 0; r->guard_unseen && r->guard_unseen[i] && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%s", i ? "/" : "; before any ",
+			      r->guard_unseen[i]);
+	if (r->guard_unseen && n < len)
+		n += snprintf(buf + n, len - n, ": %s", r->guard_phase);
+	if (r->record && n < len)
+		snprintf(buf + n, len - n, "; records %s",
+			 r->record == MP_REC_CTX ? "n_ctx" : "tokens");
 }
 
 void presets__fprint(FILE *f)
@@ -201,7 +214,7 @@ void presets__fprint(FILE *f)
 	const struct preset_marker *mk;
 	const struct preset *p;
 	unsigned int i, j;
-	char rule[160];
+	char rule[320];
 
 	for (i = 0; (p = presets[i]); i++) {
 		fprintf(f, "%s%s: %s\n  phases: startup", i ? "\n" : "", p->name, p->description);
@@ -215,6 +228,8 @@ void presets__fprint(FILE *f)
 				presets__rule_str(mk->rule, mk->phase, rule, sizeof(rule));
 				fprintf(f, "  (%s)", rule);
 			}
+			if (mk->ret_phase)
+				fprintf(f, "  (its return: %s)", mk->ret_phase);
 			fputc('\n', f);
 		}
 	}
@@ -248,6 +263,7 @@ static int check_rule(const struct preset *p, const struct preset_marker *mk, ch
 		      size_t errlen)
 {
 	const struct preset_rule *r = mk->rule;
+	unsigned int i;
 
 	if (r->src == MP_SRC_ARG && (r->at < 1 || r->at > 6))
 		return check_err(err, errlen, "%s: %s: argument %u is not 1..6", p->name,
@@ -267,6 +283,21 @@ static int check_rule(const struct preset *p, const struct preset_marker *mk, ch
 	if (r->else_phase && !has_phase(p, r->else_phase))
 		return check_err(err, errlen, "%s: %s: rule phase '%s' is not in the preset",
 				 p->name, mk->symbol, r->else_phase);
+	if (r->arr_at && (!has_phase(p, r->all_phase) || !has_phase(p, r->none_phase) ||
+			  !has_phase(p, r->mixed_phase) || r->arr_at % 8))
+		return check_err(err, errlen, "%s: %s: array rule needs an 8-byte aligned "
+				 "offset and all/none/mixed phases of the preset", p->name,
+				 mk->symbol);
+	if (r->guard_unseen && (!has_phase(p, r->guard_phase) || !r->guard_unseen[0]))
+		return check_err(err, errlen, "%s: %s: guard needs phases and a phase of the "
+				 "preset", p->name, mk->symbol);
+	for (i = 0; r->guard_unseen && r->guard_unseen[i]; i++)
+		if (!has_phase(p, r->guard_unseen[i]))
+			return check_err(err, errlen, "%s: %s: guard phase '%s' is not in the "
+					 "preset", p->name, mk->symbol, r->guard_unseen[i]);
+	if (r->record > MP_REC_CTX)
+		return check_err(err, errlen, "%s: %s: bad record %u", p->name, mk->symbol,
+				 r->record);
 	return 0;
 }
 
@@ -304,6 +335,9 @@ int presets__check(const struct preset *p, char *err, size_t errlen)
 		    (mk->binary && (!mk->binary[0] || strlen(mk->binary) >= PHASE_BIN_MAX)))
 			return check_err(err, errlen, "%s: bad symbol or binary '%s'", p->name,
 					 mk->symbol);
+		if (mk->ret_phase && !has_phase(p, mk->ret_phase))
+			return check_err(err, errlen, "%s: %s: return phase '%s' is not in the "
+					 "preset", p->name, mk->symbol, mk->ret_phase);
 		if (!mk->rule)
 			continue;
 		e = check_rule(p, mk, err, errlen);

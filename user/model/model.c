@@ -183,8 +183,8 @@ struct linfit model__request_fit(const struct model *m, size_t *first, unsigned 
 	for (i = 0; i < m->nrequests; i++) {
 		const struct model_request *r = &m->requests[i];
 
-		if (!r->end_ns)
-			continue;
+		if (!r->end_ns || r->oom)
+			continue;	/* open, or cut short by the kill: not a whole request */
 		g[n++] = (double)(rss_total(r->rss_end) - rss_total(r->rss_start));
 	}
 	if (nclosed)
@@ -207,6 +207,9 @@ static void request_close(struct model *m, struct model_request *r, __u64 ts)
 	__s64 now = rss_total(r->rss_end);
 
 	r->end_ns = ts > r->start_ns ? ts : r->start_ns + 1;
+	r->left_cgroup = r->left_system = -2;
+	if (r->oom)
+		return;		/* a partial request projects nothing */
 	f = model__request_fit(m, NULL, NULL);
 	r->left_cgroup = f.ok ? request_left(m, m->room_cgroup_known, m->room_cgroup, now,
 					     f.slope) : -2;
@@ -417,6 +420,9 @@ void model__on_event(struct model *m, const struct mp_event *e)
 				for (c = 0; c < MP_NR_CLASSES; c++)
 					r->rss_end[c] = (__s64)e->rss[c];
 				r->rss_end[MP_SWAP] = r->rss_start[MP_SWAP];
+				if (m->req_have_rss && m->req_last_phase < MP_MAX_PHASES)
+					r->phase_growth[m->req_last_phase] +=
+						rss_total(r->rss_end) - rss_total(m->req_last_rss);
 				r->oom = true;
 				request_close(m, r, e->ts_ns);
 			}

@@ -51,13 +51,13 @@ static double secs(const struct model *m, __u64 ns)
 	return (ns > m->start_ns ? ns - m->start_ns : 0) / 1e9;
 }
 
-/* The last closed request (its projection is the latest). */
+/* The last whole request (its projection is the latest). */
 static const struct model_request *last_closed(const struct model *m)
 {
 	unsigned int i;
 
 	for (i = m->nrequests; i-- > 0;)
-		if (m->requests[i].end_ns)
+		if (m->requests[i].end_ns && !m->requests[i].oom)
 			return &m->requests[i];
 	return NULL;
 }
