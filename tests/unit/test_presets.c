@@ -84,7 +84,7 @@ TEST(presets_llama_table)
 	for (i = 0; i < ph.nphases && i < 13; i++)
 		ASSERT_STREQ(ph.names[i], names[i], "phase order");
 	ASSERT_EQ(ph.nmarkers, 20, "markers");
-	ASSERT_EQ(ph.nrules, 8, "rules: none + 7");
+	ASSERT_EQ(ph.nrules, 10, "rules: none + 9");
 
 	plain("llama_model_load_from_file", "load");
 	plain("llama_model_load_from_splits", "load");
@@ -94,8 +94,10 @@ TEST(presets_llama_table)
 	plain("llama_state_get_size", "state");
 	plain("llama_state_seq_get_data", "state");
 	plain("llama_state_seq_save_file", "state");
-	plain("llama_model_free", "teardown");
-	plain("llama_free_model", "teardown");
+	ruled("llama_model_free", "teardown", MP_SRC_ARG, 1, 8, 0, MP_OP_EQ, 0, "teardown",
+	      "teardown");
+	ruled("llama_free_model", "teardown", MP_SRC_ARG, 1, 8, 0, MP_OP_EQ, 0, "teardown",
+	      "teardown");
 	/* struct llama_batch by value: int32_t n_tokens at sp + 8; > 1 is prompt eval */
 	if (ruled("llama_decode", "prompt", MP_SRC_STACK, 8, 4, 1, MP_OP_GT, 1, "prompt",
 		  "generate")) {
@@ -142,7 +144,7 @@ TEST(presets_llama_table)
 
 	memset(&cfg, 0x55, sizeof(cfg));
 	phases__fill_cfg(&ph, &cfg);
-	ASSERT_EQ(cfg.nrules, 8, "cfg.nrules");
+	ASSERT_EQ(cfg.nrules, 10, "cfg.nrules");
 	ASSERT_EQ(cfg.sticky_mask, ph.sticky_mask, "cfg.sticky_mask");
 	ASSERT_OK(memcmp(cfg.rules, ph.rules, sizeof(cfg.rules)), "cfg.rules");
 }
@@ -291,8 +293,8 @@ TEST(presets_strings)
 					sizeof(buf)), "checkpoint/state", "ext marker");
 	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_free"), buf, sizeof(buf)),
 		     "teardown/fit-probe", "guarded marker");
-	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_model_free"), buf,
-					sizeof(buf)), "teardown", "plain marker");
+	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_init_from_model"), buf,
+					sizeof(buf)), "context", "one phase either way");
 	presets__names(buf, sizeof(buf));
 	ASSERT_STREQ(buf, "llama, none", "names");
 

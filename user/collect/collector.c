@@ -48,6 +48,7 @@ struct collector {
 	bool root_exited;
 	bool notice_done;
 	__u64 last_tick_ns, last_names_ns, last_sysmem_ns;
+	__u64 last_room_ns;		/* room_refresh() */
 };
 
 static void notice(struct collector *c, const char *fmt, ...)
@@ -113,6 +114,8 @@ static void oom_forensics(struct collector *c, const struct mp_event *e)
 					   o->before, &o->window_s);
 }
 
+static void room_refresh(struct collector *c);
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct collector *c = ctx;
@@ -169,6 +172,12 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (c->hooks.max_rss)
 			c->hooks.max_rss(c->hooks.ctx, e->pid, comm);
 		return 0;
+	case MP_EV_PHASE:
+		/* a request may end here: its projection wants the room as of now */
+		if (e->arg < MP_MAX_PHASES && ((int)e->arg == c->phases->request_phase ||
+					       (c->phases->lead_mask & (1U << e->arg))))
+			room_refresh(c);
+		break;
 	default:
 		break;
 	}
@@ -344,7 +353,7 @@ static void marker_notice(struct collector *c)
  * phase the root is in now.
  */
 /* The room before an OOM kill, for the request projection (not after the process ended). */
-static void room_note(struct collector *c)
+static void room_note(struct collector *c, const struct sysmem *sm)
 {
 	struct model_proc *p = model__proc(c->m, c->m->focus_pid ? c->m->focus_pid :
 					   c->m->root_pid, false);
@@ -353,8 +362,21 @@ static void room_note(struct collector *c)
 
 	if (!p || p->exited || p->oom_killed)
 		return;
-	cg_known = !sysmem__headroom(&c->sm, SYSMEM_CGROUP, &cg);
-	model__set_room(c->m, cg_known, cg, c->sm.have_meminfo, (__s64)c->sm.mem_available);
+	cg_known = !sysmem__headroom(sm, SYSMEM_CGROUP, &cg);
+	model__set_room(c->m, cg_known, cg, sm->have_meminfo, (__s64)sm->mem_available);
+}
+
+/* At a request boundary, at most every COLLECTOR_ROOM_NS: the room read afresh. */
+static void room_refresh(struct collector *c)
+{
+	struct sysmem sm = {};
+	__u64 now = util__now_ns();
+
+	if (now - c->last_room_ns < COLLECTOR_ROOM_NS)
+		return;
+	c->last_room_ns = now;
+	if (!sysmem__read(&sm, NULL, NULL, c->m->root_pid))
+		room_note(c, &sm);
 }
 
 static void sysmem_tick(struct collector *c)
@@ -384,7 +406,7 @@ static void sysmem_tick(struct collector *c)
 	c->sm = sm;
 	c->have_sm = true;
 	c->sm_seq++;
-	room_note(c);
+	room_note(c, &c->sm);
 }
 
 int collector__poll(struct collector *c, int timeout_ms)

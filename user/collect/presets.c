@@ -54,8 +54,10 @@ static const struct preset_rule llama_ctx_params = {
 };
 
 /*
- * llama_free(ctx) before any decode ran frees a context that only measured memory: the
- * --fit probe of llama-server and llama-cli. It is "fit-probe", not the run's end.
+ * llama_free(ctx) or llama_model_free(model) before any decode ran frees a context or model
+ * that only measured memory: the --fit probe of llama-server and llama-cli. It is
+ * "fit-probe", not the run's end. (The probe's load and context show as load and context:
+ * that they were a probe is known only at this free.)
  */
 static const char *const llama_decode_phases[] = { "warmup", "prompt", "generate", "mixed", NULL };
 static const struct preset_rule llama_free_probe = {
@@ -122,8 +124,8 @@ static const struct preset_marker llama_markers[] = {
 	  .rule = &llama_state_data_ext },
 	{ .phase = "state", .symbol = "llama_state_seq_save_file" },
 	{ .phase = "teardown", .symbol = "llama_free", .rule = &llama_free_probe },
-	{ .phase = "teardown", .symbol = "llama_model_free" },
-	{ .phase = "teardown", .symbol = "llama_free_model" },
+	{ .phase = "teardown", .symbol = "llama_model_free", .rule = &llama_free_probe },
+	{ .phase = "teardown", .symbol = "llama_free_model", .rule = &llama_free_probe },
 	{},
 };
 

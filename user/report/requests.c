@@ -266,6 +266,9 @@ void requests__json(struct jsonw *w, const struct model *m)
 		else
 			jsonw__null_field(w, "end_s");
 		jsonw__bool_field(w, "oom_killed", r->oom);
+		/* the projection made when it ended, from the requests up to it */
+		left_field(w, "cgroup_requests_left", r->end_ns ? r->left_cgroup : -2);
+		left_field(w, "memavailable_requests_left", r->end_ns ? r->left_system : -2);
 		jsonw__name(w, "tokens");
 		jsonw__start_object(w);
 		jsonw__u64_field(w, "prompt", r->prompt_tokens);
