@@ -558,6 +558,32 @@ static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
+#define MP_MAX_URET	8	/* pending return probes put back per sample */
+
+/*
+ * A pending uretprobe (memphase's own, on a marker with a return phase) replaced the return
+ * address at function entry (the entry's sp) by the kernel's trampoline: put the original
+ * back in the copy, so that DWARF unwinding goes on past the marker's frame.
+ */
+static __always_inline void uret_restore(struct task_struct *task, __u8 *stack, __u64 sp,
+					 __u64 len)
+{
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u64 at, ret, o;
+	int i;
+
+	for (i = 0; i < MP_MAX_URET && ri; i++) {
+		at = BPF_CORE_READ(ri, stack);
+		ret = BPF_CORE_READ(ri, orig_ret_vaddr);
+		if (at >= sp && at + 8 <= sp + len) {
+			/* bounded: o < MP_STACK_MAX, and 8 bytes fit in the 4096 of slack */
+			o = (at - sp) & (MP_STACK_MAX - 1);
+			__builtin_memcpy(stack + o, &ret, 8);
+		}
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
 /* dwarf mode: the user registers plus the stack from sp up, copied page by page */
 static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
 {
@@ -599,6 +625,7 @@ static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
 		off += chunk;
 	}
 	h->stack_len = off;
+	uret_restore(task, buf + sizeof(*h), sp, off);
 	__builtin_memcpy(buf, h, sizeof(*h));
 	bpf_ringbuf_submit(buf, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 1024 * 1024 ?
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
