@@ -73,7 +73,7 @@ static void print_left(FILE *f, const char *what, long left, bool first)
 	if (left == -1)
 		fprintf(f, " is never reached (requests do not grow)");
 	else if (left == 0)
-		fprintf(f, ": no room left");
+		fprintf(f, "%s in the next request (no room left)", first ? " is reached" : "");
 	else
 		fprintf(f, "%s after %s%s more request%s", !first ? "" :
 			strstr(what, "limit") ? " is reached" : " runs out",
