@@ -269,7 +269,7 @@ struct mp_event {
 	__u32 old_phase;	/* PHASE: previous phase; others: phase at the event */
 	__u32 record;		/* PHASE: enum mp_record of `addr` */
 	__u64 addr;		/* EXEC_MAP: start of the mapping; PHASE: the rule's value */
-	__u64 ino;		/* EXEC_MAP: inode; PHASE: the array's non-zero bytes (all: value) */
+	__u64 ino;		/* EXEC_MAP: inode; PHASE: an array's non-zero bytes (all: value) */
 	__u64 dev;		/* EXEC_MAP: device */
 	__u64 rss[MP_NR_CLASSES]; /* OOM: victim's rss in bytes (swap unused); PHASE: the
 				   * process's RSS per class at the change */

@@ -155,7 +155,8 @@ int main(int argc, char **argv)
 		case 'k': v = &o.tokenize_kib; break;
 		case 'z': v = &o.sleep_ms; break;
 		default:
-			fprintf(stderr, "usage: llama-serve [--model F] [--n-ctx N] [--requests N] ...\n");
+			fprintf(stderr, "usage: llama-serve [--model F] [--n-ctx N] "
+					"[--requests N] ...\n");
 			return 2;
 		}
 		if (v && num(optarg, v)) {
@@ -175,7 +176,7 @@ int main(int argc, char **argv)
 	cp.n_ctx = (uint32_t)o.n_ctx;
 	report(0);
 	if (!o.no_probe) {
-		/* the --fit probe: a model and a context that only measure, freed before decoding */
+		/* the --fit probe: a model and a context that only measure, freed unused */
 		model = llama_model_load_from_file(o.model, mp);
 		ctx = model ? llama_init_from_model(model, cp) : NULL;
 		if (!ctx)

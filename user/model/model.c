@@ -240,7 +240,7 @@ static void request_event(struct model *m, const struct mp_event *e)
 	if (r && !m->lead)
 		memcpy(r->rss_end, rss, sizeof(rss));
 	if (ph < MP_MAX_PHASES && (m->request_lead_mask & (1U << ph)) && (!r || r->passed)) {
-		/* the last lead before the request phase counts: earlier ones stay where they were */
+		/* the last lead before the request phase counts; earlier ones stay put */
 		for (c = 0; r && m->lead && c < MP_MAX_PHASES; c++)
 			r->phase_growth[c] += m->lead_growth[c];
 		if (r && m->lead)

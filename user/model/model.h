@@ -51,7 +51,7 @@ struct model_request {
 	__s64 phase_growth[MP_MAX_PHASES];	/* net change (file+anon+shmem) in each phase */
 	__u64 prompt_tokens;		/* from the decode batches */
 	__u64 gen_tokens;
-	bool passed;			/* entered a phase that is not idle: the next prompt ends it */
+	bool passed;			/* entered a non-idle phase: the next prompt ends it */
 	bool oom;			/* the OOM kill ended it */
 	/* the projection at its end, from the requests so far: requests until the room is gone
 	 * (-1: not growing, -2: unknown room) */
@@ -175,7 +175,7 @@ struct model {
 	/* memphase's own cost (--bpf-stats) */
 	struct model_bpf_stats bpf_stats;
 
-	/* requests of the timeline's process (the phases the preset says, see model__set_requests) */
+	/* requests of the timeline's process (which phases: model__set_requests) */
 	int request_phase;		/* -1: no requests */
 	__u32 request_idle_mask, request_end_mask, request_lead_mask;
 	/* a lead phase entered since the open request passed: where the next one starts */

@@ -114,7 +114,8 @@ static void print_context(FILE *f, const struct model *m)
 	if (cx->n_ctx > cx->tokens_seen && per > 0)
 		fprintf(f, "\n  at %s tokens this run would hold about %s more host RAM",
 			grouped(a, sizeof(a), (long)cx->n_ctx),
-			util__fmt_bytes(b, sizeof(b), (__s64)(per * (cx->n_ctx - cx->tokens_seen))));
+			util__fmt_bytes(b, sizeof(b),
+					(__s64)(per * (cx->n_ctx - cx->tokens_seen))));
 	fprintf(f, "\n");
 }
 
@@ -151,7 +152,8 @@ void requests__print(FILE *f, const struct model *m)
 				continue;
 			}
 			fprintf(f, "  %-4u %7.2fs %7.2fs %7" PRIu64 " %7" PRIu64 " %11s  ", i + 1,
-				secs(m, r->start_ns), (end > r->start_ns ? end - r->start_ns : 0) / 1e9,
+				secs(m, r->start_ns),
+				(end > r->start_ns ? end - r->start_ns : 0) / 1e9,
 				(uint64_t)r->prompt_tokens, (uint64_t)r->gen_tokens,
 				signed_bytes(b[3], 32, req_growth(r)));
 			print_phases(f, m, r);
