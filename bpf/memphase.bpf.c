@@ -1592,6 +1592,12 @@ int handle_marker(struct pt_regs *ctx)
 	t = target_of_current(&tgid);
 	if (!t)
 		return 0;
+	if (cookie & MP_COOKIE_REQ) {
+		/* --request: a new request begins; the phase stays */
+		o.record = MP_REC_REQUEST;
+		phase_enter(t, tgid, t->phase, &o);
+		return 0;
+	}
 	/* a sticky phase (e.g. warmup) ignores the markers of other phases */
 	if ((cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1)))) && o.phase != t->phase)
 		o.phase = t->phase;

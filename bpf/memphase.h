@@ -33,6 +33,7 @@ enum mp_hist {
 };
 
 #define MP_COOKIE_RET	(1ULL << 16)	/* a return probe: enter the cookie's phase on return */
+#define MP_COOKIE_REQ	(1ULL << 17)	/* a request marker (--request): no phase, an event */
 #define MP_MAX_RULES	16	/* argument rules of the markers; index 0 is "no rule" */
 
 /*
@@ -51,6 +52,7 @@ enum mp_record {
 	MP_REC_NONE = 0,
 	MP_REC_TOKENS = 1,	/* tokens of the call (a batch's n_tokens) */
 	MP_REC_CTX = 2,		/* the context size the engine was created with */
+	MP_REC_REQUEST = 3,	/* a request marker was called (no value) */
 };
 
 /* Where a rule reads its value, at function entry. */

@@ -520,6 +520,8 @@ int session__run(const struct env *e, int *status)
 	}
 	for (i = 0; !err && i < (int)e->nspecs; i++)
 		err = phases__add_spec(&s->phases, &e->specs[i]);
+	if (!err && e->request.symbol[0])
+		err = phases__add_request(&s->phases, &e->request);
 	if (err) {
 		fprintf(stderr, "memphase: too many phases or markers (max %d phases, %d markers)\n",
 			MP_MAX_PHASES, PHASES_MAX_MARKERS);

@@ -144,3 +144,23 @@ def test_request_projection_under_a_cgroup():
     assert abs(projected - died) <= 0.1 * died, (projected, died)
     assert "in request %d of %d" % (died, died) in r.stdout, r.stdout
     assert "each request added: " in r.stdout, r.stdout
+
+
+def test_request_marker_defines_requests():
+    """--request SYMBOL: each call starts a request; unknown symbols are reported as such."""
+    harness.need_root()
+    with harness.workdir() as d:
+        r, doc, _ = serve(d, ["--requests", "3", "--prompt-batches", "1", "--batch-mib", "4",
+                              "--tokens", "2", "--token-kib", "64", "--no-probe"],
+                          opts=["--request", "llama_detokenize"])
+        # detokenize ends each request: three boundaries, the first request from the
+        # first detokenize to the second, the last from the third to the teardown (empty)
+        reqs = doc["requests"]
+        assert len(reqs) == 3, reqs
+        per = 4 * MIB + 2 * 64 * KIB
+        g = [sum(q["rss_growth_bytes"][c] for c in ("anon", "file", "shmem")) for q in reqs]
+        assert all(abs(x - per) <= 16 * KIB for x in g[:2]) and abs(g[2]) <= 16 * KIB, g
+        r, doc, _ = serve(d, ["--requests", "1", "--no-probe"], opts=["--request", "nosuchsym"])
+        assert "--request nosuchsym never attached" in r.stdout, r.stdout
+        assert doc["requests"] == [], doc["requests"]
+        assert [u["symbol"] for u in doc["unmatched_markers"]] == ["nosuchsym"], doc

@@ -174,8 +174,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	case MP_EV_PHASE:
 		/* a request may end here: its projection wants the room as of now */
-		if (e->arg < MP_MAX_PHASES && ((int)e->arg == c->phases->request_phase ||
-					       (c->phases->lead_mask & (1U << e->arg))))
+		if (e->record == MP_REC_REQUEST ||
+		    (e->arg < MP_MAX_PHASES && ((int)e->arg == c->phases->request_phase ||
+						(c->phases->lead_mask & (1U << e->arg)))))
 			room_refresh(c);
 		break;
 	default:
@@ -248,6 +249,7 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 	c->m->profile.keep_raw = c->keep_raw;
 	model__set_requests(c->m, c->phases->request_phase, c->phases->idle_mask,
 			    c->phases->end_mask, c->phases->lead_mask);
+	c->m->request_by_marker = c->phases->request_marker;
 	for (i = 0; i < c->phases->nphases; i++) {
 		err = model__set_phase_name(c->m, i, c->phases->names[i]);
 		if (err)
@@ -344,7 +346,7 @@ static void marker_notice(struct collector *c)
 		       c->exe[0] ? utf8__esc_term(p, sizeof(p), c->exe) : "the target");
 	probes__missing_user(c->probes, missing, sizeof(missing));
 	if (missing[0])
-		notice(c, "--phase symbols not found so far: %s", missing);
+		notice(c, "--phase/--request symbols not found so far: %s", missing);
 }
 
 /*
@@ -525,8 +527,8 @@ static void unmatched_markers(struct collector *c)
 		const struct marker *mk = &c->phases->markers[i];
 
 		if (probes__unmatched(c->probes, i, why, sizeof(why)))
-			model__add_unmatched(c->m, c->phases->names[mk->phase], mk->binary,
-					     mk->symbol, why);
+			model__add_unmatched(c->m, mk->request ? "" : c->phases->names[mk->phase],
+					     mk->binary, mk->symbol, why);
 	}
 }
 

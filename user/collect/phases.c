@@ -159,6 +159,17 @@ int phases__add_spec(struct phases *p, const struct phase_spec *s)
 	return marker_add(p, s->symbol, s->binary, id, 0, true);
 }
 
+int phases__add_request(struct phases *p, const struct phase_spec *s)
+{
+	int err = marker_add(p, s->symbol, s->binary, 0, 0, true);
+
+	if (err)
+		return err;
+	p->markers[p->nmarkers - 1].request = true;
+	p->request_marker = true;
+	return 0;
+}
+
 int phases__find(const struct phases *p, const char *name)
 {
 	unsigned int i;
@@ -171,7 +182,7 @@ int phases__find(const struct phases *p, const char *name)
 
 __u64 phases__cookie(const struct marker *mk)
 {
-	return MP_COOKIE(mk->phase, mk->rule);
+	return MP_COOKIE(mk->phase, mk->rule) | (mk->request ? MP_COOKIE_REQ : 0);
 }
 
 __u64 phases__ret_cookie(const struct marker *mk)
@@ -186,6 +197,10 @@ const char *phases__marker_str(const struct phases *p, const struct marker *mk, 
 	const struct mp_rule *r;
 	size_t o = 0;
 
+	if (mk->request) {
+		snprintf(buf, len, "(request)");
+		return buf;
+	}
 	if (!mk->rule || mk->rule >= p->nrules) {
 		snprintf(buf, len, "%s", p->names[mk->phase]);
 		return buf;

@@ -21,6 +21,7 @@ struct marker {
 	__u32 rule;			/* index in rules[] (0: none, always `phase`) */
 	bool user;			/* from --phase */
 	int ret_phase;			/* id its return enters, -1: no return probe */
+	bool request;			/* --request: a call starts a request, no phase */
 };
 
 struct phases {
@@ -36,6 +37,7 @@ struct phases {
 	__u32 idle_mask;		/* phases that do not end a request's pass */
 	__u32 end_mask;			/* phases that end the open request */
 	__u32 lead_mask;		/* phases whose entry may start the next request */
+	bool request_marker;		/* --request given: requests start at its calls only */
 };
 
 /* Phase 0 is "startup"; a preset (NULL: none) adds its phases, markers and rules. -errno. */
@@ -44,6 +46,8 @@ int phases__init(struct phases *p, const struct preset *preset);
 void phases__fill_cfg(const struct phases *p, struct mp_config *cfg);
 /* Adds a user marker (and its phase, unless a phase of that name exists). -errno. */
 int phases__add_spec(struct phases *p, const struct phase_spec *s);
+/* Adds a --request marker (the spec's name is unused). -errno. */
+int phases__add_request(struct phases *p, const struct phase_spec *s);
 /* Id of a phase name, or -ENOENT. */
 int phases__find(const struct phases *p, const char *name);
 /* Cookie for a marker's uprobe, and for its return probe (ret_phase >= 0). */

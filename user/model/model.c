@@ -239,7 +239,10 @@ static void request_event(struct model *m, const struct mp_event *e)
 	}
 	if (r && !m->lead)
 		memcpy(r->rss_end, rss, sizeof(rss));
-	if (ph < MP_MAX_PHASES && (m->request_lead_mask & (1U << ph)) && (!r || r->passed)) {
+	if (m->request_by_marker) {
+		/* --request: its calls alone cut requests */
+	} else if (ph < MP_MAX_PHASES && (m->request_lead_mask & (1U << ph)) &&
+		   (!r || r->passed)) {
 		/* the last lead before the request phase counts; earlier ones stay put */
 		for (c = 0; r && m->lead && c < MP_MAX_PHASES; c++)
 			r->phase_growth[c] += m->lead_growth[c];
@@ -279,7 +282,8 @@ static void request_event(struct model *m, const struct mp_event *e)
 			request_close(m, r, e->ts_ns);
 		return;
 	}
-	if ((int)ph == m->request_phase && (!r || r->passed)) {
+	if (m->request_by_marker ? e->record == MP_REC_REQUEST :
+	    (int)ph == m->request_phase && (!r || r->passed)) {
 		/* starts at its prompt's tokenizing when that came last */
 		__u64 start = m->lead ? m->lead_ns : e->ts_ns;
 
@@ -356,7 +360,7 @@ void model__on_event(struct model *m, const struct mp_event *e)
 			m->focus_pid = e->pid;
 		if ((e->pid == m->root_pid || e->pid == m->focus_pid) && !m->finished) {
 			phase_switch(m, e->arg, e->ts_ns);
-			if (m->request_phase >= 0)
+			if (m->request_phase >= 0 || m->request_by_marker)
 				request_event(m, e);
 		}
 		break;

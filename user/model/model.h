@@ -176,7 +176,8 @@ struct model {
 	struct model_bpf_stats bpf_stats;
 
 	/* requests of the timeline's process (which phases: model__set_requests) */
-	int request_phase;		/* -1: no requests */
+	int request_phase;		/* the prompt phase: starts requests (-1: none) */
+	bool request_by_marker;		/* --request: requests start at its calls instead */
 	__u32 request_idle_mask, request_end_mask, request_lead_mask;
 	/* a lead phase entered since the open request passed: where the next one starts */
 	bool lead;
@@ -222,8 +223,9 @@ void model__clear_mappings(struct model *m);
 void model__add_unmatched(struct model *m, const char *phase, const char *binary,
 			  const char *symbol, const char *reason);
 /*
- * Which phase starts a request, which do not end its pass, which end it, and which, entered
- * last before the request phase, start the request already (tokenizing its prompt). Bits.
+ * Which phase starts a request (unless request_by_marker: the --request marker's calls do),
+ * which do not end its pass, which end it, and which, entered last before the request phase,
+ * start the request already (tokenizing its prompt). Bits.
  */
 void model__set_requests(struct model *m, int request_phase, __u32 idle_mask, __u32 end_mask,
 			 __u32 lead_mask);

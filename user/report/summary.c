@@ -310,7 +310,9 @@ static void print_unmatched(FILE *f, const struct model *m)
 	for (i = 0; i < m->nunmatched; i++) {
 		const struct model_unmatched *u = &m->unmatched[i];
 
-		fprintf(f, "--phase %s=%s%s%s never attached: %s\n", u->phase,
+		/* a --request marker has no phase */
+		fprintf(f, "--%s%s%s%s%s%s never attached: %s\n",
+			u->phase[0] ? "phase " : "request ", u->phase, u->phase[0] ? "=" : "",
 			utf8__esc_term(b[0], sizeof(b[0]), u->binary), u->binary[0] ? ":" : "",
 			utf8__esc_term(b[1], sizeof(b[1]), u->symbol),
 			utf8__esc_term(b[2], sizeof(b[2]), u->reason));
