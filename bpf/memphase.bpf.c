@@ -842,6 +842,32 @@ static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
+#define MP_MAX_URET	8	/* pending return probes put back per sample */
+
+/*
+ * A pending uretprobe (memphase's own, on a marker with a return phase) replaced the return
+ * address at function entry (the entry's sp) by the kernel's trampoline: put the original
+ * back in the copy, so that DWARF unwinding goes on past the marker's frame.
+ */
+static __always_inline void uret_restore(struct task_struct *task, __u8 *stack, __u64 sp,
+					 __u64 len)
+{
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u64 at, ret, o;
+	int i;
+
+	for (i = 0; i < MP_MAX_URET && ri; i++) {
+		at = BPF_CORE_READ(ri, stack);
+		ret = BPF_CORE_READ(ri, orig_ret_vaddr);
+		if (at >= sp && at + 8 <= sp + len) {
+			/* bounded: o < MP_STACK_MAX, and 8 bytes fit in the 4096 of slack */
+			o = (at - sp) & (MP_STACK_MAX - 1);
+			__builtin_memcpy(stack + o, &ret, 8);
+		}
+		ri = BPF_CORE_READ(ri, next);
+	}
+}
+
 /* dwarf mode: the user registers plus the stack from sp up, copied page by page */
 static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
 {
@@ -883,6 +909,7 @@ static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
 		off += chunk;
 	}
 	h->stack_len = off;
+	uret_restore(task, buf + sizeof(*h), sp, off);
 	__builtin_memcpy(buf, h, sizeof(*h));
 	bpf_ringbuf_submit(buf, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 1024 * 1024 ?
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
@@ -1248,6 +1275,8 @@ static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, st
 	total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
 	if (total > mm->peak_total)
 		mm->peak_total = total;
+	if (mm->tgid == tgid)
+		t->rss[member] = size;	/* its own mm: the RSS phase events carry */
 	if (size > t->peak[member])
 		t->peak[member] = size;
 	if (total > t->peak_total)
@@ -1924,21 +1953,98 @@ static __always_inline __u64 rule_arg(struct pt_regs *ctx, __u32 n)
 	return 0;
 }
 
+/* Scratch for a rule's array (MP_RULE_MAX_ARRAY bytes: too big for the BPF stack). */
+struct rule_buf {
+	__u64 w[MP_RULE_MAX_ARRAY / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rule_buf);
+} rule_bufs SEC(".maps");
+
+/* Non-zero bytes of a word: fold each byte's bits into its low bit, then add the bytes. */
+static __always_inline __u32 word_nonzero(__u64 x)
+{
+	x |= x >> 4;
+	x |= x >> 2;
+	x |= x >> 1;
+	x &= 0x0101010101010101ULL;
+	return (__u32)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* What a marker call's rule found: the phase it enters, the value and the array's count. */
+struct rule_out {
+	__u32 phase;
+	__u32 record;
+	__u64 value;
+	__u64 nonzero;
+};
+
+/*
+ * Counts the non-zero bytes among the first n of the array whose pointer is at sp + r->arr_at;
+ * -1 when there is no array (NULL pointer, n <= 0, unreadable).
+ */
+static __always_inline long rule_array_count(struct pt_regs *ctx,
+					     const volatile struct mp_rule *r, __s64 n)
+{
+	struct rule_buf *buf;
+	__u32 zero = 0, i, len;
+	__u64 ptr = 0;
+	long cnt = 0;
+
+	if (bpf_probe_read_user(&ptr, 8, (void *)(PT_REGS_SP(ctx) + r->arr_at)) || !ptr)
+		return -1;
+	if (n <= 0)
+		return -1;
+	n -= r->arr_trim;
+	if (n <= 0)
+		return 0;
+	if (n > MP_RULE_MAX_ARRAY)
+		n = MP_RULE_MAX_ARRAY;
+	buf = bpf_map_lookup_elem(&rule_bufs, &zero);
+	if (!buf)
+		return -1;
+	len = (__u32)n;
+	/* bounded for the verifier: 1..MP_RULE_MAX_ARRAY */
+	if (len < 1 || len > MP_RULE_MAX_ARRAY)
+		return -1;
+	if (bpf_probe_read_user(buf->w, len, (void *)ptr))
+		return -1;
+	/* a word at a time (the verifier walks 32 steps, not 256); the last one masked */
+	for (i = 0; i < MP_RULE_MAX_ARRAY / 8; i++) {
+		__u64 w;
+
+		if (i * 8 >= len)
+			break;
+		w = buf->w[i];
+		if (len - i * 8 < 8)
+			w &= (1ULL << ((len - i * 8) * 8)) - 1;
+		cnt += word_nonzero(w);
+	}
+	return cnt;
+}
+
 /*
  * The phase a marker call enters by its argument rule (see struct mp_rule): read the value,
- * compare (mp_rule__hit), pick then or else. A value that cannot be read (stack memory not
- * present) compares as 0.
+ * compare (mp_rule__hit), pick then or else; or by the array's count; a guard on the phases
+ * the target has entered so far overrides both. A value that cannot be read (stack memory
+ * not present) compares as 0.
  */
-static __always_inline __u32 rule_phase(struct pt_regs *ctx, __u32 idx)
+static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 seen,
+				       struct rule_out *o)
 {
 	/* volatile: the values are set by user space after compilation */
 	const volatile struct mp_rule *r;
 	__u64 v = 0;
+	long cnt;
 	int hit;
 
 	/* the index comes from the cookie: bound it for the verifier */
 	if (idx >= MP_MAX_RULES)
-		return 0;
+		return;
 	r = &cfg.rules[idx];
 	if (r->src == MP_SRC_STACK) {
 		void *at = (void *)(PT_REGS_SP(ctx) + r->at);
@@ -1950,8 +2056,63 @@ static __always_inline __u32 rule_phase(struct pt_regs *ctx, __u32 idx)
 	} else {
 		v = rule_arg(ctx, r->at);
 	}
+	if (r->width != 8)
+		v = r->is_signed ? (__u64)(__s64)(__s32)v : (__u64)(__u32)v;
+	o->value = v;
+	o->record = r->record;
 	hit = mp_rule__hit(r->op, r->width, r->is_signed, v, r->value);
-	return hit ? r->then_phase : r->else_phase;
+	o->phase = hit ? r->then_phase : r->else_phase;
+	if (r->arr_at) {
+		cnt = rule_array_count(ctx, r, (__s64)v);
+		if (cnt >= 0) {
+			__s64 n = (__s64)v - r->arr_trim;
+
+			if (n > MP_RULE_MAX_ARRAY)
+				n = MP_RULE_MAX_ARRAY;
+			if (n < 0)
+				n = 0;
+			o->phase = cnt == n ? r->all_phase : cnt ? r->mixed_phase : r->none_phase;
+			/* all: every entry (the uncounted ones too) */
+			o->nonzero = cnt == n ? v : cnt;
+		}
+	}
+	if (r->guard_mask && !(seen & r->guard_mask))
+		o->phase = r->guard_phase;
+}
+
+/* Switches a target's phase: counts the entry, sends MP_EV_PHASE (also for a recorded value
+ * without a change, so that each call's value arrives). */
+static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 phase,
+					const struct rule_out *o)
+{
+	struct mp_phase_stats *s;
+	struct mp_event *e;
+	__u32 old = t->phase;
+
+	phase &= MP_MAX_PHASES - 1;
+	if (phase == old && (!o || !o->record))
+		return;
+	if (phase != old) {
+		t->phase = phase;
+		t->seen |= 1U << phase;
+		s = stats_get(phase);
+		if (s)
+			s->entries++;
+	}
+	e = event_new(MP_EV_PHASE, tgid, old);
+	if (!e)
+		return;
+	e->arg = phase;
+	if (o) {
+		e->record = o->record;
+		e->addr = o->value;
+		e->ino = o->nonzero;
+	}
+	e->rss[0] = t->rss[0];
+	e->rss[1] = t->rss[1];
+	e->rss[2] = t->rss[2];
+	e->rss[3] = t->rss[3];
+	event_submit(e, false);
 }
 
 /*
@@ -1962,37 +2123,60 @@ SEC("uprobe")
 int handle_marker(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 phase = MP_COOKIE_PHASE(cookie), rule = MP_COOKIE_RULE(cookie);
-	__u32 tgid, old;
+	__u32 rule = MP_COOKIE_RULE(cookie);
+	struct rule_out o = { .phase = MP_COOKIE_PHASE(cookie) };
 	struct thread_state *ts;
 	struct mp_phase_stats *s;
 	struct mp_target *t;
-	struct mp_event *e;
+	__u32 tgid;
 
 	t = target_of_current(&tgid);
 	if (!t)
 		return 0;
-	if (rule && rule < cfg.nrules)
-		phase = rule_phase(ctx, rule);
-	phase &= MP_MAX_PHASES - 1;
+	if (cookie & MP_COOKIE_REQ) {
+		/* --request: a new request begins; the phase stays */
+		o.record = MP_REC_REQUEST;
+		phase_enter(t, tgid, t->phase, &o);
+		return 0;
+	}
+	/* a sticky phase (e.g. warmup) ignores the markers of other phases */
+	if ((cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1)))) && o.phase != t->phase)
+		o.phase = t->phase;
+	else if (rule && rule < cfg.nrules)
+		rule_phase(ctx, rule, t->seen, &o);
+	o.phase &= MP_MAX_PHASES - 1;
 	call_flush(t);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
 	if (ts)
 		mapping_flush(ts);
-	old = t->phase;
-	s = stats_get(phase);
+	s = stats_get(o.phase);
 	if (s)
 		s->calls++;
-	if (phase == old)
+	phase_enter(t, tgid, o.phase, &o);
+	return 0;
+}
+
+/*
+ * A marker's return probe: its call is over; the cookie's phase (e.g. "host": the program
+ * between engine calls) is current until the next marker. The call's growth ends here.
+ */
+SEC("uretprobe")
+int handle_marker_ret(struct pt_regs *ctx)
+{
+	__u32 phase = MP_COOKIE_PHASE(bpf_get_attach_cookie(ctx)), tgid;
+	struct thread_state *ts;
+	struct mp_target *t;
+
+	t = target_of_current(&tgid);
+	if (!t || t->phase == phase)
 		return 0;
-	t->phase = phase;
-	if (s)
-		s->entries++;
-	e = event_new(MP_EV_PHASE, tgid, old);
-	if (!e)
+	if (cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1))))
 		return 0;
-	e->arg = phase;
-	event_submit(e, false);
+	call_flush(t);
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
+	if (ts)
+		mapping_flush(ts);
+	phase_enter(t, tgid, phase, NULL);
 	return 0;
 }
 

@@ -32,6 +32,8 @@ enum mp_hist {
 	MP_NR_HISTS = 2,
 };
 
+#define MP_COOKIE_RET	(1ULL << 16)	/* a return probe: enter the cookie's phase on return */
+#define MP_COOKIE_REQ	(1ULL << 17)	/* a request marker (--request): no phase, an event */
 #define MP_MAX_RULES	16	/* argument rules of the markers; index 0 is "no rule" */
 
 /*
@@ -41,6 +43,17 @@ enum mp_hist {
 #define MP_COOKIE(phase, rule)	(((__u64)(rule) << 8) | (__u64)(phase))
 #define MP_COOKIE_PHASE(c)	((__u32)(c) & 0xff)
 #define MP_COOKIE_RULE(c)	((__u32)((c) >> 8) & 0xff)
+
+/* Array counts (MP_RULE_ARRAY): at most this many bytes are read and counted. */
+#define MP_RULE_MAX_ARRAY	256
+
+/* What a rule's value is, sent with every call of its marker (struct mp_event, MP_EV_PHASE). */
+enum mp_record {
+	MP_REC_NONE = 0,
+	MP_REC_TOKENS = 1,	/* tokens of the call (a batch's n_tokens) */
+	MP_REC_CTX = 2,		/* the context size the engine was created with */
+	MP_REC_REQUEST = 3,	/* a request marker was called (no value) */
+};
 
 /* Where a rule reads its value, at function entry. */
 enum mp_rule_src {
@@ -71,6 +84,24 @@ struct mp_rule {
 	__u32 else_phase;	/* phase id otherwise */
 	__u32 pad;
 	__u64 value;		/* compared with; a signed value in two's complement */
+	/*
+	 * Optional array count: arr_at != 0 reads a pointer at sp + arr_at; when it is not NULL
+	 * and the value read above is > 0, the first (value - arr_trim) bytes it points to (at
+	 * most MP_RULE_MAX_ARRAY) are counted: all non-zero enters all_phase, none none_phase,
+	 * some mixed_phase, and the comparison above is not used.
+	 */
+	__u32 arr_at;
+	__u32 arr_trim;
+	__u32 all_phase;
+	__u32 none_phase;
+	__u32 mixed_phase;
+	/*
+	 * Optional guard: guard_mask != 0 and the target has entered none of the phases of
+	 * guard_mask (bit per phase id) yet: the call enters guard_phase, whatever the above.
+	 */
+	__u32 guard_mask;
+	__u32 guard_phase;
+	__u32 record;		/* enum mp_record: the value is sent with the call's event */
 };
 
 /*
@@ -177,7 +208,7 @@ struct mp_config {
 	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */
 	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */
 	__u32 map_tracking;	/* classify faults by mapping */
-	__u32 pad;
+	__u32 sticky_mask;	/* bit per phase: left only by a marker of that phase */
 	__u64 max_rss_bytes;	/* guard: stop a process whose RSS crosses this (0: off) */
 	/* origins: the stack of every mmap/mremap of this size or more (0: no origins) */
 	__u64 origin_min_bytes;
@@ -228,11 +259,14 @@ struct mp_target {
 	__u32 flags;
 	__u32 parent;		/* tgid of the target it was forked from, 0 for roots */
 	__u32 mm_gen;		/* bumped at exec: address spaces of older images are dead */
+	__u32 seen;		/* bit per phase id: phases entered so far (rule guards) */
+	__u32 pad;
 	__u64 call_growth;	/* RSS growth since the last marker call */
 	__u64 last_brk;
 	/* peaks over all its address spaces (an mm's own entry can go before it is read) */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;
+	__s64 rss[MP_NR_CLASSES];	/* its own address space's latest RSS, bytes */
 };
 
 /* mms: mm_id (rss_stat's hashed mm pointer) -> RSS of one address space. */
@@ -327,11 +361,12 @@ struct mp_event {
 	__u32 arg;		/* PHASE: new phase; FORK: child tgid; EXIT: exit code; */
 	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u32 old_phase;	/* PHASE: previous phase; others: phase at the event */
-	__u32 pad;
-	__u64 addr;		/* EXEC_MAP: start of the mapping; */
-	__u64 ino;		/* EXEC_MAP: inode number */
+	__u32 record;		/* PHASE: enum mp_record of `addr` */
+	__u64 addr;		/* EXEC_MAP: start of the mapping; PHASE: the rule's value */
+	__u64 ino;		/* EXEC_MAP: inode; PHASE: an array's non-zero bytes (all: value) */
 	__u64 dev;		/* EXEC_MAP: device */
-	__u64 rss[MP_NR_CLASSES]; /* OOM: victim's rss in bytes (swap unused) */
+	__u64 rss[MP_NR_CLASSES]; /* OOM: victim's rss in bytes (swap unused); PHASE: the
+				   * process's RSS per class at the change */
 	char comm[MP_COMM_LEN];
 	/* OOM: the victim's memory cgroup that was at its limit (0: none was) */
 	__u64 cg_id;		/* kernfs id: the cgroup directory's inode number */

@@ -64,6 +64,7 @@ enum {
 	OPT_CAUSES,
 	OPT_ALLOCATOR_FRAME,
 	OPT_ORIGIN_MIN,
+	OPT_REQUEST,
 	OPT_NO_PRESET,
 	OPT_PRESET,
 	OPT_LIST_PRESETS,
@@ -105,6 +106,9 @@ static const struct argp_option options[] = {
 	{ "no-mappings", OPT_NO_MAPPINGS, NULL, 0, "Do not classify faults by mapping", 0 },
 	{ "phase", OPT_PHASE, "NAME=[BINARY:]SYMBOL", 0,
 	  "Enter phase NAME when SYMBOL is called (repeatable; BINARY limits the files)", 0 },
+	{ "request", OPT_REQUEST, "[BINARY:]SYMBOL", 0,
+	  "A request starts at each call of SYMBOL (default: at each prompt after a generation)",
+	  0 },
 	{ "preset", OPT_PRESET, "NAME", 0,
 	  "Built-in phase markers to use: llama (default, llama.cpp) or none; 'help' lists them",
 	  0 },
@@ -318,6 +322,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "--origin-min: bad size '%s'",
 				     arg);
 		break;
+	case OPT_REQUEST: {
+		char spec[PHASE_SYM_MAX + PHASE_BIN_MAX + 16];
+
+		if (env.request.symbol[0])
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--request given twice");
+		snprintf(spec, sizeof(spec), "request=%s", arg);
+		if (phasespec__parse(spec, &env.request, err, sizeof(err)))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "bad --request '%s': %s", arg,
+				     err);
+		check_phase_binary(state, arg, &env.request);
+		break;
+	}
 	case OPT_NO_PRESET:
 		env.preset = NULL;
 		break;

@@ -35,6 +35,7 @@ struct env {
 	bool list_presets;		/* --list-presets: print them, run nothing */
 	unsigned int nspecs;
 	struct phase_spec specs[ENV_MAX_SPECS];
+	struct phase_spec request;	/* --request; symbol "" when not given */
 	double duration;		/* stop observing after this many seconds (0: until exit) */
 	double interval;		/* status line period, seconds */
 	bool no_tui;			/* status lines on stderr even on a terminal */

@@ -119,7 +119,8 @@ static int bpf_setup(struct session *s)
 		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
 		return err;
 	}
-	s->probes = probes__new(s->skel->progs.handle_marker, &s->phases, s->env->verbose);
+	s->probes = probes__new(s->skel->progs.handle_marker, s->skel->progs.handle_marker_ret,
+				&s->phases, s->env->verbose);
 	if (!s->probes)
 		return -ENOMEM;
 	probes__set_allocs(s->probes, s->skel->progs.handle_alloc_entry,
@@ -405,7 +406,8 @@ int session__run(const struct env *e, int *status)
 			(unsigned int)s->user.uid, strerror(-err));
 		goto cleanup;
 	}
-	err = phases__setup(&s->phases, e->preset, e->specs, e->nspecs);
+	err = phases__setup(&s->phases, e->preset, e->specs, e->nspecs,
+			    e->request.symbol[0] ? &e->request : NULL);
 	if (!err)
 		err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,
 			    e->mode == MODE_RUN && (s->use_tui || e->target_log));

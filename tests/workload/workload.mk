@@ -8,7 +8,7 @@
 # the top-level Makefile; also works alone:
 #   make -f tests/workload/workload.mk OUTPUT=/tmp/wl workload
 #
-# $(OUTPUT)/workload/{libllama.so,llama-driver,nollama,oddnames,spawner}  -fno-omit-frame-pointer
+# $(OUTPUT)/workload/{libllama.so,llama-driver,llama-serve,nollama,oddnames,spawner}  -fno-omit-frame-pointer
 # $(OUTPUT)/workload/nofp/{libllama.so,llama-driver}     -fomit-frame-pointer (DWARF unwinding)
 # $(OUTPUT)/workload/gpu/{libcuda.so.1,libcudart.so,libnvidia-ml.so.1}: GPU stand-ins with the
 #   real CUDA driver/runtime and NVML names and signatures (llama-driver --cudart)
@@ -50,7 +50,7 @@ WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
 WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
 	$(WL_OUT)/spawner $(WL_OUT)/populate $(WL_OUT)/threads $(WL_OUT)/llama-explain \
-	$(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver \
+	$(WL_OUT)/llama-serve $(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver \
 	$(WL_GPU)/libcuda.so.1 $(WL_GPU)/libcudart.so $(WL_GPU)/libnvidia-ml.so.1
 
 .PHONY: workload
@@ -121,3 +121,7 @@ $(WL_OUT)/threads: $(WL_SRC)/threads.c | $(WL_NOFP)
 $(WL_OUT)/llama-explain: $(WL_SRC)/explain.cpp | $(WL_NOFP)
 	$(call msg,CXX,$@)
 	$(Q)g++ -g -O2 -Wall -Wextra -Werror -fno-optimize-sibling-calls $(WL_FP) $< -o $@ -lpthread
+
+$(WL_OUT)/llama-serve: $(WL_SRC)/serve.c $(WL_SRC)/llama.h $(WL_OUT)/libllama.so | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@ -L$(WL_OUT) $(WL_DRV_LDFLAGS)

@@ -588,6 +588,9 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	if (!err && probes__multi_supported())
 		err = bpf_program__set_expected_attach_type(skel->progs.handle_marker,
 							    PROBES_UPROBE_MULTI);
+	if (!err && probes__multi_supported())
+		err = bpf_program__set_expected_attach_type(skel->progs.handle_marker_ret,
+							    PROBES_UPROBE_MULTI);
 	if (err)
 		fprintf(stderr, "memphase: failed to configure BPF object: %s\n", strerror(-err));
 	return err;

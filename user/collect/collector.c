@@ -53,6 +53,7 @@ struct collector {
 	struct nvml *nvml;		/* NULL: no NVML (m->gpu.nvml_why says why) */
 	bool phase_changed;		/* a phase event since the last NVML reading */
 	__u64 last_tick_ns, last_names_ns, last_sysmem_ns;
+	__u64 last_room_ns;		/* room_refresh() */
 };
 
 static void notice(struct collector *c, const char *fmt, ...)
@@ -118,6 +119,8 @@ static void oom_forensics(struct collector *c, const struct mp_event *e)
 	o->have_window = !oom__ring_window(c->growth_ring, util__now_ns(), OOM_WINDOW_S,
 					   o->before, &o->window_s);
 }
+
+static void room_refresh(struct collector *c);
 
 static int on_event(void *ctx, void *data, size_t len)
 {
@@ -189,6 +192,11 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	case MP_EV_PHASE:
 		c->phase_changed = true;
+		/* a request may end here: its projection wants the room as of now */
+		if (e->record == MP_REC_REQUEST ||
+		    (e->arg < MP_MAX_PHASES && ((int)e->arg == c->phases->request_phase ||
+						(c->phases->lead_mask & (1U << e->arg)))))
+			room_refresh(c);
 		break;
 	default:
 		break;
@@ -313,6 +321,9 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 	/* the model owns the rules from now on */
 	c->m->rules = c->rules;
 	causerules__init(&c->rules);
+	model__set_requests(c->m, c->phases->request_phase, c->phases->idle_mask,
+			    c->phases->end_mask, c->phases->lead_mask);
+	c->m->request_by_marker = c->phases->request_marker;
 	for (i = 0; i < c->phases->nphases; i++) {
 		err = model__set_phase_name(c->m, i, c->phases->names[i]);
 		if (err)
@@ -409,7 +420,7 @@ static void marker_notice(struct collector *c)
 		       c->exe[0] ? utf8__esc_term(p, sizeof(p), c->exe) : "the target");
 	probes__missing_user(c->probes, missing, sizeof(missing));
 	if (missing[0])
-		notice(c, "--phase symbols not found so far: %s", missing);
+		notice(c, "--phase/--request symbols not found so far: %s", missing);
 }
 
 /*
@@ -417,6 +428,33 @@ static void marker_notice(struct collector *c)
  * the cgroup it had, for the report. Stall time since the last reading belongs to the
  * phase the root is in now.
  */
+/* The room before an OOM kill, for the request projection (not after the process ended). */
+static void room_note(struct collector *c, const struct sysmem *sm)
+{
+	struct model_proc *p = model__proc(c->m, c->m->focus_pid ? c->m->focus_pid :
+					   c->m->root_pid, false);
+	__s64 cg = 0;
+	bool cg_known;
+
+	if (!p || p->exited || p->oom_killed)
+		return;
+	cg_known = !sysmem__headroom(sm, SYSMEM_CGROUP, &cg);
+	model__set_room(c->m, cg_known, cg, sm->have_meminfo, (__s64)sm->mem_available);
+}
+
+/* At a request boundary, at most every COLLECTOR_ROOM_NS: the room read afresh. */
+static void room_refresh(struct collector *c)
+{
+	struct sysmem sm = {};
+	__u64 now = util__now_ns();
+
+	if (now - c->last_room_ns < COLLECTOR_ROOM_NS)
+		return;
+	c->last_room_ns = now;
+	if (!sysmem__read(&sm, NULL, NULL, c->m->root_pid))
+		room_note(c, &sm);
+}
+
 static void sysmem_tick(struct collector *c)
 {
 	struct sysmem sm = {}, old = c->sm;
@@ -444,6 +482,7 @@ static void sysmem_tick(struct collector *c)
 	c->sm = sm;
 	c->have_sm = true;
 	c->sm_seq++;
+	room_note(c, &c->sm);
 }
 
 int collector__poll(struct collector *c, int timeout_ms)
@@ -565,8 +604,8 @@ static void unmatched_markers(struct collector *c)
 		const struct marker *mk = &c->phases->markers[i];
 
 		if (probes__unmatched(c->probes, i, why, sizeof(why)))
-			model__add_unmatched(c->m, c->phases->names[mk->phase], mk->binary,
-					     mk->symbol, why);
+			model__add_unmatched(c->m, mk->request ? "" : c->phases->names[mk->phase],
+					     mk->binary, mk->symbol, why);
 	}
 }
 

@@ -25,6 +25,7 @@ struct collector;
 #define COLLECTOR_TICK_NS	100000000ULL	/* counters, reaping, OOM ring, timeline */
 #define COLLECTOR_NAMES_NS	1000000000ULL	/* mapping names (their process must live) */
 #define COLLECTOR_SYSMEM_NS	500000000ULL	/* MemAvailable, cgroup, PSI */
+#define COLLECTOR_ROOM_NS	50000000ULL	/* the room, at request boundaries */
 #define COLLECTOR_TIMELINE_CAP	4096		/* RSS history samples (thinned, whole run) */
 #define COLLECTOR_RATE_WINDOW_S	5.0		/* the timeline's growth-rate window */
 

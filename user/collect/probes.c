@@ -30,6 +30,7 @@ struct file_id {
 
 struct probes {
 	struct bpf_program *prog;
+	struct bpf_program *ret_prog;	/* return probes of markers with a ret_phase */
 	const struct phases *ph;
 	int verbose;
 	unsigned int nfiles;
@@ -38,7 +39,7 @@ struct probes {
 	unsigned int nlinks;
 	struct bpf_link *links[PROBES_MAX_LINKS];
 	unsigned int nfds;
-	int fds[PROBES_MAX_FILES];	/* multi-uprobe links, one per file */
+	int fds[2 * PROBES_MAX_FILES];	/* multi-uprobe links, entry and return per file */
 	unsigned int nprobes;
 	bool user_found[PHASES_MAX_MARKERS];
 	bool user_matched[PHASES_MAX_MARKERS];	/* a scanned file matched its binary */
@@ -50,13 +51,15 @@ struct probes {
 	unsigned int nalloc_rets;		/* ... of which also at return */
 };
 
-struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose)
+struct probes *probes__new(struct bpf_program *prog, struct bpf_program *ret_prog,
+			   const struct phases *ph, int verbose)
 {
 	struct probes *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->prog = prog;
+	p->ret_prog = ret_prog;
 	p->ph = ph;
 	p->verbose = verbose;
 	p->multi = bpf_program__expected_attach_type(prog) == PROBES_UPROBE_MULTI;
@@ -81,10 +84,11 @@ struct uprobe_multi_attr {
 
 /* One link for n uprobes in path: its fd, or -errno. */
 static int uprobe_multi_attach(int prog_fd, const char *path, const __u64 *offsets,
-			       const __u64 *cookies, unsigned int n)
+			       const __u64 *cookies, unsigned int n, bool ret)
 {
 	struct uprobe_multi_attr a = {
 		.prog_fd = prog_fd,
+		.multi_flags = ret ? 1 : 0,	/* BPF_F_UPROBE_MULTI_RETURN */
 		.attach_type = PROBES_UPROBE_MULTI,
 		.path = (__u64)(uintptr_t)path,
 		.offsets = (__u64)(uintptr_t)offsets,
@@ -117,7 +121,7 @@ bool probes__multi_supported(void)
 	}
 	/* offset 0 of a file that exists: accepted (and detached at once) or refused for the
 	 * offset, never EINVAL or ENOTSUPP (524) for the attach type where they exist */
-	link = uprobe_multi_attach(fd, "/proc/self/exe", &off, &cookie, 1);
+	link = uprobe_multi_attach(fd, "/proc/self/exe", &off, &cookie, 1, false);
 	supported = link >= 0 || (link != -EINVAL && link != -EOPNOTSUPP && link != -524);
 	if (link >= 0)
 		close(link);
@@ -178,10 +182,10 @@ static bool shared_widely(const char *path)
 }
 
 /* one uprobe per offset (no multi-uprobe links): 0 or -errno */
-static int attach_single(struct probes *p, const char *path, const __u64 *offs,
-			 const __u64 *cookies, unsigned int n)
+static int attach_single(struct probes *p, struct bpf_program *prog, const char *path,
+			 const __u64 *offs, const __u64 *cookies, unsigned int n, bool ret)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
 	struct bpf_link *link;
 	unsigned int i;
 
@@ -189,7 +193,7 @@ static int attach_single(struct probes *p, const char *path, const __u64 *offs,
 		if (p->nlinks == PROBES_MAX_LINKS)
 			return -E2BIG;
 		opts.bpf_cookie = cookies[i];
-		link = bpf_program__attach_uprobe_opts(p->prog, -1, path, offs[i], &opts);
+		link = bpf_program__attach_uprobe_opts(prog, -1, path, offs[i], &opts);
 		if (!link)
 			return -errno;
 		p->links[p->nlinks++] = link;
@@ -256,15 +260,33 @@ static int scan_allocs(struct probes *p, struct elfsym *es, const char *name, co
 	return n;
 }
 
+/* a file's entry (or return) probes: one multi-uprobe link, or one uprobe each; -errno */
+static int attach_markers(struct probes *p, struct bpf_program *prog, const char *path,
+			  const __u64 *offs, const __u64 *cookies, unsigned int n, bool ret)
+{
+	int fd;
+
+	if (!p->multi)
+		return attach_single(p, prog, path, offs, cookies, n, ret);
+	if (p->nfds == 2 * PROBES_MAX_FILES)
+		return -E2BIG;
+	fd = uprobe_multi_attach(bpf_program__fd(prog), path, offs, cookies, n, ret);
+	if (fd < 0)
+		return fd;
+	p->fds[p->nfds++] = fd;
+	return 0;
+}
+
 int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 {
 	const char *path = open_path ? open_path : name;
 	char esc[PATH_MAX], what[2 * PHASE_NAME_MAX];
 	__u64 offs[PHASES_MAX_MARKERS], cookies[PHASES_MAX_MARKERS];
-	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0;
+	__u64 roffs[PHASES_MAX_MARKERS], rcookies[PHASES_MAX_MARKERS];
+	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0, nr = 0;
 	struct elfsym *es = NULL;
 	struct stat st;
-	int fd, err;
+	int err;
 
 	if (stat(path, &st))
 		return -errno;
@@ -284,6 +306,10 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		if (elfsym__lookup(es, mk->symbol, &offs[n]))
 			continue;
 		cookies[n] = phases__cookie(mk);
+		if (mk->ret_phase >= 0 && p->ret_prog) {
+			roffs[nr] = offs[n];
+			rcookies[nr++] = phases__ret_cookie(mk);
+		}
 		idx[n++] = i;
 	}
 	/* the allocation functions (pinned host memory) in the same file */
@@ -291,16 +317,9 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	elfsym__close(es);
 	if (!n)
 		return 0;
-	if (p->multi) {
-		fd = p->nfds < PROBES_MAX_FILES ? uprobe_multi_attach(bpf_program__fd(p->prog), path,
-								      offs, cookies, n)
-						: -E2BIG;
-		err = fd < 0 ? fd : 0;
-		if (fd >= 0)
-			p->fds[p->nfds++] = fd;
-	} else {
-		err = attach_single(p, path, offs, cookies, n);
-	}
+	err = attach_markers(p, p->prog, path, offs, cookies, n, false);
+	if (!err && nr)
+		err = attach_markers(p, p->ret_prog, path, roffs, rcookies, nr, true);
 	if (err) {
 		fprintf(stderr, "memphase: failed to attach uprobes in %s: %s\n",
 			utf8__esc_term(esc, sizeof(esc), name), strerror(-err));

@@ -21,7 +21,9 @@ struct probes;
  */
 bool probes__multi_supported(void);
 /* prog: the marker program (one program, the cookie tells the phase). */
-struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose);
+/* ret_prog: the program of markers' return probes (ret_phase), may be NULL */
+struct probes *probes__new(struct bpf_program *prog, struct bpf_program *ret_prog,
+			   const struct phases *ph, int verbose);
 void probes__free(struct probes *p);	/* detaches; NULL-safe */
 /*
  * The second kind of probe: allocation functions (syms[i]'s cookie is i, the index of its

@@ -5,6 +5,7 @@
 #include "lib/hist.h"
 #include "lib/json.h"
 #include "model/causes.h"
+#include "report/requests.h"
 #include "report/report_json.h"
 
 static void classes(struct jsonw *w, const char *name, const __u64 v[MP_NR_CLASSES])
@@ -517,6 +518,7 @@ int report_json__write(FILE *f, const struct model *m)
 	/* "processes" lists the last MODEL_MAX_PROCS; this counts them all */
 	jsonw__u64_field(w, "processes_total", m->nprocs + m->procs_recycled);
 	ooms(w, m);
+	requests__json(w, m);
 	if (m->stop_reason[0])
 		jsonw__string_field(w, "stopped_by_memphase", m->stop_reason);
 	else

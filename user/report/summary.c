@@ -2,6 +2,7 @@
 /* The text summary: fixed-width tables (<= 80 columns) and bcc-style histograms. */
 #include <string.h>
 #include "lib/hist.h"
+#include "report/requests.h"
 #include "report/summary.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
@@ -124,6 +125,7 @@ static void print_ooms(FILE *f, const struct model *m)
 				   "cgroup of it was at its limit)\n");
 		if (o->have_window)
 			print_oom_window(f, m, o);
+		requests__print_oom(f, m, o);
 	}
 }
 
@@ -499,7 +501,9 @@ static void print_unmatched(FILE *f, const struct model *m)
 	for (i = 0; i < m->nunmatched; i++) {
 		const struct model_unmatched *u = &m->unmatched[i];
 
-		fprintf(f, "--phase %s=%s%s%s never attached: %s\n", u->phase,
+		/* a --request marker has no phase */
+		fprintf(f, "--%s%s%s%s%s%s never attached: %s\n",
+			u->phase[0] ? "phase " : "request ", u->phase, u->phase[0] ? "=" : "",
 			utf8__esc_term(b[0], sizeof(b[0]), u->binary), u->binary[0] ? ":" : "",
 			utf8__esc_term(b[1], sizeof(b[1]), u->symbol),
 			utf8__esc_term(b[2], sizeof(b[2]), u->reason));
@@ -528,6 +532,7 @@ void summary__print(FILE *f, const struct model *m)
 	summary__phase_table(f, m, m->end_ns);
 	fprintf(f, "\n");
 	summary__gpu(f, m);
+	requests__print(f, m);
 	print_pressure(f, m);
 	print_mappings(f, m);
 	print_mapping_notes(f, m);
