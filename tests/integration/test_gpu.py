@@ -137,9 +137,10 @@ def test_status_line_has_gpu_fields_only_with_a_gpu():
 
 
 def test_pinned_memory_goes_with_a_killed_process():
-    """The driver SIGKILLs itself in generate while holding 4P pinned and P managed: the
-    kernel took the memory back, so memphase holds none at the end; the bytes count as freed
-    in the phase the process died in."""
+    """The driver SIGKILLs itself between generated tokens (after a llama_decode returned:
+    the `host` phase) while holding 4P pinned and P managed: the kernel took the memory back,
+    so memphase holds none at the end; the bytes count as freed in the phase the process
+    died in, and in no other."""
     harness.need_root()
     with harness.workdir() as d:
         state, out = os.path.join(d, "gpu.state"), os.path.join(d, "out.json")
@@ -154,8 +155,9 @@ def test_pinned_memory_goes_with_a_killed_process():
         g = doc["gpu"]
         assert g["pinned"]["peak_bytes"] == 4 * PIN * MIB and g["pinned"]["held_bytes"] == 0, g
         assert g["managed"]["held_bytes"] == 0, g
-        p = harness.phase(doc, "generate")
+        p = harness.phase(doc, "host")
         assert (p["pinned_freed_bytes"], p["managed_freed_bytes"]) == (4 * PIN * MIB, PIN * MIB), p
+        assert sum(q["pinned_freed_bytes"] for q in doc["phases"]) == 4 * PIN * MIB, doc["phases"]
 
 
 def test_tui_pinned_and_vram_rows():

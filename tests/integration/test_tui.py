@@ -182,6 +182,13 @@ def test_tui_live_view():
         # p: frozen, then live again
         t.keys("p")
         s = t.wait(lambda s: "[PAUSED]" in s.splitlines()[0], "paused")
+        # the capture may catch the paused frame while curses still writes it: settle first
+        for _ in range(20):
+            time.sleep(0.2)
+            s2 = t.screen()
+            if s2 == s:
+                break
+            s = s2
         s_paused = s
         time.sleep(1.0)
         assert t.screen() == s, "the screen changed while paused"

@@ -744,6 +744,27 @@ static WORKER int gpu_managed_token(void)
 	return 0;
 }
 
+/*
+ * Inside llama_decode (as a GPU backend pins its buffers there): the first prompt batch
+ * registers host memory, the first generated token allocates managed memory.
+ */
+static int gpu_hook_err;
+
+static void gpu_decode_hook(int32_t n_tokens)
+{
+	static bool prompt_done, token_done;
+
+	if (gpu_hook_err)
+		return;
+	if (n_tokens > 1 && !prompt_done) {
+		prompt_done = true;
+		gpu_hook_err = gpu_register_batch();
+	} else if (n_tokens == 1 && !token_done) {
+		token_done = true;
+		gpu_hook_err = gpu_managed_token();
+	}
+}
+
 static void gpu_free_all(void)
 {
 	unsigned int i;
@@ -793,6 +814,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (opts.cudart && gpu_open())
 		return 1;
+	if (gpu.lib)
+		fakellama_on_decode(gpu_decode_hook);
 
 	run.context_bytes = opts.ctx_mib * MIB;
 	run.prompt_bytes = opts.prompt_batches * opts.batch_mib * MIB;
@@ -866,8 +889,10 @@ int main(int argc, char **argv)
 			err = -ENOMEM;
 			goto cleanup;
 		}
-		if (i == 0 && gpu.lib && (err = gpu_register_batch()))
+		if (gpu_hook_err) {
+			err = gpu_hook_err;
 			goto cleanup;
+		}
 		step_sleep();
 	}
 	phase_done(SNAP_PROMPT);
@@ -878,8 +903,10 @@ int main(int argc, char **argv)
 		err = decode_one(ctx, &tok, run.token_bytes);
 		if (err)
 			goto cleanup;
-		if (i == 0 && gpu.lib && (err = gpu_managed_token()))
+		if (gpu_hook_err) {
+			err = gpu_hook_err;
 			goto cleanup;
+		}
 		step_sleep();
 	}
 	if (opts.grow_mib_per_s) {

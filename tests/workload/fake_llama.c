@@ -172,6 +172,13 @@ static void *ctx_take_gen(struct llama_context *ctx, size_t len)
 	return p;
 }
 
+static void (*decode_hook)(int32_t n_tokens);
+
+LLAMA_API void fakellama_on_decode(void (*hook)(int32_t n_tokens))
+{
+	decode_hook = hook;
+}
+
 LLAMA_API int fakellama_configure(const struct fakellama_work *w)
 {
 	if (w)
@@ -363,6 +370,8 @@ LLAMA_API int32_t llama_decode(struct llama_context *ctx, struct llama_batch bat
 
 	if (!ctx || !ctx->in_use || batch.n_tokens <= 0)
 		return -1;
+	if (decode_hook)
+		decode_hook(batch.n_tokens);
 	if (batch.token)
 		for (i = 0; i < batch.n_tokens; i++)
 			sum += (unsigned int)batch.token[i];

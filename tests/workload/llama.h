@@ -148,6 +148,12 @@ struct fakellama_work {
 };
 
 LLAMA_API int fakellama_configure(const struct fakellama_work *work);
+/*
+ * Called at the start of every llama_decode with the batch's n_tokens (NULL: none): the
+ * stand-in's way to do what the real decode does inside, e.g. pin host memory for a GPU
+ * backend, so it happens in the decode's phase.
+ */
+LLAMA_API void fakellama_on_decode(void (*hook)(int32_t n_tokens));
 
 #ifdef __cplusplus
 }
