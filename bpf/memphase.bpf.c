@@ -486,12 +486,21 @@ int BPF_PROG(handle_fault, unsigned long addr, struct pt_regs *regs, unsigned lo
 	return 0;
 }
 
-/* Kernel-mode faults on user addresses (copy_to_user in read(2), ...): classify only. */
+/*
+ * Kernel-mode faults on user addresses (copy_to_user in read(2), ...): classify only. Not
+ * one taken with page faults disabled: the kernel never handles those (copy_*_nofault
+ * only fails), so they cause no growth; our own user-memory reads (the stack samples'
+ * bpf_probe_read_user of a stack page not present, inside an rss_stat event) are such
+ * faults, and noting them would charge the next growth (a MAP_POPULATE's, say) to
+ * [stack].
+ */
 SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(handle_fault_kernel, unsigned long addr, struct pt_regs *regs,
 	     unsigned long error_code)
 {
 	if (!cfg.map_tracking || addr >= 0x800000000000ULL || !target_of_current(NULL))
+		return 0;
+	if (bpf_get_current_task_btf()->pagefault_disabled)
 		return 0;
 	fault_note(addr);
 	return 0;

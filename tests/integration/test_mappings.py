@@ -8,6 +8,9 @@
   their faults' mappings waits until the lock is free (tests/workload/threads.c).
 - The llama stand-in's model file, mapped with MAP_POPULATE like llama.cpp does: named in
   `load`, with nothing under [unknown] there.
+- Stack samples taken inside those syscalls read stack pages that are not present (faults
+  with page faults disabled, which cause no growth): the growth stays on the syscall's
+  mapping, never on [stack].
 
 Each workload copies /proc/self/smaps before it exits; per-mapping growth is compared with
 the Rss of the mapping with the same start.
@@ -59,9 +62,9 @@ def by_start(doc):
     return out
 
 
-def run(d, argv):
+def run(d, argv, opts=("--stacks", "none")):
     out = os.path.join(d, "out.json")
-    r = harness.memphase(["run", "--no-tui", "--stacks", "none", "--json", out, "--"] + argv)
+    r = harness.memphase(["run", "--no-tui"] + list(opts) + ["--json", out, "--"] + argv)
     assert r.returncode == 0, "memphase exited %d: %s" % (r.returncode, r.stderr)
     return r, harness.load_json(out)
 
@@ -88,6 +91,30 @@ def test_populating_syscalls_charged_to_their_mapping():
             assert rss[start] == length, "%s: smaps Rss %d" % (name, rss[start])
         assert unknown_bytes(doc) == 0, "[unknown] %d bytes" % unknown_bytes(doc)
         assert doc["faults_vma_busy"] == 0
+
+
+def test_populate_under_stack_samples_never_charged_to_stack():
+    """With dwarf stack samples every 64 KiB, populate's syscalls run below 64 KiB of
+    untouched stack: each sample's copy of the stack faults there (in the kernel, faults
+    disabled). Those faults name no growth: the MAP_POPULATE file growth goes to the file
+    mapping, every time, and no file-class growth lands on a mapping that is not a file."""
+    harness.need_root()
+    opts = ["--stacks", "dwarf", "--sample-bytes", "64K", "--max-samples", "0"]
+    with harness.workdir() as d:
+        for i in range(3):
+            model = harness.make_model(os.path.join(d, "model.bin"), 16)
+            r, doc = run(d, [POPULATE, model], opts)
+            regions = {w[0]: (int(w[1]), int(w[2])) for w in
+                       (line.split() for line in r.stdout.splitlines()) if len(w) == 3}
+            start, length = regions["file"]
+            got = by_start(doc)
+            assert got.get(start) == length, "run %d: file at %#x charged %s of %d: %s" % (
+                i, start, got.get(start), length, mappings(doc))
+            wrong = [(ph, t) for ph, t in mappings(doc)
+                     if t["class"] == "file" and t["kind"] not in ("file", "unknown")]
+            assert not wrong, "run %d: file growth on non-file mappings: %s" % (i, wrong)
+            stack = sum(t["bytes"] for _, t in mappings(doc) if "stack" in t["kind"])
+            assert stack < MIB, "run %d: %d bytes on stacks: %s" % (i, stack, mappings(doc))
 
 
 def test_threads_that_malloc_under_the_lock_unknown_under_1pct():

@@ -111,7 +111,7 @@ $(WL_OUT)/spawner: $(WL_SRC)/spawner.c | $(WL_NOFP)
 
 $(WL_OUT)/populate: $(WL_SRC)/populate.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) -fno-stack-clash-protection $< -o $@
 
 $(WL_OUT)/threads: $(WL_SRC)/threads.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
