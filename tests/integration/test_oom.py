@@ -88,8 +88,10 @@ def test_cgroup_oom_in_known_phase():
         assert ex["oom_killed"] and ex["signal"] == 9, ex
         assert len(doc["oom"]) == 1, doc["oom"]
         o = doc["oom"][0]
-        # the growth loop is a run of 1-token llama_decode calls: generate
-        assert o["phase"] == "generate", o
+        # the growth loop is a run of 1-token llama_decode calls (generate); the kill comes at
+        # whichever charge fails, a decode's or one of the driver's own pages between two
+        # decodes (host, after llama_decode returned)
+        assert o["phase"] in ("generate", "host"), o
         assert o["pid"] == doc["target"]["pid"] and o["cgroup_oom"] is True, o
         assert o["cgroup"].endswith(cg.name) and o["cgroup_limit_bytes"] == 96 * MIB, o
         # at the kill the process's own memory fills the limit; its file pages (libc, ...)
