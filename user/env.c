@@ -40,6 +40,8 @@ static const char usage_doc[] =
 "\n"
 "  memphase run [OPTIONS] -- COMMAND [ARGS...]\n"
 "  memphase attach -p PID [OPTIONS]\n"
+"  memphase record -o FILE [OPTIONS] -- COMMAND [ARGS...]\n"
+"  memphase report FILE [--json F] [--folded F] [--svg F] [--perf-data F]\n"
 "\v"
 "EXAMPLES:\n"
 "  sudo memphase run -- ./llama-cli -m model.gguf -c 32768 -p 'hello'\n"
@@ -78,7 +80,11 @@ enum {
 	OPT_TARGET_LOG,
 	OPT_USER,
 	OPT_ALLOW_ROOT,
+	OPT_RECORD,
+	OPT_RECORD_MAX,
 };
+
+static bool record_cmd;		/* `memphase record -o FILE -- COMMAND` */
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to observe (attach)", 0 },
@@ -125,6 +131,12 @@ static const struct argp_option options[] = {
 	  "Event ring buffer size (default 1024; a power of 2, 16..1048576)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0,
 	  "Print memphase's own BPF run time per program and event at exit", 0 },
+	{ "record", OPT_RECORD, "FILE", 0,
+	  "Write a recording of the run to FILE as it goes ('memphase report FILE' reads it)", 0 },
+	{ "output", 'o', "FILE", 0, "record: the recording (the same as --record)", 0 },
+	{ "record-max", OPT_RECORD_MAX, "SIZE", 0,
+	  "Bound the recording (64K..1P): past half of it the RSS series is thinned out, "
+	  "past all of it stack samples are dropped; phase changes and OOM kills are kept", 0 },
 	{ "verbose", 'v', NULL, 0, "Print probes and libbpf debug output", 0 },
 	{},
 };
@@ -379,7 +391,25 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.verbose++;
 		break;
+	case OPT_RECORD:
+	case 'o':
+		if (key == 'o' && !record_cmd)
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "-o belongs to 'memphase record'");
+		if (env.mode == MODE_REPORT)
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--record belongs to run and attach");
+		env.record = arg;
+		break;
+	case OPT_RECORD_MAX:
+		if (opt_size(arg, 64 * KIB, PIB, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record-max '%s': a size from 64K to 1P", arg);
+		env.record_max = v;
+		break;
 	case ARGP_KEY_ARG:
+		if (env.mode == MODE_REPORT && !env.report_file) {
+			env.report_file = arg;
+			break;
+		}
 		if (env.mode != MODE_RUN)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "unexpected argument '%s'", arg);
 		/* the command and its arguments: stop parsing here */
@@ -389,6 +419,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.list_presets)
 			break;	/* nothing runs */
+		if (env.mode == MODE_REPORT) {
+			if (!env.report_file)
+				argp_failure(state, TARGET_EXIT_FAILED, 0,
+					     "report needs a recording (memphase report FILE)");
+			break;
+		}
+		if (record_cmd && !env.record)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "record needs -o FILE (memphase record -o FILE -- COMMAND)");
+		if (env.record_max && !env.record)
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--record-max needs --record FILE");
 		stacks_needed(state);
 		if (env.mode == MODE_RUN && !env.argv)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
@@ -454,6 +495,10 @@ int env__parse(int argc, char **argv)
 		env.mode = MODE_RUN;
 	else if (!strcmp(cmd, "attach"))
 		env.mode = MODE_ATTACH;
+	else if (!strcmp(cmd, "record"))
+		env.mode = MODE_RUN, record_cmd = true;
+	else if (!strcmp(cmd, "report"))
+		env.mode = MODE_REPORT;
 	else {
 		fprintf(stderr, "memphase: unknown command '%s' (try 'memphase --help')\n", cmd);
 		return -EINVAL;

@@ -15,6 +15,7 @@ enum env_mode {
 	MODE_NONE = 0,
 	MODE_RUN,
 	MODE_ATTACH,
+	MODE_REPORT,		/* memphase report FILE: a recording read back */
 };
 
 struct env {
@@ -43,6 +44,9 @@ struct env {
 	bool allow_root;		/* run: the command may run as root */
 	unsigned int ringbuf_kib;
 	bool bpf_stats;			/* print the BPF programs' own run time at exit */
+	const char *record;		/* --record FILE (record -o FILE) */
+	unsigned long long record_max;	/* --record-max: bound of the recording (0: none) */
+	const char *report_file;	/* report: the recording */
 	int verbose;
 };
 

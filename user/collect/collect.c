@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
+#include "collect/record.h"
 #include "collect/stacks.h"
 #include "lib/procmaps.h"
 #include "lib/strmap.h"
@@ -287,7 +288,8 @@ static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
 	}
 }
 
-int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths)
+int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
+		      struct recorder *rec)
 {
 	int fd = bpf_map__fd(skel->maps.mappings);
 	struct mp_map_key key, next, *prev = NULL;
@@ -295,6 +297,7 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 	struct mp_map_val v;
 
 	model__clear_mappings(m);
+	recorder__mappings_begin(rec);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -308,7 +311,9 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		mm.start = v.vm_start;
 		mm.size = v.vm_end > v.vm_start ? v.vm_end - v.vm_start : 0;
 		model__offer_mapping(m, key.phase, &mm);
+		recorder__mapping(rec, key.phase, &mm);
 	}
+	recorder__mappings_end(rec);
 	return 0;
 }
 

@@ -16,7 +16,10 @@ struct strmap;
  * found in /proc/PID/maps by device and inode and cached in paths ("dev:ino" -> path),
  * so a mapping seen once keeps its name after its process exits.
  */
-int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths);
+struct recorder;
+/* Each mapping offered to the model is recorded too (rec NULL: not). */
+int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
+		      struct recorder *rec);
 /* Learns one file's name (an executable the kernel mapped at exec); it is looked at
  * through path (e.g. /proc/PID/exe). */
 void collect__learn_file(struct strmap *paths, const char *path, const char *name);

@@ -14,6 +14,7 @@
 #include "collect/collector.h"
 #include "collect/phases.h"
 #include "collect/probes.h"
+#include "collect/record.h"
 #include "collect/stacks.h"
 #include "collect/target.h"
 #include "collect/unwind.h"
@@ -31,6 +32,8 @@ struct collector {
 	const struct phases *phases;
 	struct probes *probes;
 	struct collector_hooks hooks;
+	struct recorder *rec;		/* --record: every input is written here too */
+	bool replay;			/* fed by collect/replay.c: no BPF, no /proc */
 	bool mappings;
 	bool stop_on_map;
 	bool keep_raw;
@@ -69,7 +72,18 @@ static void notice(struct collector *c, const char *fmt, ...)
 
 static void markers_count(struct collector *c)
 {
-	c->m->markers_attached = probes__count(c->probes);
+	unsigned int n = probes__count(c->probes);
+
+	if (n != c->m->markers_attached)
+		recorder__markers(c->rec, n);
+	c->m->markers_attached = n;
+}
+
+/* The counters collect__maps() read into the model. */
+static void read_maps(struct collector *c)
+{
+	collect__maps(c->skel, c->m);
+	recorder__counters(c->rec, c->m);
 }
 
 static void exec_scan(struct collector *c, __u32 pid)
@@ -108,9 +122,43 @@ static void oom_forensics(struct collector *c, const struct mp_event *e)
 	}
 	/* the counters as of now hold everything up to the kill */
 	collect__maps(c->skel, m);
+	recorder__counters_all(c->rec, m);
 	oom__ring_add(c->growth_ring, m, util__now_ns());
 	o->have_window = !oom__ring_window(c->growth_ring, util__now_ns(), OOM_WINDOW_S,
 					   o->before, &o->window_s);
+	recorder__oom_info(c->rec, o);
+}
+
+/* What an event does to the model: the same live and in a replay. */
+static void apply_event(struct collector *c, const struct mp_event *e)
+{
+	char comm[MP_COMM_LEN + 1];
+
+	model__on_event(c->m, e);
+	switch (e->type) {
+	case MP_EV_EXIT:
+		if (e->pid == c->m->root_pid)
+			c->root_exited = true;
+		break;
+	case MP_EV_OOM:
+		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
+		notice(c, "OOM kill of %s (pid %u)", utf8__esc_term(comm, sizeof(comm), comm),
+		       e->pid);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_sample(struct collector *c, const void *data, size_t len)
+{
+	struct stacks_sample s;
+
+	if (!stacks__resolve(c->stacks, data, len, &s)) {
+		recorder__sample(c->rec, &s);
+		stacks__apply(c->m, &s);
+	}
+	free((char *)s.comm);
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -121,11 +169,12 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len >= sizeof(__u32) && e->type == MP_EV_STACK) {
 		if (c->stacks)
-			stacks__add(c->stacks, c->m, data, len);
+			on_sample(c, data, len);
 		return 0;
 	}
 	if (len < sizeof(*e))
 		return 0;
+	recorder__event(c->rec, data, sizeof(*e));
 	switch (e->type) {
 	case MP_EV_FORK:
 		stacks__note_process(c->stacks, e->arg);
@@ -152,19 +201,12 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (c->stop_on_map)
 			kill(e->pid, SIGCONT);
 		break;
-	case MP_EV_EXIT:
-		if (e->pid == c->m->root_pid)
-			c->root_exited = true;
-		break;
 	case MP_EV_OOM:
-		model__on_event(c->m, e);
+		apply_event(c, e);
 		oom_forensics(c, e);
-		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
-		notice(c, "OOM kill of %s (pid %u)", utf8__esc_term(comm, sizeof(comm), comm),
-		       e->pid);
 		return 0;
 	case MP_EV_GUARD:
-		model__on_event(c->m, e);
+		apply_event(c, e);
 		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
 		if (c->hooks.max_rss)
 			c->hooks.max_rss(c->hooks.ctx, e->pid, comm);
@@ -172,7 +214,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	default:
 		break;
 	}
-	model__on_event(c->m, e);
+	apply_event(c, e);
 	return 0;
 }
 
@@ -189,9 +231,11 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	c->phases = o->phases;
 	c->probes = o->probes;
 	c->hooks = o->hooks;
+	c->rec = o->rec;
 	c->mappings = o->mappings;
 	c->stop_on_map = o->stop_on_map;
-	c->keep_raw = o->stacks && o->keep_raw;
+	/* a recording keeps what perf.data needs: report may be asked for it */
+	c->keep_raw = o->stacks && (o->keep_raw || o->rec);
 	c->bpf_stats = o->bpf_stats;
 	strmap__init(&c->paths, strmap__free_ptr);
 	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
@@ -252,6 +296,7 @@ int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], con
 	err = model_begin(c, pid, argv);
 	if (err)
 		return err;
+	recorder__begin(c->rec, c->m, REC_MODE_RUN);
 	snprintf(c->exe, sizeof(c->exe), "%s", exe);
 	err = probes__scan_file(c->probes, exe, NULL);
 	if (err < 0 && err != -ENOENT) {
@@ -303,11 +348,15 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	free(argv);
 	if (err)
 		return err;
+	recorder__begin(c->rec, c->m, REC_MODE_ATTACH);
 	root = model__root(c->m);
-	if (root)
+	if (root) {
 		target__comm(pid, root->comm, sizeof(root->comm));
+		recorder__root_comm(c->rec, pid, root->comm);
+	}
 	/* what it holds already; an idle process may not touch memory again for a while */
 	rss_from_proc(c, pid);
+	recorder__counters_all(c->rec, c->m);
 	probes__scan_pid(c->probes, pid);
 	stacks__note_process(c->stacks, pid);
 	collect__learn_paths(&c->paths, pid);
@@ -315,9 +364,17 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	return 0;
 }
 
+static void apply_started(struct collector *c, __u64 ts)
+{
+	c->m->start_ns = c->m->phase_since_ns = ts;
+}
+
 void collector__started(struct collector *c)
 {
-	c->m->start_ns = c->m->phase_since_ns = util__now_ns();
+	__u64 now = util__now_ns();
+
+	recorder__started(c->rec, now);
+	apply_started(c, now);
 }
 
 static void marker_notice(struct collector *c)
@@ -341,13 +398,11 @@ static void marker_notice(struct collector *c)
  * the cgroup it had, for the report. Stall time since the last reading belongs to the
  * phase the root is in now.
  */
-static void sysmem_tick(struct collector *c)
+static void apply_sysmem(struct collector *c, struct sysmem sm)
 {
-	struct sysmem sm = {}, old = c->sm;
+	struct sysmem old = c->sm;
 	struct model *m = c->m;
 
-	if (sysmem__read(&sm, NULL, NULL, m->root_pid))
-		return;
 	if (!sm.cg_version && c->have_sm && old.cg_version) {
 		sm.cg_version = old.cg_version;
 		memcpy(sm.cg_path, old.cg_path, sizeof(sm.cg_path));
@@ -370,6 +425,23 @@ static void sysmem_tick(struct collector *c)
 	c->sm_seq++;
 }
 
+static void sysmem_tick(struct collector *c)
+{
+	struct sysmem sm = {};
+
+	if (sysmem__read(&sm, NULL, NULL, c->m->root_pid))
+		return;
+	recorder__sysmem(c->rec, &sm);
+	apply_sysmem(c, sm);
+}
+
+/* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
+static void apply_tick(struct collector *c, __u64 now)
+{
+	oom__ring_add(c->growth_ring, c->m, now);
+	timeline__add_model(c->tl, c->m, now);
+}
+
 int collector__poll(struct collector *c, int timeout_ms)
 {
 	__u64 now;
@@ -385,14 +457,15 @@ int collector__poll(struct collector *c, int timeout_ms)
 	ring_buffer__consume(c->rb);
 	now = util__now_ns();
 	if (now - c->last_tick_ns >= COLLECTOR_TICK_NS) {
-		collect__maps(c->skel, c->m);
-		collect__reap(c->skel, c->m, c->stacks, now);
-		oom__ring_add(c->growth_ring, c->m, now);
-		timeline__add_model(c->tl, c->m, now);
+		read_maps(c);
+		if (collect__reap(c->skel, c->m, c->stacks, now) > 0)
+			recorder__forgotten(c->rec, c->m);
+		recorder__tick(c->rec, c->m, now);
+		apply_tick(c, now);
 		c->last_tick_ns = now;
 	}
 	if (c->mappings && now - c->last_names_ns >= COLLECTOR_NAMES_NS) {
-		collect__mappings(c->skel, c->m, &c->paths);
+		collect__mappings(c->skel, c->m, &c->paths, c->rec);
 		c->last_names_ns = now;
 	}
 	if (now - c->last_sysmem_ns >= COLLECTOR_SYSMEM_NS) {
@@ -401,6 +474,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 	}
 	if (!c->notice_done && now - c->m->start_ns >= NOTICE_AFTER_NS)
 		marker_notice(c);
+	recorder__poll(c->rec, now);
 	return 0;
 }
 
@@ -428,6 +502,7 @@ const struct timeline *collector__timeline(const struct collector *c)
 
 void collector__stopped_by(struct collector *c, const char *why)
 {
+	recorder__stop_reason(c->rec, why);
 	snprintf(c->m->stop_reason, sizeof(c->m->stop_reason), "%s", why);
 }
 
@@ -435,8 +510,10 @@ struct model *collector__snapshot(struct collector *c)
 {
 	struct model *snap;
 
-	collect__maps(c->skel, c->m);
-	stacks__finish(c->stacks, c->m);
+	read_maps(c);
+	if (c->stacks && !stacks__finish(c->stacks, c->m))
+		recorder__profile(c->rec, &c->m->profile);
+	recorder__flush(c->rec);
 	snap = malloc(sizeof(*snap));
 	if (!snap)
 		return NULL;
@@ -464,6 +541,8 @@ static void root_status(struct collector *c, int st)
 {
 	struct model_proc *root = model__root(c->m);
 
+	recorder__root_status(c->rec, true, st);
+
 	if (!root)
 		return;
 	root->exited = true;
@@ -485,9 +564,12 @@ static void unmatched_markers(struct collector *c)
 	for (i = 0; c->probes && i < c->phases->nmarkers; i++) {
 		const struct marker *mk = &c->phases->markers[i];
 
-		if (probes__unmatched(c->probes, i, why, sizeof(why)))
-			model__add_unmatched(c->m, c->phases->names[mk->phase], mk->binary,
-					     mk->symbol, why);
+		if (!probes__unmatched(c->probes, i, why, sizeof(why)))
+			continue;
+		model__add_unmatched(c->m, c->phases->names[mk->phase], mk->binary,
+				     mk->symbol, why);
+		if (c->m->nunmatched)
+			recorder__unmatched(c->rec, &c->m->unmatched[c->m->nunmatched - 1]);
 	}
 }
 
@@ -500,17 +582,201 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	/* everything still in the ring buffer and the maps belongs to the run */
 	ring_buffer__consume(c->rb);
 	collect__maps(c->skel, m);
+	recorder__counters_all(c->rec, m);
 	if (c->mappings)
-		collect__mappings(c->skel, m, &c->paths);
-	stacks__finish(c->stacks, m);
-	if (c->bpf_stats)
+		collect__mappings(c->skel, m, &c->paths, c->rec);
+	if (c->stacks && !stacks__finish(c->stacks, m))
+		recorder__profile(c->rec, &m->profile);
+	if (c->bpf_stats) {
 		collect__bpf_stats(c->skel, m);
+		recorder__bpf_stats(c->rec, &m->bpf_stats);
+	}
 	if (reaped)
 		root_status(c, wait_status);
 	root = model__root(m);
 	if (root && root->exited && root->exit_ns && root->exit_ns < end)
 		end = root->exit_ns;
 	model__finish(m, end);
+	recorder__finish(c->rec, end);
 	unmatched_markers(c);
+	recorder__flush(c->rec);
 	marker_notice(c);
+}
+
+/* ---- replay (collect/replay.c): each recorded input, applied as it was live ---- */
+
+struct collector *collector__new_replay(struct model *m, bool keep_raw,
+					const struct collector_hooks *hooks)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->m = m;
+	c->replay = true;
+	c->keep_raw = keep_raw;
+	if (hooks)
+		c->hooks = *hooks;
+	strmap__init(&c->paths, strmap__free_ptr);
+	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
+	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
+	if (!c->growth_ring || !c->tl) {
+		collector__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns,
+			    char names[][PHASE_NAME_MAX], unsigned int nphases, char *const argv[])
+{
+	unsigned int i;
+	int err;
+
+	model__init(c->m, pid, init_ns);
+	c->m->profile.keep_raw = c->keep_raw;
+	for (i = 0; i < nphases; i++) {
+		err = model__set_phase_name(c->m, i, names[i]);
+		if (err)
+			return err;
+	}
+	return argv ? model__set_argv(c->m, argv) : 0;
+}
+
+void collector__replay_started(struct collector *c, __u64 ts_ns)
+{
+	apply_started(c, ts_ns);
+}
+
+void collector__replay_event(struct collector *c, const struct mp_event *e)
+{
+	apply_event(c, e);
+}
+
+int collector__replay_sample(struct collector *c, const struct stacks_sample *s)
+{
+	return stacks__apply(c->m, s);
+}
+
+void collector__replay_stats(struct collector *c, unsigned int id,
+			     const struct mp_phase_stats *st)
+{
+	model__set_stats(c->m, id, st);
+}
+
+void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR_CLASSES],
+			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total)
+{
+	model__set_rss(c->m, pid, rss, peak, peak_total);
+}
+
+void collector__replay_drops(struct collector *c, const __u64 d[6])
+{
+	c->m->lost_kernel = d[0];
+	c->m->lost_stacks = d[1];
+	c->m->mapping_lost_bytes = d[2];
+	c->m->vma_busy = d[3];
+	c->m->mappings_full = d[4];
+	c->m->stacks_capped = d[5];
+}
+
+void collector__replay_tick(struct collector *c, __u64 now_ns)
+{
+	apply_tick(c, now_ns);
+}
+
+void collector__replay_forget(struct collector *c, __u32 pid)
+{
+	struct model_proc *p = model__proc(c->m, pid, false);
+
+	if (p)
+		p->forgotten = true;
+}
+
+void collector__replay_mappings_clear(struct collector *c)
+{
+	model__clear_mappings(c->m);
+}
+
+void collector__replay_mapping(struct collector *c, unsigned int phase,
+			       const struct model_mapping *mm)
+{
+	model__offer_mapping(c->m, phase, mm);
+}
+
+void collector__replay_sysmem(struct collector *c, const struct sysmem *sm)
+{
+	apply_sysmem(c, *sm);
+}
+
+void collector__replay_oom_info(struct collector *c, const struct model_oom *info)
+{
+	struct model *m = c->m;
+	struct model_oom *o;
+
+	if (!m->nooms || m->ooms[m->nooms - 1].ts_ns != info->ts_ns)
+		return;
+	o = &m->ooms[m->nooms - 1];
+	o->cgroup_oom = info->cgroup_oom;
+	memcpy(o->cgroup, info->cgroup, sizeof(o->cgroup));
+	o->cgroup_limit = info->cgroup_limit;
+	o->have_window = info->have_window;
+	o->window_s = info->window_s;
+	memcpy(o->before, info->before, sizeof(o->before));
+}
+
+void collector__replay_markers(struct collector *c, unsigned int n)
+{
+	c->m->markers_attached = n;
+}
+
+void collector__replay_root_comm(struct collector *c, const char *comm)
+{
+	struct model_proc *root = model__root(c->m);
+
+	if (root)
+		snprintf(root->comm, sizeof(root->comm), "%.*s", (int)sizeof(root->comm) - 1,
+			 comm);
+}
+
+void collector__replay_unmatched(struct collector *c, const struct model_unmatched *u)
+{
+	model__add_unmatched(c->m, u->phase, u->binary, u->symbol, u->reason);
+}
+
+int collector__replay_profile_proc(struct collector *c, bool first, __u32 pid,
+				   const char *comm)
+{
+	if (first)
+		c->m->profile.nmaps = 0;
+	return profile__add_proc(&c->m->profile, pid, comm);
+}
+
+int collector__replay_profile_map(struct collector *c, __u32 pid, __u64 start, __u64 end,
+				  __u64 pgoff, const char *path, const unsigned char *build_id,
+				  int build_id_len)
+{
+	return profile__add_map(&c->m->profile, pid, start, end, pgoff, path, build_id,
+				build_id_len);
+}
+
+void collector__replay_profile_end(struct collector *c)
+{
+	profile__sort_raw(&c->m->profile);
+}
+
+void collector__replay_bpf_stats(struct collector *c, const struct model_bpf_stats *st)
+{
+	c->m->bpf_stats = *st;
+}
+
+void collector__replay_root_status(struct collector *c, int wait_status)
+{
+	root_status(c, wait_status);
+}
+
+void collector__replay_finish(struct collector *c, __u64 end_ns)
+{
+	model__finish(c->m, end_ns);
 }

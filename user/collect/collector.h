@@ -18,6 +18,8 @@
 #include "model/timeline.h"
 
 struct memphase_bpf;
+struct recorder;
+struct stacks_sample;
 struct phases;
 struct probes;
 struct collector;
@@ -45,6 +47,7 @@ struct collector_opts {
 	bool keep_raw;			/* keep raw samples and code mappings (perf.data) */
 	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
 	bool bpf_stats;			/* read the programs' run-time statistics at the end */
+	struct recorder *rec;		/* --record: every input written here too (or NULL) */
 	struct collector_hooks hooks;
 };
 
@@ -92,5 +95,42 @@ void collector__release(struct collector *c);
  * markers; the model is finished.
  */
 void collector__finish(struct collector *c, bool reaped, int wait_status);
+
+/*
+ * Replay (collect/replay.c feeds a recording back): a collector without BPF or /proc,
+ * whose inputs come from the records; each is applied to the model by the code the live
+ * collector applies it with, so the model (and every output) comes out the same.
+ */
+struct collector *collector__new_replay(struct model *m, bool keep_raw,
+					const struct collector_hooks *hooks);
+int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns,
+			    char names[][PHASE_NAME_MAX], unsigned int nphases, char *const argv[]);
+void collector__replay_started(struct collector *c, __u64 ts_ns);
+void collector__replay_event(struct collector *c, const struct mp_event *e);
+int collector__replay_sample(struct collector *c, const struct stacks_sample *s);
+void collector__replay_stats(struct collector *c, unsigned int id,
+			     const struct mp_phase_stats *st);
+void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR_CLASSES],
+			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
+void collector__replay_drops(struct collector *c, const __u64 d[6]);
+void collector__replay_tick(struct collector *c, __u64 now_ns);
+void collector__replay_forget(struct collector *c, __u32 pid);
+void collector__replay_mappings_clear(struct collector *c);
+void collector__replay_mapping(struct collector *c, unsigned int phase,
+			       const struct model_mapping *mm);
+void collector__replay_sysmem(struct collector *c, const struct sysmem *sm);
+void collector__replay_oom_info(struct collector *c, const struct model_oom *info);
+void collector__replay_markers(struct collector *c, unsigned int n);
+void collector__replay_root_comm(struct collector *c, const char *comm);
+void collector__replay_unmatched(struct collector *c, const struct model_unmatched *u);
+int collector__replay_profile_proc(struct collector *c, bool first, __u32 pid,
+				   const char *comm);
+int collector__replay_profile_map(struct collector *c, __u32 pid, __u64 start, __u64 end,
+				  __u64 pgoff, const char *path, const unsigned char *build_id,
+				  int build_id_len);
+void collector__replay_profile_end(struct collector *c);
+void collector__replay_bpf_stats(struct collector *c, const struct model_bpf_stats *st);
+void collector__replay_root_status(struct collector *c, int wait_status);
+void collector__replay_finish(struct collector *c, __u64 end_ns);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Stack samples: unwinding (dwarf) or fp addresses -> symbols -> the model's profile. */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,58 +130,83 @@ static const char *symbol(struct stacks *st, __u32 pid, __u64 ip, bool is_return
 	return name;
 }
 
-int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len)
+int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stacks_sample *s)
 {
 	const struct mp_stack_event *h = data;
 	const void *payload = (const char *)data + sizeof(*h);
-	const char *frames[STACKS_MAX_FRAMES + 1];
-	char *comm, raw_comm[MP_COMM_LEN + 1];
-	__u64 ips[STACKS_MAX_FRAMES];
-	int n = 0, i, nf = 0, err;
+	char raw_comm[MP_COMM_LEN + 1];
+	int n = 0, i;
 
+	memset(s, 0, offsetof(struct stacks_sample, frames));
 	if (len < sizeof(*h) || h->phase >= MP_MAX_PHASES)
 		return -EINVAL;
 	if (h->mode == MP_STACKS_DWARF) {
 		if (len < sizeof(*h) + h->stack_len)
 			return -EINVAL;
 		if (st->u)
-			n = unwinder__unwind(st->u, h->pid, h->regs, payload, h->stack_len, ips,
+			n = unwinder__unwind(st->u, h->pid, h->regs, payload, h->stack_len, s->ips,
 					     STACKS_MAX_FRAMES);
-		if (n <= 1)
-			m->unwind_failures++;
+		s->unwind_failed = n <= 1;
 		if (n <= 0) {
-			ips[0] = h->regs[MP_RIP];
+			s->ips[0] = h->regs[MP_RIP];
 			n = 1;
 		}
 	} else {
 		n = h->nframes < STACKS_MAX_FRAMES ? h->nframes : STACKS_MAX_FRAMES;
 		if (len < sizeof(*h) + n * sizeof(__u64))
 			return -EINVAL;
-		memcpy(ips, payload, n * sizeof(__u64));
-		if (n <= 1)
-			m->unwind_failures++;
+		memcpy(s->ips, payload, n * sizeof(__u64));
+		s->unwind_failed = n <= 1;
 	}
 	pid_note(st, h->pid, true);
 	memcpy(raw_comm, h->comm, MP_COMM_LEN);
 	raw_comm[MP_COMM_LEN] = '\0';
-	comm = frame_clean(raw_comm);
-	if (!comm)
+	s->comm = frame_clean(raw_comm);
+	if (!s->comm)
 		return -ENOMEM;
+	s->pid = h->pid;
+	s->tid = h->tid;
+	s->phase = h->phase;
+	s->ts_ns = h->ts_ns;
+	s->weight = h->weight;
+	s->nips = n;
 	/* n == 0: the kernel's walk found nothing; the bytes stay, under [no stack] */
 	if (!n)
-		frames[nf++] = "[no stack]";
+		s->frames[s->nframes++] = "[no stack]";
 	for (i = n - 1; i >= 0; i--)
-		frames[nf++] = symbol(st, h->pid, ips[i], i > 0);
-	err = profile__add(&m->profile, h->phase, comm, frames, nf, h->weight);
-	free(comm);
+		s->frames[s->nframes++] = symbol(st, h->pid, s->ips[i], i > 0);
+	return 0;
+}
+
+int stacks__apply(struct model *m, const struct stacks_sample *s)
+{
+	int err;
+
+	if (s->phase >= MP_MAX_PHASES)
+		return -EINVAL;
+	if (s->unwind_failed)
+		m->unwind_failures++;
+	err = profile__add(&m->profile, s->phase, s->comm, s->frames, s->nframes, s->weight);
 	if (err)
 		return err;
-	m->sampled_bytes[h->phase] += h->weight;
-	m->samples[h->phase]++;
-	if (n)
-		return profile__add_raw(&m->profile, h->pid, h->tid, h->phase, h->ts_ns, h->weight,
-					ips, n);
+	m->sampled_bytes[s->phase] += s->weight;
+	m->samples[s->phase]++;
+	if (s->nips)
+		return profile__add_raw(&m->profile, s->pid, s->tid, s->phase, s->ts_ns, s->weight,
+					s->ips, s->nips);
 	return 0;
+}
+
+int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len)
+{
+	struct stacks_sample s;
+	int err;
+
+	err = stacks__resolve(st, data, len, &s);
+	if (!err)
+		err = stacks__apply(m, &s);
+	free((char *)s.comm);
+	return err;
 }
 
 struct map_ctx {

@@ -30,10 +30,26 @@ void stacks__note_process(struct stacks *st, __u32 pid);
  * mappings the profile needs at the end.
  */
 void stacks__forget_process(struct stacks *st, __u32 pid);
+/* One sample as the collector resolved it: what the profile and the recording take. */
+struct stacks_sample {
+	__u32 pid, tid, phase;
+	__u64 ts_ns, weight;
+	bool unwind_failed;		/* no frame past the first */
+	const char *comm;		/* sanitized */
+	__u32 nframes;			/* outermost first */
+	const char *frames[STACKS_MAX_FRAMES + 1];
+	__u32 nips;			/* innermost first; 0: no stack */
+	__u64 ips[STACKS_MAX_FRAMES];
+};
+
 /*
- * One MP_EV_STACK record (header + payload as sent by BPF): unwound, symbolized and added
- * to m's profile and sample counters. 0 or -errno.
+ * One MP_EV_STACK record (header + payload as sent by BPF) unwound and symbolized into s.
+ * The strings live until the next call (s->comm is malloc'd: free it). 0 or -errno.
  */
+int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stacks_sample *s);
+/* A resolved sample into m's profile and sample counters. 0 or -errno. */
+int stacks__apply(struct model *m, const struct stacks_sample *s);
+/* stacks__resolve() then stacks__apply(). */
 int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len);
 /*
  * The sampled processes and (when the profile keeps raw samples) their code mappings into
