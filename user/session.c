@@ -690,6 +690,7 @@ int session__report(const struct env *e, int *status)
 	struct creds user;
 	struct model *m;
 	char why[256], p[256];
+	struct stat st;
 	FILE *f;
 	int err;
 
@@ -704,6 +705,11 @@ int session__report(const struct env *e, int *status)
 		fprintf(stderr, "memphase: cannot open %s: %s\n", p, strerror(-err));
 		free(m);
 		return err;
+	}
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		fprintf(stderr, "memphase: %s: %s\n", p, strerror(EISDIR));
+		goto out;
 	}
 	err = creds__invoking(&user);
 	if (err) {

@@ -290,6 +290,16 @@ int recfile_writer__add(struct recfile_writer *w, __u16 type, const void *data, 
 	return 0;
 }
 
+int recfile_writer__add_raw(struct recfile_writer *w, const void *records, size_t len)
+{
+	if (w->err)
+		return w->err;
+	if (w->pending.len + len > RECFILE_MAX_CHUNK)
+		return -E2BIG;
+	recbuf__put(&w->pending, records, len);
+	return w->pending.failed ? (w->err = -ENOMEM) : 0;
+}
+
 int recfile_writer__flush(struct recfile_writer *w)
 {
 	uLongf zlen;

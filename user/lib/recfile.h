@@ -78,6 +78,8 @@ struct recfile_writer;
 struct recfile_writer *recfile_writer__new(int fd);
 /* Adds one record to the pending chunk (written when it holds RECFILE_FLUSH_BYTES). */
 int recfile_writer__add(struct recfile_writer *w, __u16 type, const void *data, size_t len);
+/* Adds bytes that already are records (type, flags, len, data ...) as they are. */
+int recfile_writer__add_raw(struct recfile_writer *w, const void *records, size_t len);
 /* Writes the pending records as one chunk (nothing pending: nothing written). 0/-errno. */
 int recfile_writer__flush(struct recfile_writer *w);
 /* Bytes written to the file so far (header and chunks). */
