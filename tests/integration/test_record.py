@@ -24,8 +24,8 @@ SUDO_NOBODY = {"SUDO_UID": "65534", "SUDO_GID": "65534"}
 
 
 def driver(d, **over):
-    o = dict(ctx_mib=8, prompt_batches=2, batch_mib=4, tokens=16, token_kib=64, state_mib=4,
-             fork_mib=2)
+    o = dict(ctx_mib=16, prompt_batches=2, batch_mib=4, tokens=16, token_kib=64, state_mib=4,
+             fork_mib=2, sleep_ms=20)
     o.update(over)
     args = [harness.DRIVER]
     for k, v in o.items():
@@ -87,6 +87,20 @@ def test_report_json_equals_the_live_runs_key_by_key():
             folded = f1.read()
             assert folded and folded == f2.read()
         assert summary(r.stdout) == summary(p.stdout)
+        # the phase timeline's intervals add up to each phase's time and tile the run
+        ivs = sorted((i["start_s"], i["end_s"], p["name"]) for p in a["phases"]
+                     for i in p["intervals"])
+        for p in a["phases"]:
+            total = sum(i["end_s"] - i["start_s"] for i in p["intervals"])
+            assert abs(total - p["time_s"]) < 1e-6, (p["name"], total, p["time_s"])
+        assert ivs[0][0] == 0 and abs(ivs[-1][1] - a["duration_s"]) < 1e-6, ivs
+        for x, y in zip(ivs, ivs[1:]):
+            assert abs(x[1] - y[0]) < 1e-9, (x, y)
+        assert [n for _, _, n in ivs][:5] == ["startup", "load", "context", "prompt",
+                                              "generate"], ivs
+        tl = a["timeline"]["samples"]
+        assert tl and all(x["t_s"] <= y["t_s"] for x, y in zip(tl, tl[1:])), tl
+        assert max(x["anon"] for x in tl) >= 8 * MIB, tl
         # small: a short run is a few KiB
         assert os.path.getsize(rec) < 256 * 1024, os.path.getsize(rec)
 

@@ -317,6 +317,20 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 	return 0;
 }
 
+int collect__file_name(const struct strmap *paths, __u64 dev, __u64 ino, char *buf,
+		       size_t size)
+{
+	struct strmap_entry *e;
+	char key[64];
+
+	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, (uint64_t)dev, (uint64_t)ino);
+	e = strmap__find(paths, key);
+	if (!e || !e->value)
+		return -ENOENT;
+	snprintf(buf, size, "%s", ((struct known_file *)(uintptr_t)e->value)->path);
+	return 0;
+}
+
 void collect__learn_file(struct strmap *paths, const char *path, const char *name)
 {
 	char key[64], *exact = NULL;

@@ -20,6 +20,9 @@ struct recorder;
 /* Each mapping offered to the model is recorded too (rec NULL: not). */
 int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
 		      struct recorder *rec);
+/* The path learned for a file (kernel dev_t numbering, inode). 0 or -ENOENT. */
+int collect__file_name(const struct strmap *paths, __u64 dev, __u64 ino, char *buf,
+		       size_t size);
 /* Learns one file's name (an executable the kernel mapped at exec); it is looked at
  * through path (e.g. /proc/PID/exe). */
 void collect__learn_file(struct strmap *paths, const char *path, const char *name);

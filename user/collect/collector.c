@@ -161,6 +161,23 @@ static void on_sample(struct collector *c, const void *data, size_t len)
 	free((char *)s.comm);
 }
 
+/* A mark of the run, recorded. */
+static void mark(struct collector *c, __u64 ts, __u32 kind, __u32 pid, const char *text)
+{
+	recorder__mark(c->rec, ts, kind, pid, text);
+	model__add_mark(c->m, ts, kind, pid, text);
+}
+
+/* A library (an executable file) mapped: its name, for the timeline. */
+static void library_mark(struct collector *c, const struct mp_event *e)
+{
+	char path[PATH_MAX];
+
+	if (collect__file_name(&c->paths, e->dev, e->ino, path, sizeof(path)))
+		snprintf(path, sizeof(path), "[inode %llu]", (unsigned long long)e->ino);
+	mark(c, e->ts_ns, HISTORY_LIBRARY, e->pid, path);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct collector *c = ctx;
@@ -193,6 +210,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;
 	case MP_EV_EXEC_MAP:
 		collect__learn_paths(&c->paths, e->pid);
+		library_mark(c, e);
 		probes__scan_mapping(c->probes, e->pid, e->addr);
 		/* before SIGCONT: the library is in the snapshot before it runs */
 		stacks__note_process(c->stacks, e->pid);
@@ -398,10 +416,11 @@ static void marker_notice(struct collector *c)
  * the cgroup it had, for the report. Stall time since the last reading belongs to the
  * phase the root is in now.
  */
-static void apply_sysmem(struct collector *c, struct sysmem sm)
+static void apply_sysmem(struct collector *c, struct sysmem sm, __u64 ts)
 {
 	struct sysmem old = c->sm;
 	struct model *m = c->m;
+	struct history_mem hm = { .ts_ns = ts };
 
 	if (!sm.cg_version && c->have_sm && old.cg_version) {
 		sm.cg_version = old.cg_version;
@@ -423,16 +442,26 @@ static void apply_sysmem(struct collector *c, struct sysmem sm)
 	c->sm = sm;
 	c->have_sm = true;
 	c->sm_seq++;
+	hm.mem_available = sm.mem_available;
+	hm.swap_free = sm.swap_free;
+	if (sm.cg_version) {
+		hm.cg_usage = sm.cg_limited ? sm.cg_limit_usage : sm.cg_usage;
+		hm.cg_limit = sm.cg_limited ? sm.cg_limit : 0;
+	}
+	model__add_mem(m, &hm);
 }
 
 static void sysmem_tick(struct collector *c)
 {
 	struct sysmem sm = {};
 
+	__u64 now;
+
 	if (sysmem__read(&sm, NULL, NULL, c->m->root_pid))
 		return;
-	recorder__sysmem(c->rec, &sm);
-	apply_sysmem(c, sm);
+	now = util__now_ns();
+	recorder__sysmem(c->rec, &sm, now);
+	apply_sysmem(c, sm, now);
 }
 
 /* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
@@ -502,6 +531,7 @@ const struct timeline *collector__timeline(const struct collector *c)
 
 void collector__stopped_by(struct collector *c, const char *why)
 {
+	mark(c, util__now_ns(), HISTORY_GUARD, c->m->root_pid, why);
 	recorder__stop_reason(c->rec, why);
 	snprintf(c->m->stop_reason, sizeof(c->m->stop_reason), "%s", why);
 }
@@ -705,9 +735,15 @@ void collector__replay_mapping(struct collector *c, unsigned int phase,
 	model__offer_mapping(c->m, phase, mm);
 }
 
-void collector__replay_sysmem(struct collector *c, const struct sysmem *sm)
+void collector__replay_sysmem(struct collector *c, const struct sysmem *sm, __u64 ts_ns)
 {
-	apply_sysmem(c, *sm);
+	apply_sysmem(c, *sm, ts_ns);
+}
+
+void collector__replay_mark(struct collector *c, __u64 ts_ns, __u32 kind, __u32 pid,
+			    const char *text)
+{
+	model__add_mark(c->m, ts_ns, kind, pid, text);
 }
 
 void collector__replay_oom_info(struct collector *c, const struct model_oom *info)

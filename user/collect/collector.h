@@ -118,7 +118,9 @@ void collector__replay_forget(struct collector *c, __u32 pid);
 void collector__replay_mappings_clear(struct collector *c);
 void collector__replay_mapping(struct collector *c, unsigned int phase,
 			       const struct model_mapping *mm);
-void collector__replay_sysmem(struct collector *c, const struct sysmem *sm);
+void collector__replay_sysmem(struct collector *c, const struct sysmem *sm, __u64 ts_ns);
+void collector__replay_mark(struct collector *c, __u64 ts_ns, __u32 kind, __u32 pid,
+			    const char *text);
 void collector__replay_oom_info(struct collector *c, const struct model_oom *info);
 void collector__replay_markers(struct collector *c, unsigned int n);
 void collector__replay_root_comm(struct collector *c, const char *comm);

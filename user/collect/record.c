@@ -341,11 +341,24 @@ void recorder__mappings_end(struct recorder *r)
 	put(r, REC_MAPPINGS);
 }
 
-void recorder__sysmem(struct recorder *r, const struct sysmem *sm)
+void recorder__mark(struct recorder *r, __u64 ts_ns, __u32 kind, __u32 pid, const char *text)
 {
 	if (!r)
 		return;
 	start(r);
+	recbuf__u64(&r->b, ts_ns);
+	recbuf__u32(&r->b, kind);
+	recbuf__u32(&r->b, pid);
+	recbuf__str(&r->b, text);
+	put(r, REC_MARK);
+}
+
+void recorder__sysmem(struct recorder *r, const struct sysmem *sm, __u64 ts_ns)
+{
+	if (!r)
+		return;
+	start(r);
+	recbuf__u64(&r->b, ts_ns);
 	recbuf__u8(&r->b, sm->have_meminfo);
 	recbuf__u64(&r->b, sm->mem_total);
 	recbuf__u64(&r->b, sm->mem_available);

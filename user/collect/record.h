@@ -49,6 +49,7 @@ enum rec_type {
 	REC_BPF_STATS = 19,	/* the programs' run time */
 	REC_ROOT_STATUS = 20,	/* run: the root's wait status */
 	REC_FINISH = 21,	/* the end of the run: time */
+	REC_MARK = 22,		/* a mark of the run: a library loaded, a guard action */
 	REC_NR_TYPES
 };
 
@@ -86,7 +87,8 @@ void recorder__forgotten(struct recorder *r, const struct model *m);
 void recorder__mappings_begin(struct recorder *r);
 void recorder__mapping(struct recorder *r, unsigned int phase, const struct model_mapping *mm);
 void recorder__mappings_end(struct recorder *r);
-void recorder__sysmem(struct recorder *r, const struct sysmem *sm);
+void recorder__sysmem(struct recorder *r, const struct sysmem *sm, __u64 ts_ns);
+void recorder__mark(struct recorder *r, __u64 ts_ns, __u32 kind, __u32 pid, const char *text);
 void recorder__oom_info(struct recorder *r, const struct model_oom *o);
 void recorder__markers(struct recorder *r, unsigned int n);
 void recorder__root_comm(struct recorder *r, __u32 pid, const char *comm);

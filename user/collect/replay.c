@@ -159,6 +159,7 @@ static int on_mappings(struct replay *r, struct reccur *cur)
 static int on_sysmem(struct replay *r, struct reccur *cur)
 {
 	struct sysmem sm = {};
+	__u64 ts = reccur__u64(cur);
 
 	sm.have_meminfo = reccur__u8(cur);
 	sm.mem_total = reccur__u64(cur);
@@ -180,7 +181,7 @@ static int on_sysmem(struct replay *r, struct reccur *cur)
 	sm.psi_full_total_us = reccur__u64(cur);
 	if (cur->bad)
 		return -EBADMSG;
-	collector__replay_sysmem(r->c, &sm);
+	collector__replay_sysmem(r->c, &sm, ts);
 	return 0;
 }
 
@@ -392,6 +393,19 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 
 		if (!cur.bad && reaped)
 			collector__replay_root_status(r->c, st);
+		break;
+	}
+	case REC_MARK: {
+		char text[HISTORY_TEXT];
+		__u64 ts = reccur__u64(&cur);
+		__u32 kind = reccur__u32(&cur), pid = reccur__u32(&cur);
+		__u32 n;
+		const char *t = reccur__strref(&cur, &n);
+
+		if (!cur.bad && t) {
+			snprintf(text, sizeof(text), "%.*s", (int)n, t);
+			collector__replay_mark(r->c, ts, kind, pid, text);
+		}
 		break;
 	}
 	case REC_FINISH:
