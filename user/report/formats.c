@@ -5,11 +5,13 @@
 #include "report/perf.h"
 #include "report/report_json.h"
 #include "report/svg.h"
+#include "report/trace.h"
 
 const struct output_format *const output_formats[] = {
 	&report_json_format,
 	&folded_format,
 	&perf_format,
 	&svg_format,
+	&trace_format,
 	NULL,
 };
