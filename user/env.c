@@ -28,6 +28,8 @@ struct env env = {
 	.oom_warn = 60.0,
 	.grace = 3.0,
 	.ringbuf_kib = 1024,
+	.report_from = -1,
+	.report_to = -1,
 };
 
 const char *argp_program_version = "memphase " MEMPHASE_VERSION;
@@ -42,6 +44,7 @@ static const char usage_doc[] =
 "  memphase attach -p PID [OPTIONS]\n"
 "  memphase record -o FILE [OPTIONS] -- COMMAND [ARGS...]\n"
 "  memphase report FILE [--json F] [--folded F] [--svg F] [--perf-data F]\n"
+"      [--trace F] [--from T] [--to T] [--phase NAME]\n"
 "\v"
 "EXAMPLES:\n"
 "  sudo memphase run -- ./llama-cli -m model.gguf -c 32768 -p 'hello'\n"
@@ -82,6 +85,8 @@ enum {
 	OPT_ALLOW_ROOT,
 	OPT_RECORD,
 	OPT_RECORD_MAX,
+	OPT_FROM,
+	OPT_TO,
 };
 
 static bool record_cmd;		/* `memphase record -o FILE -- COMMAND` */
@@ -137,6 +142,8 @@ static const struct argp_option options[] = {
 	{ "record-max", OPT_RECORD_MAX, "SIZE", 0,
 	  "Bound the recording (64K..1P): past half of it the RSS series is thinned out, "
 	  "past all of it stack samples are dropped; phase changes and OOM kills are kept", 0 },
+	{ "from", OPT_FROM, "T", 0, "report: from T into the run (a time: 90, 2.5, 500ms, 10m)", 0 },
+	{ "to", OPT_TO, "T", 0, "report: up to T into the run", 0 },
 	{ "verbose", 'v', NULL, 0, "Print probes and libbpf debug output", 0 },
 	{},
 };
@@ -279,6 +286,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid pid '%s'", arg);
 		break;
 	case OPT_PHASE:
+		if (env.mode == MODE_REPORT) {
+			/* report --phase NAME: only that phase */
+			env.report_phase = arg;
+			break;
+		}
 		if (env.nspecs == ENV_MAX_SPECS)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "too many --phase options (max %d)",
 				     ENV_MAX_SPECS);
@@ -399,6 +411,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "--record belongs to run and attach");
 		env.record = arg;
 		break;
+	case OPT_FROM:
+	case OPT_TO:
+		if (env.mode != MODE_REPORT)
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--%s belongs to 'memphase report'",
+				     key == OPT_FROM ? "from" : "to");
+		if (opt_seconds(arg, 0, YEAR_S, key == OPT_FROM ? &env.report_from : &env.report_to))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--%s '%s': a time from 0 to 365d",
+				     key == OPT_FROM ? "from" : "to", arg);
+		break;
 	case OPT_RECORD_MAX:
 		if (opt_size(arg, 64 * KIB, PIB, &v))
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
@@ -423,6 +444,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			if (!env.report_file)
 				argp_failure(state, TARGET_EXIT_FAILED, 0,
 					     "report needs a recording (memphase report FILE)");
+			if (env.report_from >= 0 && env.report_to >= 0 &&
+			    env.report_to <= env.report_from)
+				argp_failure(state, TARGET_EXIT_FAILED, 0, "--to must be after --from");
 			break;
 		}
 		if (record_cmd && !env.record)

@@ -47,6 +47,8 @@ struct env {
 	const char *record;		/* --record FILE (record -o FILE) */
 	unsigned long long record_max;	/* --record-max: bound of the recording (0: none) */
 	const char *report_file;	/* report: the recording */
+	double report_from, report_to;	/* report --from/--to: seconds (-1: start, end) */
+	const char *report_phase;	/* report --phase NAME */
 	int verbose;
 };
 

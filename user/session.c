@@ -682,6 +682,8 @@ cleanup:
 
 int session__report(const struct env *e, int *status)
 {
+	struct replay_opts ro = { .from_s = e->report_from, .to_s = e->report_to,
+				  .phase = e->report_phase };
 	struct output_ctx oc = {};
 	struct replay_result res;
 	struct outputs out = {};
@@ -726,17 +728,20 @@ int session__report(const struct env *e, int *status)
 	err = outputs__open(&out, e->out_paths, NULL, fs, false);
 	if (err)
 		goto out;
-	c = replay__file(f, m, outputs__needs(&out) & OUTPUT_NEEDS_RAW, &res, why, sizeof(why));
+	ro.keep_raw = outputs__needs(&out) & OUTPUT_NEEDS_RAW;
+	c = replay__file(f, m, &ro, &res, why, sizeof(why));
 	if (!c) {
 		err = -errno;
 		fprintf(stderr, "memphase: %s: %s\n", p, why);
 		goto out;
 	}
-	if (res.truncated || !res.finished)
+	if (res.truncated)
 		fprintf(stderr, "memphase: %s is truncated: read up to the last whole chunk (%u "
-				"chunks%s%llu bytes cut off): the run was not finished by memphase\n",
-			p, res.chunks, res.truncated ? ", " : "",
-			(unsigned long long)(res.truncated ? res.tail_bytes : 0));
+				"chunks, %llu bytes cut off): the run was not finished by memphase\n",
+			p, res.chunks, (unsigned long long)res.tail_bytes);
+	else if (!res.finished)
+		fprintf(stderr, "memphase: %s ends without the end of the run (%u whole chunks): "
+				"the run was not finished by memphase\n", p, res.chunks);
 	if (res.unknown)
 		fprintf(stderr, "memphase: %s: %llu records of kinds this memphase does not know "
 				"were skipped (a newer memphase wrote it)\n", p,

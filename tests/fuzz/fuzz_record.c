@@ -56,6 +56,11 @@ static unsigned char *wrap(const uint8_t *data, size_t size, size_t *out)
 	return buf;
 }
 
+static const struct replay_opts opts[2] = {
+	{ .keep_raw = true, .from_s = -1, .to_s = -1 },
+	{ .keep_raw = true, .from_s = 0.01, .to_s = 0.3, .phase = "generate" },
+};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct model m;
@@ -78,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!size)
 		fgetc(f);	/* fmemopen() wants a size: an empty file is at its end */
-	c = replay__file(f, &m, true, &res, why, sizeof(why));
+	/* odd sizes also as a window of one phase (report --from --to --phase) */
+	c = replay__file(f, &m, &opts[size & 1], &res, why, sizeof(why));
 	if (c) {
 		collector__free(c);
 		model__free(&m);

@@ -256,3 +256,53 @@ def test_recording_belongs_to_the_invoking_user_and_replaces_atomically():
         # a pipe is not a recording
         r = harness.memphase(["run", "--no-tui", "--record", "-", "--", harness.NOLLAMA, "0"])
         assert r.returncode == 125 and "regular file" in r.stderr, r.stderr
+
+
+def test_report_window_and_one_phase():
+    """--phase NAME: that phase alone, as the whole run had it; --from/--to: what happened
+    in the window (counters at the collector's 100 ms resolution, samples by their time)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        cmd = driver(d, tokens=40, token_kib=256)
+        r, p, live, rep, rec = live_and_report(d, cmd)
+        assert r.returncode == 0, r.stderr
+        a = harness.load_json(live["json"])
+        gen = harness.phase(a, "generate")
+        g = {k: os.path.join(d, "g." + k) for k in ("json", "folded")}
+        p = harness.memphase(["report", rec, "--phase", "generate", "--json", g["json"],
+                              "--folded", g["folded"]])
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        b = harness.load_json(g["json"])
+        assert [x["name"] for x in b["phases"]] == ["generate"], b["phases"]
+        assert diff(gen, b["phases"][0]) == [], diff(gen, b["phases"][0])
+        rows = [ln.rsplit(" ", 1) for ln in open(g["folded"]).read().splitlines()]
+        assert rows and all(s.startswith("generate;") for s, _ in rows), rows[:3]
+        assert sum(int(w) for _, w in rows) == gen["stacks"]["sampled_bytes"]
+        # a window inside generate: 0.3 s of the ~0.9 s of 40 tokens (about 22 ms each)
+        start = gen["intervals"][0]["start_s"]
+        w = os.path.join(d, "w.json")
+        p = harness.memphase(["report", rec, "--from", "%.3f" % (start + 0.2),
+                              "--to", "%.3f" % (start + 0.5), "--json", w])
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        c = harness.load_json(w)
+        assert abs(c["duration_s"] - 0.3) < 1e-6, c["duration_s"]
+        wg = harness.phase(c, "generate")
+        assert abs(wg["time_s"] - 0.3) < 1e-6, wg
+        assert wg["intervals"] == [{"start_s": 0, "end_s": wg["intervals"][0]["end_s"]}], wg
+        # about 14 tokens; the counters are read every 100 ms (and the tick may come
+        # late under load): +-5 tokens either side
+        assert 8 <= wg["calls"] <= 20, wg["calls"]
+        assert wg["calls"] < gen["calls"] and \
+            wg["rss_growth_bytes"]["anon"] < gen["rss_growth_bytes"]["anon"], wg
+        assert 0 < wg["stacks"]["sampled_bytes"] < gen["stacks"]["sampled_bytes"], wg
+        assert [x["name"] for x in c["phases"]] in (["generate"], ["prompt", "generate"]), \
+            [x["name"] for x in c["phases"]]
+        # bad windows and phases: one line, exit 125
+        for bad, says in ((["--phase", "nosuch"], "no such phase"),
+                          (["--from", "2", "--to", "1"], "--to must be after --from"),
+                          (["--from", "x"], "--from 'x'")):
+            p = harness.memphase(["report", rec] + bad)
+            assert p.returncode == 125 and says in p.stderr, (bad, p.stderr)
+            assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        p = harness.memphase(["run", "--from", "1", "--", harness.NOLLAMA, "0"])
+        assert p.returncode == 125 and "belongs to 'memphase report'" in p.stderr, p.stderr

@@ -17,6 +17,13 @@
 #include "collect/replay.h"
 #include "lib/recfile.h"
 
+static const struct replay_opts plain = { .from_s = -1, .to_s = -1 };
+/* the whole run, and a window of one phase */
+static const struct replay_opts opts[2] = {
+	{ .keep_raw = true, .from_s = -1, .to_s = -1 },
+	{ .keep_raw = true, .from_s = 0.01, .to_s = 0.3, .phase = "generate" },
+};
+
 static FILE *reopen(int fd)
 {
 	lseek(fd, 0, SEEK_SET);
@@ -98,7 +105,7 @@ TEST(replay_skips_and_counts_unknown_record_types)
 	recfile_writer__add(w, REC_FINISH, b.data, b.len);
 	recfile_writer__free(w);
 	f = reopen(fd);
-	c = replay__file(f, m, false, &res, why, sizeof(why));
+	c = replay__file(f, m, &plain, &res, why, sizeof(why));
 	if (ASSERT_OK_PTR(c, why)) {
 		ASSERT_EQ(res.unknown, 2, "unknown records");
 		ASSERT_TRUE(res.finished, "finished");
@@ -137,18 +144,20 @@ static int replay_dir(const char *dir, bool must_have)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		f = fopen(path, "rb");
-		if (!f)
-			continue;
-		c = replay__file(f, m, true, &res, why, sizeof(why));
-		if (c) {
-			collector__free(c);
-			model__free(m);
-		} else if (!why[0]) {
-			fprintf(stderr, "%s: rejected without a reason\n", path);
-			n = -1000000;
+		for (int k = 0; k < 2; k++) {
+			f = fopen(path, "rb");
+			if (!f)
+				continue;
+			c = replay__file(f, m, &opts[k], &res, why, sizeof(why));
+			if (c) {
+				collector__free(c);
+				model__free(m);
+			} else if (!why[0]) {
+				fprintf(stderr, "%s: rejected without a reason\n", path);
+				n = -1000000;
+			}
+			fclose(f);
 		}
-		fclose(f);
 		n++;
 	}
 	closedir(d);

@@ -34,6 +34,7 @@ struct collector {
 	struct collector_hooks hooks;
 	struct recorder *rec;		/* --record: every input is written here too */
 	bool replay;			/* fed by collect/replay.c: no BPF, no /proc */
+	struct replay_base *base;	/* replay: the counters where a window opened */
 	bool mappings;
 	bool stop_on_map;
 	bool keep_raw;
@@ -289,6 +290,7 @@ void collector__free(struct collector *c)
 	timeline__free(c->tl);
 	free(c->growth_ring);
 	strmap__free(&c->paths);
+	free(c->base);
 	free(c);
 }
 
@@ -815,4 +817,125 @@ void collector__replay_root_status(struct collector *c, int wait_status)
 void collector__replay_finish(struct collector *c, __u64 end_ns)
 {
 	model__finish(c->m, end_ns);
+}
+
+/* ---- a window of a replayed run (report --from/--to/--phase) ---- */
+
+struct replay_base {
+	struct mp_phase_stats stats[MP_MAX_PHASES];
+	__u64 psi_some_us[MP_MAX_PHASES], psi_full_us[MP_MAX_PHASES];
+};
+
+void collector__replay_window_open(struct collector *c)
+{
+	struct model *m = c->m;
+
+	if (!c->base)
+		c->base = calloc(1, sizeof(*c->base));
+	if (!c->base)
+		return;
+	memcpy(c->base->stats, m->stats, sizeof(m->stats));
+	memcpy(c->base->psi_some_us, m->psi_some_us, sizeof(m->psi_some_us));
+	memcpy(c->base->psi_full_us, m->psi_full_us, sizeof(m->psi_full_us));
+}
+
+static bool in_window(__u64 ts, __u64 from, __u64 to)
+{
+	return ts >= from && ts <= to;
+}
+
+/* Clips the history to [from, to] (and to one phase, when phase >= 0). */
+static void clip_history(struct history *h, __u64 from, __u64 to, int phase)
+{
+	size_t i, n;
+
+	for (i = n = 0; i < h->niv; i++) {
+		struct history_interval iv = h->iv[i];
+
+		if (iv.end_ns < from || iv.start_ns > to || (phase >= 0 && (int)iv.phase != phase))
+			continue;
+		iv.start_ns = iv.start_ns < from ? from : iv.start_ns;
+		iv.end_ns = iv.end_ns > to ? to : iv.end_ns;
+		h->iv[n++] = iv;
+	}
+	h->niv = n;
+	for (i = n = 0; i < h->nch; i++)
+		if (in_window(h->ch[i].ts_ns, from, to))
+			h->ch[n++] = h->ch[i];
+	h->nch = n;
+	for (i = n = 0; i < h->nmk; i++)
+		if (in_window(h->mk[i].ts_ns, from, to))
+			h->mk[n++] = h->mk[i];
+	h->nmk = n;
+	for (i = n = 0; i < h->nmem; i++)
+		if (in_window(h->mem[i].ts_ns, from, to))
+			h->mem[n++] = h->mem[i];
+	h->nmem = n;
+}
+
+void collector__replay_window_close(struct collector *c, __u64 from, __u64 to, int phase)
+{
+	struct model *m = c->m;
+	struct history *h = &m->history;
+	__u64 since, *s, *b;
+	unsigned int i, j, n;
+
+	if (!m->finished || m->end_ns > to)
+		m->end_ns = m->end_ns > to || !m->finished ? to : m->end_ns;
+	m->finished = true;
+	/* the open interval of the timeline becomes a closed one, to be clipped */
+	since = h->niv ? h->iv[h->niv - 1].end_ns : m->start_ns;
+	if (m->end_ns > since)
+		history__add_interval(h, m->cur_phase, m->focus_pid ? m->focus_pid : m->root_pid,
+				      since, m->end_ns);
+	if (from < m->start_ns)
+		from = m->start_ns;
+	clip_history(h, from, m->end_ns, phase);
+	/* the counters are totals: what the window added is the difference */
+	for (i = 0; c->base && i < MP_MAX_PHASES; i++) {
+		s = (__u64 *)&m->stats[i];
+		b = (__u64 *)&c->base->stats[i];
+		for (j = 0; j < sizeof(m->stats[i]) / sizeof(__u64); j++)
+			s[j] = s[j] >= b[j] ? s[j] - b[j] : 0;
+		m->psi_some_us[i] -= m->psi_some_us[i] >= c->base->psi_some_us[i] ?
+				     c->base->psi_some_us[i] : m->psi_some_us[i];
+		m->psi_full_us[i] -= m->psi_full_us[i] >= c->base->psi_full_us[i] ?
+				     c->base->psi_full_us[i] : m->psi_full_us[i];
+	}
+	memset(m->time_ns, 0, sizeof(m->time_ns));
+	for (i = 0; i < h->niv; i++)
+		if (h->iv[i].phase < MP_MAX_PHASES)
+			m->time_ns[h->iv[i].phase] += h->iv[i].end_ns - h->iv[i].start_ns;
+	h->closed = true;
+	m->start_ns = from;
+	for (i = n = 0; i < m->nooms; i++)
+		if (in_window(m->ooms[i].ts_ns, from, m->end_ns) &&
+		    (phase < 0 || m->ooms[i].phase == (__u32)phase))
+			m->ooms[n++] = m->ooms[i];
+	m->nooms = n;
+	/* phases the window saw nothing of are left out of the tables */
+	for (i = n = 0; i < m->norder; i++) {
+		const struct mp_phase_stats *st = &m->stats[m->order[i]];
+		bool seen = m->time_ns[m->order[i]] || st->calls || st->faults;
+		int k;
+
+		for (k = 0; k < MP_NR_CLASSES; k++)
+			seen |= st->growth[k] || st->shrink[k];
+		if (seen)
+			m->order[n++] = m->order[i];
+	}
+	m->norder = n;
+	if (phase < 0)
+		return;
+	/* one phase: the others are left out */
+	for (i = 0; i < MP_MAX_PHASES; i++) {
+		if ((int)i == phase)
+			continue;
+		memset(&m->stats[i], 0, sizeof(m->stats[i]));
+		m->time_ns[i] = m->samples[i] = m->sampled_bytes[i] = 0;
+		m->psi_some_us[i] = m->psi_full_us[i] = 0;
+		m->ntop[i] = 0;
+	}
+	m->order[0] = phase;
+	m->norder = 1;
 }

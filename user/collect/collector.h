@@ -134,5 +134,13 @@ void collector__replay_profile_end(struct collector *c);
 void collector__replay_bpf_stats(struct collector *c, const struct model_bpf_stats *st);
 void collector__replay_root_status(struct collector *c, int wait_status);
 void collector__replay_finish(struct collector *c, __u64 end_ns);
+/*
+ * A window of the run (report --from/--to/--phase): open notes the counters where the
+ * window starts; close makes the model say what happened between from and to (counters
+ * as differences, phase times, intervals, marks, memory readings and OOM kills inside)
+ * and, with phase >= 0, in that phase alone.
+ */
+void collector__replay_window_open(struct collector *c);
+void collector__replay_window_close(struct collector *c, __u64 from_ns, __u64 to_ns, int phase);
 
 #endif

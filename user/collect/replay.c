@@ -8,13 +8,26 @@
 #include "collect/replay.h"
 #include "collect/stacks.h"
 #include "lib/recfile.h"
+#include "lib/strmap.h"
 
 #define MAX_STRINGS	(1U << 24)
 #define MAX_ARGS	4096
 
+enum window_state {
+	WIN_BEFORE,		/* records before --from: the state, not the counts */
+	WIN_IN,
+	WIN_AFTER,		/* past --to: the rest is not read */
+};
+
 struct replay {
 	struct collector *c;
 	struct model *m;
+	const struct replay_opts *o;
+	bool windowed;
+	int phase;		/* --phase: its id, or -1 */
+	__u64 from_ns, to_ns;	/* the window, CLOCK_MONOTONIC (0 until the start is known) */
+	enum window_state win;
+	struct strmap base_maps;	/* mapping bytes where the window opened */
 	char **strings;		/* REC_STRING ids */
 	__u32 nstrings, capstrings;
 	bool begun;
@@ -66,6 +79,7 @@ static int on_begin(struct replay *r, struct reccur *cur)
 
 	if (r->begun)
 		return -EBADMSG;
+	r->phase = -1;
 	pid = reccur__u32(cur);
 	reccur__u32(cur);	/* mode */
 	init = reccur__u64(cur);
@@ -91,6 +105,16 @@ static int on_begin(struct replay *r, struct reccur *cur)
 		goto out;
 	err = collector__replay_begin(r->c, pid, init, names, nphases, argc ? argv : NULL);
 	r->begun = !err;
+	if (!err && r->o->phase) {
+		for (i = 0; i < nphases && strcmp(names[i], r->o->phase); i++)
+			;
+		if (i == nphases) {
+			snprintf(r->why, sizeof(r->why), "--phase %.*s: no such phase in the recording",
+				 PHASE_NAME_MAX, r->o->phase);
+			err = -ENOENT;
+		}
+		r->phase = i;
+	}
 out:
 	for (i = 0; i < argc; i++)
 		free(argv[i]);
@@ -125,7 +149,38 @@ static int on_sample(struct replay *r, struct reccur *cur)
 		s.ips[i] = reccur__u64(cur);
 	if (cur->bad)
 		return -EBADMSG;
+	/* samples carry their time: outside the window (or the phase) they are left out */
+	if (r->windowed && (s.ts_ns < r->from_ns || s.ts_ns > r->to_ns ||
+			    (r->phase >= 0 && s.phase != (__u32)r->phase)))
+		return 0;
 	return collector__replay_sample(r->c, &s);
+}
+
+/*
+ * Mapping counters are totals too: before the window their bytes are noted, inside it
+ * what a mapping had at the start is taken off.
+ */
+static int window_mapping(struct replay *r, __u32 phase, struct model_mapping *mm)
+{
+	struct strmap_entry *e;
+	char key[MODEL_PATH_MAX + 96];
+
+	snprintf(key, sizeof(key), "%u|%u|%u|%llx|%s", phase, mm->cls, mm->kind,
+		 (unsigned long long)mm->start, mm->path);
+	if (r->win == WIN_BEFORE) {
+		e = strmap__get(&r->base_maps, key);
+		if (!e)
+			return -ENOMEM;
+		e->value = mm->bytes;
+		mm->bytes = 0;
+		return 0;
+	}
+	e = strmap__find(&r->base_maps, key);
+	if (e)
+		mm->bytes = mm->bytes > e->value ? mm->bytes - e->value : 0;
+	if (r->phase >= 0 && phase != (__u32)r->phase)
+		mm->bytes = 0;
+	return 0;
 }
 
 static int on_mappings(struct replay *r, struct reccur *cur)
@@ -151,6 +206,8 @@ static int on_mappings(struct replay *r, struct reccur *cur)
 		    mm.kind >= MP_NR_MAP_KINDS)
 			return -EBADMSG;
 		snprintf(mm.path, sizeof(mm.path), "%s", path);
+		if (r->windowed && window_mapping(r, phase, &mm))
+			return -ENOMEM;
 		collector__replay_mapping(r->c, phase, &mm);
 	}
 	return 0;
@@ -274,11 +331,62 @@ static int on_bpf_stats(struct replay *r, struct reccur *cur)
 	return 0;
 }
 
+/* When a record happened, if it says: 0 if it does not. */
+static __u64 record_time(const struct recfile_rec *rec)
+{
+	struct reccur cur;
+
+	reccur__init(&cur, rec->data, rec->len);
+	switch (rec->type) {
+	case REC_EVENT:
+		return rec->len == sizeof(struct mp_event) ?
+		       ((const struct mp_event *)rec->data)->ts_ns : 0;
+	case REC_SAMPLE:
+		reccur__u32(&cur);
+		reccur__u32(&cur);
+		reccur__u32(&cur);
+		return reccur__u64(&cur);
+	case REC_TICK:
+	case REC_SYSMEM:
+	case REC_MARK:
+	case REC_FINISH:
+		return reccur__u64(&cur);
+	default:
+		return 0;
+	}
+}
+
+/* Moves the window on at a record of time ts. */
+static void window_step(struct replay *r, __u64 ts)
+{
+	if (!r->from_ns) {
+		/* the start is known once observation started */
+		__u64 start = r->m->start_ns;
+
+		r->from_ns = start + (r->o->from_s > 0 ? (__u64)(r->o->from_s * 1e9) : 0);
+		r->to_ns = r->o->to_s >= 0 ? start + (__u64)(r->o->to_s * 1e9) : ~0ULL;
+	}
+	if (r->win == WIN_BEFORE && ts >= r->from_ns) {
+		collector__replay_window_open(r->c);
+		r->win = WIN_IN;
+	}
+	if (r->win == WIN_IN && ts > r->to_ns)
+		r->win = WIN_AFTER;
+}
+
 /* One record. 0, -EBADMSG (malformed: r->why), -ENOMEM; 1 for an unknown type. */
 static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_result *res)
 {
 	struct reccur cur;
 	int err = 0, k;
+	__u64 ts;
+
+	if (r->windowed && r->begun && r->m->start_ns && (ts = record_time(rec)))
+		window_step(r, ts);
+	if (r->win == WIN_AFTER) {
+		res->finished |= rec->type == REC_FINISH;
+		return 0;
+	}
 
 	reccur__init(&cur, rec->data, rec->len);
 	if (rec->type != REC_BEGIN && rec->type != REC_STRING && rec->type < REC_NR_TYPES &&
@@ -341,6 +449,9 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 		break;
 	}
 	case REC_TICK:
+		/* the RSS history of a window starts with it */
+		if (r->win == WIN_BEFORE && r->windowed)
+			break;
 		collector__replay_tick(r->c, reccur__u64(&cur));
 		break;
 	case REC_FORGET:
@@ -427,13 +538,13 @@ static void quiet_notice(void *ctx, const char *msg)
 {
 }
 
-struct collector *replay__file(FILE *f, struct model *m, bool keep_raw,
+struct collector *replay__file(FILE *f, struct model *m, const struct replay_opts *o,
 			       struct replay_result *res, char *why, size_t why_len)
 {
 	static const struct collector_hooks quiet = { .notice = quiet_notice };
 	struct recfile_reader *rd;
 	struct recfile_rec rec;
-	struct replay r = { .m = m };
+	struct replay r = { .m = m, .o = o, .phase = -1 };
 	__u32 i;
 	int err;
 
@@ -442,7 +553,10 @@ struct collector *replay__file(FILE *f, struct model *m, bool keep_raw,
 	rd = recfile_reader__new(f, why, why_len);
 	if (!rd)
 		return NULL;
-	r.c = collector__new_replay(m, keep_raw, &quiet);
+	r.windowed = o->from_s > 0 || o->to_s >= 0 || o->phase;
+	r.win = r.windowed ? WIN_BEFORE : WIN_IN;
+	strmap__init(&r.base_maps, NULL);
+	r.c = collector__new_replay(m, o->keep_raw, &quiet);
 	if (!r.c) {
 		snprintf(why, why_len, "%s", strerror(errno));
 		recfile_reader__free(rd);
@@ -454,6 +568,14 @@ struct collector *replay__file(FILE *f, struct model *m, bool keep_raw,
 			break;
 		res->records++;
 	}
+	if (!err && r.windowed && r.begun) {
+		/* a window that opens after the last record is empty: it opens at the end */
+		if (r.win == WIN_BEFORE)
+			collector__replay_window_open(r.c);
+		collector__replay_window_close(r.c, r.from_ns ? r.from_ns : m->start_ns,
+					       r.to_ns ? r.to_ns : ~0ULL, r.phase);
+	}
+	strmap__free(&r.base_maps);
 	if (err == -EBADMSG && !r.why[0])
 		snprintf(r.why, sizeof(r.why), "%s", recfile_reader__why(rd));
 	if (!err && !r.begun) {

@@ -10,6 +10,7 @@
 #ifndef __MP_HISTORY_H
 #define __MP_HISTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -61,7 +62,21 @@ struct history {
 	struct history_mem *mem;
 	size_t nmem, capmem;
 	__u64 dropped;		/* intervals, changes and marks over their bound */
+	/*
+	 * false: the intervals end where the timeline's phase last changed, the current
+	 * phase's interval is open (from the last one's end to the model's end_ns); true:
+	 * every interval is in iv[] (a window of a replayed run).
+	 */
+	bool closed;
 };
+
+/* Where the open interval starts, or 0 when there is none (closed). */
+static inline __u64 history__open_since(const struct history *h, __u64 start_ns)
+{
+	if (h->closed)
+		return 0;
+	return h->niv ? h->iv[h->niv - 1].end_ns : start_ns;
+}
 
 void history__free(struct history *h);
 void history__add_interval(struct history *h, __u32 phase, __u32 pid, __u64 start_ns,

@@ -141,9 +141,9 @@ static void intervals(struct jsonw *w, const struct model *m, unsigned int id)
 		jsonw__double_field(w, "end_s", report_json__rel_s(m, h->iv[i].end_ns));
 		jsonw__end_object(w);
 	}
-	if (m->cur_phase == id) {
-		/* the intervals follow each other: the open one starts where the last ended */
-		__u64 since = h->niv ? h->iv[h->niv - 1].end_ns : m->start_ns;
+	/* the intervals follow each other: the open one starts where the last ended */
+	if (m->cur_phase == id && history__open_since(h, m->start_ns)) {
+		__u64 since = history__open_since(h, m->start_ns);
 
 		jsonw__start_object(w);
 		jsonw__double_field(w, "start_s", report_json__rel_s(m, since));

@@ -110,15 +110,16 @@ static int thread_slices(struct jsonw *w, const struct model *m)
 static void timeline_slices(struct jsonw *w, const struct model *m)
 {
 	const struct history *h = &m->history;
-	__u64 since = h->niv ? h->iv[h->niv - 1].end_ns : m->start_ns;
+	__u64 since = history__open_since(h, m->start_ns);
 	size_t i;
 
 	meta(w, "thread_name", m->root_pid, TIMELINE_TID, "phase timeline");
 	for (i = 0; i < h->niv; i++)
 		slice(w, m, m->root_pid, TIMELINE_TID, h->iv[i].phase, h->iv[i].start_ns,
 		      h->iv[i].end_ns);
-	slice(w, m, m->root_pid, TIMELINE_TID, m->cur_phase, since,
-	      m->end_ns > since ? m->end_ns : since);
+	if (since)
+		slice(w, m, m->root_pid, TIMELINE_TID, m->cur_phase, since,
+		      m->end_ns > since ? m->end_ns : since);
 }
 
 static void counter_head(struct jsonw *w, const struct model *m, const char *name, __u64 ts)
