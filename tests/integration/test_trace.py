@@ -46,8 +46,9 @@ def check_format(doc):
     return tracks
 
 
-def speedscope_import(path):
-    """'OK ...' from speedscope_import.js, or raises Skip when the tools cannot be had."""
+def need_browser():
+    """chromium and, in build/node, speedscope and puppeteer-core (npm), installed when
+    missing; Skip (counted, with the reason) when they cannot be."""
     chromium = shutil.which("chromium")
     if not chromium:
         r = harness.run(["apt-get", "install", "-y", "-q", "chromium"], timeout=600)
@@ -63,6 +64,12 @@ def speedscope_import(path):
                          "speedscope@1", "puppeteer-core"], timeout=600)
         if r.returncode:
             raise harness.Skip("npm cannot install speedscope: " + r.stderr.strip()[-200:])
+    return chromium
+
+
+def speedscope_import(path):
+    """'OK ...' from speedscope_import.js, or raises Skip when the tools cannot be had."""
+    chromium = need_browser()
     release = os.path.join(NODE_DIR, "node_modules", "speedscope", "dist", "release")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "speedscope_import.js")
     r = subprocess.run(["node", script, chromium, release, path], capture_output=True,

@@ -187,6 +187,8 @@ int stacks__apply(struct model *m, const struct stacks_sample *s)
 	if (s->unwind_failed)
 		m->unwind_failures++;
 	err = profile__add(&m->profile, s->phase, s->comm, s->frames, s->nframes, s->weight);
+	if (!err)
+		err = profile__add_when(&m->profile, s->ts_ns, s->weight);
 	if (err)
 		return err;
 	m->sampled_bytes[s->phase] += s->weight;

@@ -2,6 +2,7 @@
 /* The output formats memphase offers: one line each. */
 #include <stddef.h>
 #include "report/folded.h"
+#include "report/html.h"
 #include "report/perf.h"
 #include "report/report_json.h"
 #include "report/svg.h"
@@ -13,5 +14,6 @@ const struct output_format *const output_formats[] = {
 	&perf_format,
 	&svg_format,
 	&trace_format,
+	&html_format,
 	NULL,
 };
