@@ -71,14 +71,14 @@ $(OUTPUT)/user/%.o: user/%.c
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 # The HTML report's page, as C strings (report/html.c includes it).
-$(OUTPUT)/html_assets.h: user/report/html.js user/report/html.css | $(OUTPUT)
+$(OUTPUT)/report/html_assets.h: user/report/html.js user/report/html.css | $(OUTPUT)
 	$(call msg,GEN,$@)
-	$(Q)for f in js css; do \
+	$(Q)mkdir -p $(@D); for f in js css; do \
 		echo "static const char html_$$f[] ="; \
 		sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' user/report/html.$$f; \
 		echo ";"; \
 	done > $@
-$(OUTPUT)/user/report/html.o: $(OUTPUT)/html_assets.h
+$(OUTPUT)/user/report/html.o: $(OUTPUT)/report/html_assets.h
 
 $(OUTPUT)/memphase: $(USER_OBJS)
 	$(call msg,LINK,$@)

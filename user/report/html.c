@@ -8,7 +8,8 @@
 #include "lib/json.h"
 #include "lib/strmap.h"
 #include "report/html.h"
-#include "html_assets.h"	/* html_js, html_css: generated from html.js and html.css */
+/* html_js, html_css: generated from html.js and html.css into the build directory */
+#include "report/html_assets.h"
 
 static double rel_s(const struct model *m, __u64 ts)
 {
