@@ -42,6 +42,11 @@ const [chromium, file, phase, shot] = process.argv.slice(2);
 			const p = performance.getEntriesByName('first-contentful-paint')[0];
 			return p ? p.startTime : null;
 		});
+		// the page's script has drawn the chart, the table and the flame graph
+		out.drawn_ms = await page.evaluate(() => {
+			const p = performance.getEntriesByName('memphase-drawn')[0];
+			return p ? p.startTime : null;
+		});
 	} catch (e) {
 		out.errors.push('driver: ' + e);
 	} finally {

@@ -203,3 +203,4 @@ document.getElementById("title").textContent = D.title;
 drawChart();
 drawTable();
 drawFlame();
+performance.mark("memphase-drawn");
