@@ -403,11 +403,12 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 		collector__replay_started(r->c, reccur__u64(&cur));
 		break;
 	case REC_EVENT: {
-		struct mp_event e;
+		struct mp_event e = {};
 
-		if (rec->len != sizeof(e))
-			return fail(r, "an event of the wrong size", rec->type);
-		memcpy(&e, rec->data, sizeof(e));
+		/* a struct that grew (or shrank) at its end: what both know is read */
+		if (rec->len < offsetof(struct mp_event, addr))
+			return fail(r, "an event too short", rec->type);
+		memcpy(&e, rec->data, rec->len < sizeof(e) ? rec->len : sizeof(e));
 		collector__replay_event(r->c, &e);
 		break;
 	}
@@ -418,9 +419,13 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 		struct mp_phase_stats st;
 		__u32 id = reccur__u32(&cur), size = reccur__u32(&cur);
 
-		if (cur.bad || size != sizeof(st) || id >= r->m->nphases)
+		if (cur.bad || size > cur.left || id >= r->m->nphases)
 			return fail(r, "bad phase counters", rec->type);
-		reccur__get(&cur, &st, sizeof(st));
+		/* counters added at the end by another version: what both know is read */
+		memset(&st, 0, sizeof(st));
+		reccur__get(&cur, &st, size < sizeof(st) ? size : sizeof(st));
+		if (size > sizeof(st))
+			reccur__skip(&cur, size - sizeof(st));
 		if (cur.bad)
 			return fail(r, "bad phase counters", rec->type);
 		collector__replay_stats(r->c, id, &st);

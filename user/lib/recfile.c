@@ -148,6 +148,11 @@ void reccur__get(struct reccur *c, void *p, size_t n)
 		memset(p, 0, n);
 }
 
+void reccur__skip(struct reccur *c, size_t n)
+{
+	take(c, n);
+}
+
 static __u64 get_le(struct reccur *c, int n)
 {
 	const unsigned char *p = take(c, n);

@@ -60,6 +60,7 @@ struct reccur {
 
 void reccur__init(struct reccur *c, const void *data, size_t len);
 void reccur__get(struct reccur *c, void *p, size_t n);
+void reccur__skip(struct reccur *c, size_t n);
 __u8 reccur__u8(struct reccur *c);
 __u16 reccur__u16(struct reccur *c);
 __u32 reccur__u32(struct reccur *c);
