@@ -142,7 +142,8 @@ static const struct argp_option options[] = {
 	{ "record-max", OPT_RECORD_MAX, "SIZE", 0,
 	  "Bound the recording (64K..1P): past half of it the RSS series is thinned out, "
 	  "past all of it stack samples are dropped; phase changes and OOM kills are kept", 0 },
-	{ "from", OPT_FROM, "T", 0, "report: from T into the run (a time: 90, 2.5, 500ms, 10m)", 0 },
+	{ "from", OPT_FROM, "T", 0, "report: from T into the run (a time: 90, 2.5, 500ms, 10m)",
+	  0 },
 	{ "to", OPT_TO, "T", 0, "report: up to T into the run", 0 },
 	{ "verbose", 'v', NULL, 0, "Print probes and libbpf debug output", 0 },
 	{},
@@ -406,18 +407,23 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_RECORD:
 	case 'o':
 		if (key == 'o' && !record_cmd)
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "-o belongs to 'memphase record'");
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "-o belongs to 'memphase record'");
 		if (env.mode == MODE_REPORT)
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "--record belongs to run and attach");
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record belongs to run and attach");
 		env.record = arg;
 		break;
 	case OPT_FROM:
 	case OPT_TO:
 		if (env.mode != MODE_REPORT)
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "--%s belongs to 'memphase report'",
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--%s belongs to 'memphase report'",
 				     key == OPT_FROM ? "from" : "to");
-		if (opt_seconds(arg, 0, YEAR_S, key == OPT_FROM ? &env.report_from : &env.report_to))
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "--%s '%s': a time from 0 to 365d",
+		if (opt_seconds(arg, 0, YEAR_S,
+				key == OPT_FROM ? &env.report_from : &env.report_to))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--%s '%s': a time from 0 to 365d",
 				     key == OPT_FROM ? "from" : "to", arg);
 		break;
 	case OPT_RECORD_MAX:
@@ -446,14 +452,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 					     "report needs a recording (memphase report FILE)");
 			if (env.report_from >= 0 && env.report_to >= 0 &&
 			    env.report_to <= env.report_from)
-				argp_failure(state, TARGET_EXIT_FAILED, 0, "--to must be after --from");
+				argp_failure(state, TARGET_EXIT_FAILED, 0,
+					     "--to must be after --from");
 			break;
 		}
 		if (record_cmd && !env.record)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "record needs -o FILE (memphase record -o FILE -- COMMAND)");
 		if (env.record_max && !env.record)
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "--record-max needs --record FILE");
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record-max needs --record FILE");
 		stacks_needed(state);
 		if (env.mode == MODE_RUN && !env.argv)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,

@@ -736,8 +736,9 @@ int session__report(const struct env *e, int *status)
 		goto out;
 	}
 	if (res.truncated)
-		fprintf(stderr, "memphase: %s is truncated: read up to the last whole chunk (%u "
-				"chunks, %llu bytes cut off): the run was not finished by memphase\n",
+		fprintf(stderr, "memphase: %s is truncated: read up to the last whole chunk "
+				"(%u chunks, %llu bytes cut off): the run was not finished by "
+				"memphase\n",
 			p, res.chunks, (unsigned long long)res.tail_bytes);
 	else if (!res.finished)
 		fprintf(stderr, "memphase: %s ends without the end of the run (%u whole chunks): "

@@ -109,8 +109,9 @@ static int on_begin(struct replay *r, struct reccur *cur)
 		for (i = 0; i < nphases && strcmp(names[i], r->o->phase); i++)
 			;
 		if (i == nphases) {
-			snprintf(r->why, sizeof(r->why), "--phase %.*s: no such phase in the recording",
-				 PHASE_NAME_MAX, r->o->phase);
+			snprintf(r->why, sizeof(r->why),
+				 "--phase %.*s: no such phase in the recording", PHASE_NAME_MAX,
+				 r->o->phase);
 			err = -ENOENT;
 		}
 		r->phase = i;

@@ -401,8 +401,9 @@ struct recfile_reader *recfile_reader__new(FILE *f, char *why, size_t why_len)
 	version = le_get(h + 8, 4);
 	hlen = le_get(h + 12, 4);
 	if (version != RECFILE_VERSION || hlen != RECFILE_HEADER_LEN) {
-		snprintf(why, why_len, "recording format version %u: this memphase reads version %u",
-			 version, RECFILE_VERSION);
+		snprintf(why, why_len,
+			 "recording format version %u: this memphase reads version %u", version,
+			 RECFILE_VERSION);
 		errno = EPROTONOSUPPORT;
 		return NULL;
 	}
@@ -464,7 +465,8 @@ static int next_chunk(struct recfile_reader *r)
 	if (ferror(r->f))
 		return -EIO;
 	if (n < sizeof(h))
-		return memcmp(h, CHUNK_MAGIC, n < 4 ? n : 4) ? bad(r, "no chunk header") : cut(r, n);
+		return memcmp(h, CHUNK_MAGIC, n < 4 ? n : 4) ? bad(r, "no chunk header") :
+							       cut(r, n);
 	if (memcmp(h, CHUNK_MAGIC, 4) || le_get(h + 20, 4) != crc(h, 20))
 		return bad(r, "damaged chunk header");
 	if (le_get(h + 4, 4) != r->chunks)

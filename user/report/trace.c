@@ -198,8 +198,8 @@ static int trace_write(FILE *f, const struct output_ctx *ctx)
 	for (i = 0; i < m->nprocs; i++) {
 		const struct model_proc *p = &m->procs[i];
 
-		snprintf(name, sizeof(name), "%.*s (pid %u)", MP_COMM_LEN, p->comm[0] ? p->comm : "?",
-			 p->pid);
+		snprintf(name, sizeof(name), "%.*s (pid %u)", MP_COMM_LEN,
+			 p->comm[0] ? p->comm : "?", p->pid);
 		meta(w, "process_name", p->pid, 0, name);
 	}
 	timeline_slices(w, m);
