@@ -16,9 +16,11 @@ CFLAGS="-g -O1 -fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer -D_GNU_
 -DMEMPHASE_VERSION=\"fuzz\" -I${OUTPUT:-build} -Ibpf -Iuser -Wno-unused-command-line-argument"
 [ -f "${OUTPUT:-build}/memphase.skel.h" ] || make "${OUTPUT:-build}/memphase.skel.h"
 objs=""
+# a header newer than an object may change what it was compiled against: rebuild them all
+newest_h=$(ls -t user/*/*.h bpf/memphase.h | head -1)
 for src in user/lib/*.c user/model/*.c user/collect/*.c; do
 	o="$OUT/obj/$(echo "$src" | tr / _).o"
-	if [ ! -f "$o" ] || [ "$src" -nt "$o" ]; then
+	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ "$newest_h" -nt "$o" ]; then
 		# shellcheck disable=SC2086
 		$CLANG $CFLAGS -c "$src" -o "$o"
 	fi
