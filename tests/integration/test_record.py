@@ -81,7 +81,7 @@ def test_report_json_equals_the_live_runs_key_by_key():
         assert r.returncode == 0, r.stderr
         a, b = harness.load_json(live["json"]), harness.load_json(rep["json"])
         assert a["phases"] and harness.phase(a, "generate")["calls"] == 16, a["phases"]
-        assert a["stacks"]["samples"] > 0 if "stacks" in a else True
+        assert sum(p["stacks"]["samples"] for p in a["phases"]) > 0, a["phases"]
         assert diff(a, b) == [], "\n".join(diff(a, b)[:20])
         with open(live["folded"]) as f1, open(rep["folded"]) as f2:
             folded = f1.read()
@@ -306,3 +306,29 @@ def test_report_window_and_one_phase():
             assert len(p.stderr.strip().splitlines()) == 1, p.stderr
         p = harness.memphase(["run", "--from", "1", "--", harness.NOLLAMA, "0"])
         assert p.returncode == 125 and "belongs to 'memphase report'" in p.stderr, p.stderr
+
+
+def test_record_max_bounds_the_file_and_keeps_every_count():
+    """A run that samples every 4 KiB of growth would record MBs: with --record-max 64K
+    the file stays within the bound plus the last chunks (the end is always written),
+    samples are left out (said on stderr) and the counts are all there."""
+    harness.need_root()
+    with harness.workdir() as d:
+        rec, j, rj = (os.path.join(d, n) for n in ("m.mprec", "live.json", "rep.json"))
+        r = harness.memphase(["run", "--no-tui", "--record", rec, "--record-max", "64K",
+                              "--sample-bytes", "4K", "--max-samples", "0", "--json", j, "--"] +
+                             driver(d, ctx_mib=64, tokens=200, token_kib=256, sleep_ms=5))
+        assert r.returncode == 0, r.stderr
+        assert "--record-max" in r.stderr and "left out" in r.stderr, r.stderr
+        # bound: 64 KiB, plus the chunk being written when it was reached and the final
+        # counters (a few KiB each)
+        assert os.path.getsize(rec) < 64 * 1024 + 32 * 1024, os.path.getsize(rec)
+        p = harness.memphase(["report", rec, "--json", rj])
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        a, b = harness.load_json(j), harness.load_json(rj)
+        for pa, pb in zip(a["phases"], b["phases"]):
+            assert pa["name"] == pb["name"] and pa["calls"] == pb["calls"], (pa, pb)
+            assert pa["rss_growth_bytes"] == pb["rss_growth_bytes"], (pa["name"], pa, pb)
+            assert pb["stacks"]["samples"] <= pa["stacks"]["samples"]
+        assert sum(p["stacks"]["samples"] for p in b["phases"]) < \
+            sum(p["stacks"]["samples"] for p in a["phases"]), "no sample was left out"
