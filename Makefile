@@ -79,6 +79,8 @@ $(OUTPUT)/report/html_assets.h: user/report/html.js user/report/html.css | $(OUT
 		echo ";"; \
 	done > $@
 $(OUTPUT)/user/report/html.o: $(OUTPUT)/report/html_assets.h
+# the built-in cause rules are assembled into this object (.incbin)
+$(OUTPUT)/user/collect/causes_data.o: data/causes.rules
 
 $(OUTPUT)/memphase: $(USER_OBJS)
 	$(call msg,LINK,$@)

@@ -29,12 +29,22 @@ char LICENSE[] SEC("license") = "GPL";
 #define HUGETLBFS_MAGIC	0x958458f6
 #define PF_KTHREAD	0x00200000
 #define EBUSY		16
+#define ENOENT		2
 #define MAP_FLUSH_BYTES	(1ULL << 20)	/* per-thread mapping bytes batched before a flush */
 /* x86-64 syscall numbers */
 #define __NR_mmap	9
 #define __NR_munmap	11
 #define __NR_brk	12
 #define __NR_mremap	25
+#define __NR_mprotect	10
+#define __NR_madvise	28
+#define __NR_mlock	149
+#define __NR_mlockall	151
+#define __NR_mlock2	325
+#define MAP_POPULATE	0x8000
+#define MAX_DEFERRED	8		/* per thread: growth waiting for its mapping's lookup */
+#define DEFER_JOIN	(256 << 10)	/* faults this close share one deferred range */
+#define MAX_ORPHANS	16		/* per process: deferred growth of threads that ended */
 
 const volatile struct mp_config cfg = {};
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
@@ -110,9 +120,24 @@ struct {
 } events SEC(".maps");
 
 /*
+ * Growth whose mapping is looked up later, when the address space is not locked: faults in
+ * [lo, hi) that found it locked by another thread, or the growth inside an address-space
+ * syscall on [lo, hi) (hi == 0 until the syscall's exit tells the range). It is charged to
+ * a mapping only if the whole range lies in that one mapping, else to [unknown].
+ */
+struct deferred {
+	__u64 lo;
+	__u64 hi;
+	__u64 bytes;
+	__u32 phase;
+	__u32 cls;
+};
+
+/*
  * Per thread: its last fault, the mapping it was in, growth charged to a mapping but not
  * yet added to the shared map (one hash update per MAP_FLUSH_BYTES or per mapping
- * change instead of one per page), and its growth since its last stack sample.
+ * change instead of one per page), its growth since its last stack sample, and growth
+ * waiting for a lookup (see struct deferred).
  */
 struct thread_state {
 	struct mp_map_key map;	/* classification of [vm_start, vm_end) (phase/cls unset) */
@@ -129,6 +154,10 @@ struct thread_state {
 	__u32 acc_phase;
 	__u32 pad;
 	__u64 reclaim_start_ns;	/* in direct reclaim since */
+	__u64 sys_lo, sys_hi;	/* the range the address-space syscall in flight named */
+	__u32 sys_nr;		/* that syscall's number + 1; 0: none in flight */
+	__u32 ndeferred;	/* entries of deferred[] in use */
+	struct deferred deferred[MAX_DEFERRED];
 };
 
 struct {
@@ -137,6 +166,29 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
+
+/*
+ * Deferred growth a thread still held when it ended (the address space stayed locked by
+ * other threads), for the process's other threads to look up. Lock-free (tracing programs
+ * cannot take a bpf_spin_lock): an entry is claimed by compare-and-swap of its state.
+ */
+enum { ORPHAN_FREE, ORPHAN_BUSY, ORPHAN_READY };
+
+struct orphan {
+	__u64 state;
+	struct deferred d;
+};
+
+struct orphans {
+	struct orphan e[MAX_ORPHANS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MP_MAX_TARGETS);
+	__type(key, __u32);			/* tgid */
+	__type(value, struct orphans);
+} orphans SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -156,6 +208,29 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rate_window);
 } rate SEC(".maps");
+
+/* A call in flight on a thread: the outermost probed call decides (cudaMallocHost calls
+ * cuMemAllocHost; that inner call is the same allocation, not a second one). */
+struct alloc_call {
+	__u64 size;
+	__u64 ptr;		/* the pointer, or where the call stores it (MP_PTR_OUT) */
+	__u32 rule;
+	__u32 depth;		/* probed calls entered and not yet returned */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);			/* tid */
+	__type(value, struct alloc_call);
+} alloc_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct mp_alloc_key);
+	__type(value, struct mp_alloc_val);
+} allocs SEC(".maps");
 
 static __always_inline struct mp_drops *drops_get(void)
 {
@@ -292,7 +367,11 @@ struct classify_ctx {
 	__u64 addr;
 };
 
-/* bpf_find_vma callback: what kind of mapping holds the faulting address */
+/*
+ * bpf_find_vma callback: what kind of mapping holds the faulting address. Plain loads
+ * through the BTF pointers (the verifier makes them fault-safe), not bpf_probe_read calls:
+ * a fault in another VMA than the thread's last runs this every time.
+ */
 static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct classify_ctx *c = data;
@@ -310,8 +389,7 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	ts->map.dev = 0;
 	ts->map.ino = 0;
 	if (!f) {
-		__u64 brk = BPF_CORE_READ(mm, brk), start_brk = BPF_CORE_READ(mm, start_brk);
-		__u64 start_stack = BPF_CORE_READ(mm, start_stack);
+		__u64 brk = mm->brk, start_brk = mm->start_brk, start_stack = mm->start_stack;
 
 		if (start <= brk && end >= start_brk)
 			ts->map.kind = MP_MAP_HEAP;
@@ -327,11 +405,11 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 		}
 		return 0;
 	}
-	inode = BPF_CORE_READ(f, f_inode);
-	mode = BPF_CORE_READ(inode, i_mode);
-	magic = BPF_CORE_READ(inode, i_sb, s_magic);
-	ts->map.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	ts->map.ino = BPF_CORE_READ(inode, i_ino);
+	inode = f->f_inode;
+	mode = inode->i_mode;
+	magic = inode->i_sb->s_magic;
+	ts->map.dev = inode->i_sb->s_dev;
+	ts->map.ino = inode->i_ino;
 	if ((mode & S_IFMT) == S_IFCHR)
 		ts->map.kind = MP_MAP_DEVICE;
 	else if (magic == TMPFS_MAGIC || magic == HUGETLBFS_MAGIC)
@@ -358,51 +436,35 @@ static __always_inline void fault_note(__u64 addr)
 }
 
 /*
- * The mapping of the thread's last fault; the last VMA's answer is reused while the
- * faults stay inside it (sequential touches almost always do). Returns false when the
- * mapping could not be known: the caller charges "unknown", the cache stays as it was.
+ * Looks addr's mapping up into the thread's cache (ts->map, [vm_start, vm_end)), reusing
+ * the last answer while addr stays inside it (sequential touches almost always do) unless
+ * fresh (the cached range may have grown since: mprotect, brk).
+ * 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
+ * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
  */
-static __always_inline bool fault_classify(struct thread_state *ts, bool *heap)
+static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool fresh)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct classify_ctx c = { .ts = ts };
-	struct pt_regs *regs;
-	__u64 addr = ts->fault_addr;
-
+	struct classify_ctx c = { .ts = ts, .addr = addr };
 	struct mp_map_key prev = ts->map;
 	__u64 prev_start = ts->vm_start, prev_end = ts->vm_end;
+	struct pt_regs *regs;
+	long err;
 
-	if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
-		return true;
+	if (!fresh && ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start &&
+	    addr < ts->vm_end)
+		return 0;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	c.sp = BPF_CORE_READ(regs, sp);
-	c.addr = addr;
+	c.sp = regs->sp;
 	__builtin_memset(&ts->map, 0, sizeof(ts->map));
 	ts->vm_start = ts->vm_end = 0;
-	if (bpf_find_vma(task, addr, classify_cb, &c, 0) == -EBUSY) {
-		/*
-		 * Another thread holds the address space locked (mmap, mprotect). The heap
-		 * is known from the mm's bounds; a fault just past the thread's last
-		 * mapping is most likely that mapping grown by mprotect (glibc arenas grow
-		 * that way, up to 64 MiB): keep its answer, without widening the cache.
-		 */
-		struct mm_struct *mm = task->mm;
-		struct mp_drops *d = drops_get();
-
-		if (d)
-			d->vma_busy++;
-		/* the cache keeps its last good answer either way */
+	err = bpf_find_vma(task, addr, classify_cb, &c, 0);
+	if (err == -EBUSY) {
 		ts->map = prev;
 		ts->vm_start = prev_start;
 		ts->vm_end = prev_end;
-		if (addr >= BPF_CORE_READ(mm, start_brk) && addr < BPF_CORE_READ(mm, brk)) {
-			*heap = true;
-			return false;
-		}
-		return prev.kind == MP_MAP_ANON && addr >= prev_start &&
-		       addr < prev_start + (64ULL << 20);
 	}
-	return true;
+	return err;
 }
 
 SEC("tp_btf/page_fault_user")
@@ -487,40 +549,262 @@ static __always_inline bool map_key_eq(const struct mp_map_key *a, const struct 
 	       a->dev == b->dev && a->ino == b->ino && a->start == b->start;
 }
 
-/*
- * Growth of bytes in class cls during phase: charged to the mapping of the fault that
- * caused it (the stash is consumed, so growth without a fault, such as
- * get_user_pages, is charged to "unknown" rather than to a stale mapping).
- */
-static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u32 phase,
-					__u32 cls, __u64 bytes)
+/* bytes of a known key (phase and cls set), batched in the thread until the key changes */
+static __always_inline void mapping_charge(struct thread_state *ts, __u32 tgid,
+					   const struct mp_map_key *key, __u64 bytes)
 {
-	struct mp_map_key key = {};
-
-	if (ts->fault_addr) {
-		bool heap = false;
-
-		if (fault_classify(ts, &heap))
-			key = ts->map;
-		else if (heap)
-			key.kind = MP_MAP_HEAP;	/* known from the mm's brk bounds alone */
-		ts->fault_addr = 0;
-	}
-	key.phase = phase;
-	key.cls = cls;
-	key.pad = 0;
-	if (!ts->pend_bytes || !map_key_eq(&key, &ts->pend_key) || ts->pend_tgid != tgid) {
+	if (!ts->pend_bytes || !map_key_eq(key, &ts->pend_key) || ts->pend_tgid != tgid) {
 		mapping_flush(ts);
-		ts->pend_key = key;
+		ts->pend_key = *key;
 		ts->pend_tgid = tgid;
 	}
-	if (key.kind != MP_MAP_UNKNOWN) {
+	if (key->kind != MP_MAP_UNKNOWN) {
 		ts->pend_start = ts->vm_start;
 		ts->pend_end = ts->vm_end;
 	}
 	ts->pend_bytes += bytes;
 	if (ts->pend_bytes >= MAP_FLUSH_BYTES)
 		mapping_flush(ts);
+}
+
+static __always_inline void count_unresolved(void)
+{
+	struct mp_drops *d = drops_get();
+
+	if (d)
+		d->vma_busy++;
+}
+
+/*
+ * Keeps growth for a later lookup: joins an entry of the same phase and class whose range
+ * is near (faults) or that waits for the same syscall's exit (hi == 0), else takes a free
+ * entry. False when all entries are taken.
+ */
+static __always_inline bool deferred_add(struct thread_state *ts, __u64 lo, __u64 hi,
+					 __u32 phase, __u32 cls, __u64 bytes)
+{
+	struct deferred *d;
+	int i;
+
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (!d->bytes || d->phase != phase || d->cls != cls || !d->hi != !hi)
+			continue;
+		if (hi && (lo + DEFER_JOIN < d->lo || lo > d->hi + DEFER_JOIN))
+			continue;
+		if (hi && lo < d->lo)
+			d->lo = lo;
+		if (hi > d->hi)
+			d->hi = hi;
+		d->bytes += bytes;
+		return true;
+	}
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (d->bytes)
+			continue;
+		d->lo = lo;
+		d->hi = hi;
+		d->phase = phase;
+		d->cls = cls;
+		d->bytes = bytes;
+		ts->ndeferred++;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * One lookup for the first deferred range that has one: every entry whose range lies in
+ * the mapping found is charged to it; that entry goes to [unknown] if its range is not in
+ * one mapping (unmapped since, or a syscall over several mappings). Returns -EBUSY while
+ * the address space stays locked, -ENOENT when nothing waits, else 0. A subprogram: it is
+ * called from several places.
+ */
+__noinline int deferred_resolve(struct thread_state *ts, __u32 tgid)
+{
+	struct mp_map_key key;
+	struct deferred *d;
+	__u64 lo = 0;
+	bool found = false;
+	int i;
+
+	if (!ts)
+		return -ENOENT;
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (d->bytes && d->hi) {
+			lo = d->lo;
+			found = true;
+			break;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	if (vma_lookup(ts, lo, true) == -EBUSY)
+		return -EBUSY;
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (!d->bytes || !d->hi)
+			continue;
+		if (ts->map.kind != MP_MAP_UNKNOWN && d->lo >= ts->vm_start &&
+		    d->hi <= ts->vm_end) {
+			key = ts->map;
+		} else if (d->lo == lo) {
+			__builtin_memset(&key, 0, sizeof(key));
+			count_unresolved();
+		} else {
+			continue;
+		}
+		key.phase = d->phase;
+		key.cls = d->cls;
+		key.pad = 0;
+		mapping_charge(ts, tgid, &key, d->bytes);
+		d->bytes = 0;
+		if (ts->ndeferred)
+			ts->ndeferred--;
+	}
+	return 0;
+}
+
+/* What still waits when the thread ends goes to [unknown]. */
+static __always_inline void deferred_drop(struct thread_state *ts, __u32 tgid)
+{
+	struct mp_map_key key = {};
+	struct deferred *d;
+	int i;
+
+	for (i = 0; i < MAX_DEFERRED; i++) {
+		d = &ts->deferred[i];
+		if (!d->bytes)
+			continue;
+		key.phase = d->phase;
+		key.cls = d->cls;
+		count_unresolved();
+		mapping_charge(ts, tgid, &key, d->bytes);
+		d->bytes = 0;
+	}
+	ts->ndeferred = 0;
+}
+
+/*
+ * A thread that ends leaves what it could not look up to its process: false if there is no
+ * room (the caller charges it to [unknown]).
+ */
+static __always_inline bool orphan_leave(struct mp_target *t, __u32 tgid, struct deferred *d)
+{
+	static const struct orphans zero;
+	struct orphans *o;
+	int i;
+
+	o = bpf_map_lookup_elem(&orphans, &tgid);
+	if (!o) {
+		bpf_map_update_elem(&orphans, &tgid, &zero, BPF_NOEXIST);
+		o = bpf_map_lookup_elem(&orphans, &tgid);
+		if (!o)
+			return false;
+	}
+	for (i = 0; i < MAX_ORPHANS; i++) {
+		struct orphan *e = &o->e[i];
+
+		if (__sync_val_compare_and_swap(&e->state, ORPHAN_FREE, ORPHAN_BUSY) !=
+		    ORPHAN_FREE)
+			continue;
+		e->d = *d;
+		e->state = ORPHAN_READY;
+		__sync_fetch_and_or(&t->flags, MP_T_ORPHANS);
+		return true;
+	}
+	return false;
+}
+
+/* Takes over the process's orphans into the thread's free deferred entries. */
+__noinline int orphans_adopt(struct thread_state *ts, struct mp_target *t, __u32 tgid)
+{
+	struct orphans *o;
+	int i, j;
+
+	if (!ts || !t)
+		return 0;
+	__sync_fetch_and_and(&t->flags, ~MP_T_ORPHANS);
+	o = bpf_map_lookup_elem(&orphans, &tgid);
+	if (!o)
+		return 0;
+	for (j = 0; j < MAX_DEFERRED; j++) {
+		struct deferred *d = &ts->deferred[j];
+
+		if (d->bytes)
+			continue;
+		for (i = 0; i < MAX_ORPHANS; i++) {
+			struct orphan *e = &o->e[i];
+
+			if (e->state == ORPHAN_READY &&
+			    __sync_val_compare_and_swap(&e->state, ORPHAN_READY, ORPHAN_BUSY) ==
+			    ORPHAN_READY) {
+				*d = e->d;
+				ts->ndeferred++;
+				e->state = ORPHAN_FREE;
+				break;
+			}
+		}
+		if (i == MAX_ORPHANS)
+			return 0;	/* none left */
+	}
+	/* no room for all: the next one to look takes the rest */
+	__sync_fetch_and_or(&t->flags, MP_T_ORPHANS);
+	return 0;
+}
+
+/*
+ * Growth of bytes in class cls during phase: charged to the mapping of the fault that
+ * caused it (the stash is consumed, so growth without a fault, such as
+ * get_user_pages, is charged to "unknown" rather than to a stale mapping). Growth
+ * inside an address-space syscall (MAP_POPULATE, MADV_POPULATE_*, mlock, ...: no fault,
+ * the address space is locked) waits for the range the syscall names at its exit; a fault
+ * that finds the address space locked by another thread waits for the next lookup.
+ */
+static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u32 phase,
+					__u32 cls, __u64 bytes)
+{
+	struct mp_map_key key = {};
+	__u64 addr = ts->fault_addr;
+	long err;
+
+	ts->fault_addr = 0;
+	if (!addr && ts->sys_nr) {
+		if (!deferred_add(ts, 0, 0, phase, cls, bytes))
+			goto unknown;
+		return;
+	}
+	if (addr) {
+		err = vma_lookup(ts, addr, false);
+		if (!err) {
+			key = ts->map;
+		} else if (err == -EBUSY) {
+			struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+			struct mp_drops *d = drops_get();
+
+			if (d)
+				d->vma_deferred++;
+			/* the heap is known from the mm's brk bounds alone */
+			if (addr >= BPF_CORE_READ(mm, start_brk) && addr < BPF_CORE_READ(mm, brk)) {
+				key.kind = MP_MAP_HEAP;
+			} else {
+				addr &= ~4095ULL;
+				if (deferred_add(ts, addr, addr + 4096, phase, cls, bytes))
+					return;
+				count_unresolved();
+			}
+		}
+	}
+unknown:
+	key.phase = phase;
+	key.cls = cls;
+	key.pad = 0;
+	mapping_charge(ts, tgid, &key, bytes);
+	/* not inside a syscall of this thread's: the address space may be free now */
+	if (ts->ndeferred && !ts->sys_nr)
+		deferred_resolve(ts, tgid);
 }
 
 /*
@@ -556,6 +840,32 @@ static long stack_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 {
 	((struct stack_vma *)data)->end = vma->vm_end;
 	return 0;
+}
+
+#define MP_MAX_URET	8	/* pending return probes put back per sample */
+
+/*
+ * A pending uretprobe (memphase's own, on a marker with a return phase) replaced the return
+ * address at function entry (the entry's sp) by the kernel's trampoline: put the original
+ * back in the copy, so that DWARF unwinding goes on past the marker's frame.
+ */
+static __always_inline void uret_restore(struct task_struct *task, __u8 *stack, __u64 sp,
+					 __u64 len)
+{
+	struct return_instance *ri = BPF_CORE_READ(task, utask, return_instances);
+	__u64 at, ret, o;
+	int i;
+
+	for (i = 0; i < MP_MAX_URET && ri; i++) {
+		at = BPF_CORE_READ(ri, stack);
+		ret = BPF_CORE_READ(ri, orig_ret_vaddr);
+		if (at >= sp && at + 8 <= sp + len) {
+			/* bounded: o < MP_STACK_MAX, and 8 bytes fit in the 4096 of slack */
+			o = (at - sp) & (MP_STACK_MAX - 1);
+			__builtin_memcpy(stack + o, &ret, 8);
+		}
+		ri = BPF_CORE_READ(ri, next);
+	}
 }
 
 /* dwarf mode: the user registers plus the stack from sp up, copied page by page */
@@ -599,6 +909,7 @@ static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
 		off += chunk;
 	}
 	h->stack_len = off;
+	uret_restore(task, buf + sizeof(*h), sp, off);
 	__builtin_memcpy(buf, h, sizeof(*h));
 	bpf_ringbuf_submit(buf, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 1024 * 1024 ?
 					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
@@ -676,6 +987,8 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 	h->nframes = 0;
 	h->stack_len = 0;
 	h->err = 0;
+	h->map_prot = 0;
+	h->map_how = 0;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	if (cfg.stack_mode == MP_STACKS_DWARF)
 		err = sample_dwarf(ctx, h);
@@ -689,6 +1002,117 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 	}
 	ts->acc_bytes = 0;
 	ts->acc_next = cfg.sample_bytes;
+}
+
+/* Origins of smaller mappings: how many were sent this second and in all. */
+__u64 origin_small_sec = 0;
+__u64 origin_small_in_sec = 0;
+__u64 origin_small_taken = 0;
+
+static __always_inline bool origin_small_allows(void)
+{
+	__u64 sec = bpf_ktime_get_ns() / 1000000000ULL;
+	struct mp_drops *d;
+
+	if (origin_small_taken >= cfg.origin_small_max)
+		goto capped;
+	if (origin_small_sec != sec) {
+		origin_small_sec = sec;
+		origin_small_in_sec = 0;
+	}
+	if (origin_small_in_sec >= cfg.origin_small_per_sec)
+		goto capped;
+	/* races between CPUs can let a few more through: a bound, not an exact count */
+	__sync_fetch_and_add(&origin_small_in_sec, 1);
+	__sync_fetch_and_add(&origin_small_taken, 1);
+	return true;
+capped:
+	d = drops_get();
+	if (d)
+		d->origins_capped++;
+	return false;
+}
+
+/* Ranges whose origin was sent lately (a buffer mapped and unmapped in a loop: one origin). */
+struct origin_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start;
+	__u64 len;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct origin_key);
+	__type(value, __u64);			/* when it was sent, ns */
+} origin_recent SEC(".maps");
+
+#define ORIGIN_REPEAT_NS	1000000000ULL
+
+/* The same range of the same process was sent less than a second ago: skip it. */
+static __always_inline bool origin_repeat(__u32 tgid, __u64 start, __u64 len)
+{
+	struct origin_key k = { .tgid = tgid, .start = start, .len = len };
+	__u64 now = bpf_ktime_get_ns(), *sent;
+	struct mp_drops *d;
+
+	sent = bpf_map_lookup_elem(&origin_recent, &k);
+	if (sent && now - *sent < ORIGIN_REPEAT_NS) {
+		d = drops_get();
+		if (d)
+			d->origins_same++;
+		return true;
+	}
+	bpf_map_update_elem(&origin_recent, &k, &now, BPF_ANY);
+	return false;
+}
+
+/*
+ * A target created a mapping: the stack of the syscall that did, as a stack sample that
+ * carries the mapping (at sys_exit, so never on the fault path). Every mapping of
+ * cfg.origin_min_bytes or more; smaller ones within the caps; a range mapped again within
+ * a second keeps the origin it has (user space would replace it with an equal one).
+ */
+static __always_inline void origin_send(void *ctx, __u32 tgid, struct mp_target *t,
+					__u64 start, __u64 len, __u32 prot, __u32 how)
+{
+	struct mp_stack_event *h;
+	struct mp_drops *d;
+	__u32 zero = 0;
+	int err;
+
+	if (!cfg.origin_min_bytes || origin_repeat(tgid, start, len))
+		return;
+	if (len < cfg.origin_min_bytes && !origin_small_allows())
+		return;
+	h = bpf_map_lookup_elem(&scratch, &zero);
+	if (!h)
+		return;
+	h->type = MP_EV_ORIGIN;
+	h->pid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->phase = t->phase;
+	h->ts_ns = bpf_ktime_get_ns();
+	h->weight = len;
+	h->addr = start;
+	h->mode = cfg.stack_mode == MP_STACKS_DWARF ? MP_STACKS_DWARF : MP_STACKS_FP;
+	h->cls = 0;
+	h->nframes = 0;
+	h->stack_len = 0;
+	h->err = 0;
+	h->map_prot = prot;
+	h->map_how = how;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	if (h->mode == MP_STACKS_DWARF)
+		err = sample_dwarf(ctx, h);
+	else
+		err = sample_fp(ctx, h);
+	if (err) {
+		d = drops_get();
+		if (d)
+			d->origins++;
+	}
 }
 
 /* The counters as the OOM report prints them (get_mm_counter: the approximate value). */
@@ -851,6 +1275,8 @@ static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, st
 	total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
 	if (total > mm->peak_total)
 		mm->peak_total = total;
+	if (mm->tgid == tgid)
+		t->rss[member] = size;	/* its own mm: the RSS phase events carry */
 	if (size > t->peak[member])
 		t->peak[member] = size;
 	if (total > t->peak_total)
@@ -1007,7 +1433,7 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
  * seven perf tracepoints (each of which takes ~90 ms to detach), and the syscall number
  * is checked before any map lookup.
  */
-static __always_inline void sys_exit_mmap(long ret)
+static __always_inline void sys_exit_mmap(void *ctx, long ret)
 {
 	struct mp_phase_stats *s;
 	struct inflight in;
@@ -1026,6 +1452,7 @@ static __always_inline void sys_exit_mmap(long ret)
 	}
 	if (in.fd >= 0)
 		map_notice(tgid, t, ret, in.prot & PROT_EXEC);
+	origin_send(ctx, tgid, t, ret, in.len, in.prot, MP_ORIGIN_MMAP);
 }
 
 static __always_inline void sys_exit_munmap(long ret)
@@ -1044,17 +1471,20 @@ static __always_inline void sys_exit_munmap(long ret)
 		s->munmap_bytes += in.len;
 }
 
-static __always_inline void sys_exit_mremap(long ret)
+static __always_inline void sys_exit_mremap(void *ctx, long ret)
 {
 	struct mp_phase_stats *s;
 	struct inflight in;
 	struct mp_target *t;
+	__u32 tgid;
 
 	if (!inflight_take(&in) || sys_failed(ret))
 		return;
-	t = target_of_current(NULL);
+	t = target_of_current(&tgid);
 	if (!t)
 		return;
+	/* protection unknown here (mremap keeps the old one); user space reads 0 as such */
+	origin_send(ctx, tgid, t, ret, in.len2, 0, MP_ORIGIN_MREMAP);
 	s = stats_get(t->phase);
 	if (!s)
 		return;
@@ -1066,13 +1496,14 @@ static __always_inline void sys_exit_mremap(long ret)
 	}
 }
 
-static __always_inline void sys_exit_brk(__u64 ret)
+static __always_inline void sys_exit_brk(void *ctx, __u64 ret)
 {
 	struct mp_phase_stats *s;
 	struct mp_target *t;
+	__u32 tgid;
 	__u64 last;
 
-	t = target_of_current(NULL);
+	t = target_of_current(&tgid);
 	if (!t)
 		return;
 	last = t->last_brk;
@@ -1080,6 +1511,11 @@ static __always_inline void sys_exit_brk(__u64 ret)
 	/* the first brk of an exec'd image (or after attach) only sets the baseline */
 	if (!last || ret == last)
 		return;
+	/* the heap's origin: the stack of its first growth */
+	if (ret > last && !(t->flags & MP_T_HEAP_ORIGIN)) {
+		__sync_fetch_and_or(&t->flags, MP_T_HEAP_ORIGIN);
+		origin_send(ctx, tgid, t, last, ret - last, 3, MP_ORIGIN_BRK);
+	}
 	s = stats_get(t->phase);
 	if (!s)
 		return;
@@ -1089,18 +1525,110 @@ static __always_inline void sys_exit_brk(__u64 ret)
 		s->brk_shrink_bytes += last - ret;
 }
 
+/*
+ * An address-space syscall that may populate pages while it holds the address space locked
+ * (MAP_POPULATE or MAP_LOCKED mmap, MADV_POPULATE_*, mlock, mlock2, mlockall, mprotect or
+ * mremap of locked memory, brk under mlockall): its growth waits in the thread (see
+ * mapping_add) for the range the syscall names, [lo, lo + len) here, or known at its exit
+ * from its return value (lo == 0: mmap and mremap, of len bytes; brk). Growth that waited
+ * for a lookup is tried first, while the address space is still free.
+ */
+static __always_inline int sys_window_open(long id, __u64 lo, __u64 len)
+{
+	struct thread_state *ts;
+	__u32 tgid;
+
+	if (!cfg.map_tracking || !target_of_current(&tgid))
+		return 0;
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts)
+		return 0;
+	if (ts->ndeferred)
+		deferred_resolve(ts, tgid);
+	ts->sys_nr = id + 1;
+	ts->sys_lo = lo & ~4095ULL;
+	ts->sys_hi = len;
+	if (lo)
+		ts->sys_hi = (lo + len + 4095) & ~4095ULL;
+	ts->fault_addr = 0;
+	return 0;
+}
+
+/*
+ * Any syscall's exit in a target thread: the growth of an address-space syscall gets its
+ * range (a failed one's cannot be placed: [unknown]), and growth waiting for a lookup is
+ * looked up, the address space being free of this thread's lock.
+ */
+static __always_inline void sys_window_close(long id, long ret)
+{
+	struct thread_state *ts;
+	struct mp_target *t;
+	__u64 lo, hi;
+	__u32 tgid;
+	int i;
+
+	if (!cfg.map_tracking)
+		return;
+	t = target_of_current(&tgid);
+	if (!t)
+		return;
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+				  (t->flags & MP_T_ORPHANS) ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!ts)
+		return;
+	if (t->flags & MP_T_ORPHANS)
+		orphans_adopt(ts, t, tgid);
+	if (ts->sys_nr) {
+		lo = ts->sys_lo;
+		hi = ts->sys_hi;
+		if (sys_failed(ret)) {
+			lo = 4096;	/* no mapping holds [4096, ~0): charged to [unknown] */
+			hi = ~0ULL;
+		} else if (ts->sys_nr == __NR_brk + 1) {
+			lo = ((__u64)ret - 1) & ~4095ULL;	/* the heap's last page */
+			hi = lo + 4096;
+		} else if (!lo) {
+			lo = ret;
+			hi = ((__u64)ret + hi + 4095) & ~4095ULL;
+		}
+		ts->sys_nr = 0;
+		for (i = 0; i < MAX_DEFERRED; i++) {
+			if (ts->deferred[i].bytes && !ts->deferred[i].hi) {
+				ts->deferred[i].lo = lo;
+				ts->deferred[i].hi = hi;
+			}
+		}
+	}
+	if (ts->ndeferred)
+		deferred_resolve(ts, tgid);
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
 	switch (id) {
 	case __NR_mmap:
 		/* x86-64 syscall arguments: rdi, rsi, rdx, r10, r8, r9 */
+		sys_window_open(id, 0, BPF_CORE_READ(regs, si));
 		return inflight_save(BPF_CORE_READ(regs, si), 0, BPF_CORE_READ(regs, dx),
 				     (__s32)BPF_CORE_READ(regs, r8));
 	case __NR_munmap:
+		sys_window_open(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
 		return inflight_save(BPF_CORE_READ(regs, si), 0, 0, -1);
 	case __NR_mremap:
+		sys_window_open(id, 0, BPF_CORE_READ(regs, dx));
 		return inflight_save(BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx), 0, -1);
+	case __NR_brk:
+		return sys_window_open(id, 0, 0);
+	case __NR_mprotect:
+	case __NR_madvise:
+	case __NR_mlock:
+	case __NR_mlock2:
+		return sys_window_open(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
+	case __NR_mlockall:
+		/* every mapping at once: its growth cannot be placed ([unknown]) */
+		return sys_window_open(id, 4096, (1ULL << 47) - 4096);
 	default:
 		return 0;
 	}
@@ -1113,18 +1641,19 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 
 	switch (id) {
 	case __NR_mmap:
-		sys_exit_mmap(ret);
+		sys_exit_mmap(ctx, ret);
 		break;
 	case __NR_munmap:
 		sys_exit_munmap(ret);
 		break;
 	case __NR_mremap:
-		sys_exit_mremap(ret);
+		sys_exit_mremap(ctx, ret);
 		break;
 	case __NR_brk:
-		sys_exit_brk(ret);
+		sys_exit_brk(ctx, ret);
 		break;
 	}
+	sys_window_close(id, ret);
 	return 0;
 }
 
@@ -1172,7 +1701,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 
 	if (!t)
 		return 0;
-	__sync_fetch_and_and(&t->flags, ~(MP_T_WAIT_EXEC | MP_T_FORKED));
+	__sync_fetch_and_and(&t->flags, ~(MP_T_WAIT_EXEC | MP_T_FORKED | MP_T_HEAP_ORIGIN));
 	__sync_fetch_and_or(&t->flags, MP_T_FRESH_MM);
 	t->mm_gen++;
 	t->last_brk = 0;
@@ -1199,21 +1728,62 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	return 0;
 }
 
+/*
+ * A thread ends: what waits for a lookup is looked up (the last thread adopts what the
+ * others left); what cannot be, goes to the process's other threads, or to [unknown]
+ * when this was the last one.
+ */
+__noinline int thread_end(struct thread_state *ts, struct mp_target *t, __u32 tgid,
+				 bool group_dead)
+{
+	int i;
+
+	if (!ts || !t)
+		return 0;
+	for (i = 0; i < 3; i++) {
+		if (group_dead && (t->flags & MP_T_ORPHANS))
+			orphans_adopt(ts, t, tgid);
+		if (!ts->ndeferred || deferred_resolve(ts, tgid))
+			break;
+	}
+	if (!group_dead) {
+		for (i = 0; i < MAX_DEFERRED; i++) {
+			struct deferred *d = &ts->deferred[i];
+
+			/* a syscall's growth without its range (killed in it) cannot be placed */
+			if (d->bytes && d->hi && orphan_leave(t, tgid, d)) {
+				d->bytes = 0;
+				ts->ndeferred--;
+			}
+		}
+	}
+	if (ts->ndeferred)
+		deferred_drop(ts, tgid);
+	mapping_flush(ts);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, tid;
 	struct thread_state *ts;
 	struct mp_target *t;
 	struct mp_event *e;
 
-	/* every exiting thread hands in what it batched */
+	t = target_lookup(tgid);
+	/* every exiting thread hands in what it batched, and what waits for a lookup */
 	ts = bpf_task_storage_get(&threads, task, NULL, 0);
-	if (ts)
-		mapping_flush(ts);
+	if (ts && t)
+		thread_end(ts, t, tgid, group_dead);
+	/* a target thread that dies inside an allocation call: its tid may come back */
+	if (t) {
+		tid = (__u32)bpf_get_current_pid_tgid();
+		bpf_map_delete_elem(&alloc_calls, &tid);
+	}
 	if (!group_dead)
 		return 0;
-	t = target_lookup(tgid);
+	bpf_map_delete_elem(&orphans, &tgid);
 	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
 	__sync_fetch_and_or(&t->flags, MP_T_EXITED);
@@ -1383,21 +1953,98 @@ static __always_inline __u64 rule_arg(struct pt_regs *ctx, __u32 n)
 	return 0;
 }
 
+/* Scratch for a rule's array (MP_RULE_MAX_ARRAY bytes: too big for the BPF stack). */
+struct rule_buf {
+	__u64 w[MP_RULE_MAX_ARRAY / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rule_buf);
+} rule_bufs SEC(".maps");
+
+/* Non-zero bytes of a word: fold each byte's bits into its low bit, then add the bytes. */
+static __always_inline __u32 word_nonzero(__u64 x)
+{
+	x |= x >> 4;
+	x |= x >> 2;
+	x |= x >> 1;
+	x &= 0x0101010101010101ULL;
+	return (__u32)((x * 0x0101010101010101ULL) >> 56);
+}
+
+/* What a marker call's rule found: the phase it enters, the value and the array's count. */
+struct rule_out {
+	__u32 phase;
+	__u32 record;
+	__u64 value;
+	__u64 nonzero;
+};
+
+/*
+ * Counts the non-zero bytes among the first n of the array whose pointer is at sp + r->arr_at;
+ * -1 when there is no array (NULL pointer, n <= 0, unreadable).
+ */
+static __always_inline long rule_array_count(struct pt_regs *ctx,
+					     const volatile struct mp_rule *r, __s64 n)
+{
+	struct rule_buf *buf;
+	__u32 zero = 0, i, len;
+	__u64 ptr = 0;
+	long cnt = 0;
+
+	if (bpf_probe_read_user(&ptr, 8, (void *)(PT_REGS_SP(ctx) + r->arr_at)) || !ptr)
+		return -1;
+	if (n <= 0)
+		return -1;
+	n -= r->arr_trim;
+	if (n <= 0)
+		return 0;
+	if (n > MP_RULE_MAX_ARRAY)
+		n = MP_RULE_MAX_ARRAY;
+	buf = bpf_map_lookup_elem(&rule_bufs, &zero);
+	if (!buf)
+		return -1;
+	len = (__u32)n;
+	/* bounded for the verifier: 1..MP_RULE_MAX_ARRAY */
+	if (len < 1 || len > MP_RULE_MAX_ARRAY)
+		return -1;
+	if (bpf_probe_read_user(buf->w, len, (void *)ptr))
+		return -1;
+	/* a word at a time (the verifier walks 32 steps, not 256); the last one masked */
+	for (i = 0; i < MP_RULE_MAX_ARRAY / 8; i++) {
+		__u64 w;
+
+		if (i * 8 >= len)
+			break;
+		w = buf->w[i];
+		if (len - i * 8 < 8)
+			w &= (1ULL << ((len - i * 8) * 8)) - 1;
+		cnt += word_nonzero(w);
+	}
+	return cnt;
+}
+
 /*
  * The phase a marker call enters by its argument rule (see struct mp_rule): read the value,
- * compare (mp_rule__hit), pick then or else. A value that cannot be read (stack memory not
- * present) compares as 0.
+ * compare (mp_rule__hit), pick then or else; or by the array's count; a guard on the phases
+ * the target has entered so far overrides both. A value that cannot be read (stack memory
+ * not present) compares as 0.
  */
-static __always_inline __u32 rule_phase(struct pt_regs *ctx, __u32 idx)
+static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 seen,
+				       struct rule_out *o)
 {
 	/* volatile: the values are set by user space after compilation */
 	const volatile struct mp_rule *r;
 	__u64 v = 0;
+	long cnt;
 	int hit;
 
 	/* the index comes from the cookie: bound it for the verifier */
 	if (idx >= MP_MAX_RULES)
-		return 0;
+		return;
 	r = &cfg.rules[idx];
 	if (r->src == MP_SRC_STACK) {
 		void *at = (void *)(PT_REGS_SP(ctx) + r->at);
@@ -1409,8 +2056,63 @@ static __always_inline __u32 rule_phase(struct pt_regs *ctx, __u32 idx)
 	} else {
 		v = rule_arg(ctx, r->at);
 	}
+	if (r->width != 8)
+		v = r->is_signed ? (__u64)(__s64)(__s32)v : (__u64)(__u32)v;
+	o->value = v;
+	o->record = r->record;
 	hit = mp_rule__hit(r->op, r->width, r->is_signed, v, r->value);
-	return hit ? r->then_phase : r->else_phase;
+	o->phase = hit ? r->then_phase : r->else_phase;
+	if (r->arr_at) {
+		cnt = rule_array_count(ctx, r, (__s64)v);
+		if (cnt >= 0) {
+			__s64 n = (__s64)v - r->arr_trim;
+
+			if (n > MP_RULE_MAX_ARRAY)
+				n = MP_RULE_MAX_ARRAY;
+			if (n < 0)
+				n = 0;
+			o->phase = cnt == n ? r->all_phase : cnt ? r->mixed_phase : r->none_phase;
+			/* all: every entry (the uncounted ones too) */
+			o->nonzero = cnt == n ? v : cnt;
+		}
+	}
+	if (r->guard_mask && !(seen & r->guard_mask))
+		o->phase = r->guard_phase;
+}
+
+/* Switches a target's phase: counts the entry, sends MP_EV_PHASE (also for a recorded value
+ * without a change, so that each call's value arrives). */
+static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 phase,
+					const struct rule_out *o)
+{
+	struct mp_phase_stats *s;
+	struct mp_event *e;
+	__u32 old = t->phase;
+
+	phase &= MP_MAX_PHASES - 1;
+	if (phase == old && (!o || !o->record))
+		return;
+	if (phase != old) {
+		t->phase = phase;
+		t->seen |= 1U << phase;
+		s = stats_get(phase);
+		if (s)
+			s->entries++;
+	}
+	e = event_new(MP_EV_PHASE, tgid, old);
+	if (!e)
+		return;
+	e->arg = phase;
+	if (o) {
+		e->record = o->record;
+		e->addr = o->value;
+		e->ino = o->nonzero;
+	}
+	e->rss[0] = t->rss[0];
+	e->rss[1] = t->rss[1];
+	e->rss[2] = t->rss[2];
+	e->rss[3] = t->rss[3];
+	event_submit(e, false);
 }
 
 /*
@@ -1421,36 +2123,233 @@ SEC("uprobe")
 int handle_marker(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 phase = MP_COOKIE_PHASE(cookie), rule = MP_COOKIE_RULE(cookie);
-	__u32 tgid, old;
+	__u32 rule = MP_COOKIE_RULE(cookie);
+	struct rule_out o = { .phase = MP_COOKIE_PHASE(cookie) };
 	struct thread_state *ts;
 	struct mp_phase_stats *s;
 	struct mp_target *t;
-	struct mp_event *e;
+	__u32 tgid;
 
 	t = target_of_current(&tgid);
 	if (!t)
 		return 0;
-	if (rule && rule < cfg.nrules)
-		phase = rule_phase(ctx, rule);
-	phase &= MP_MAX_PHASES - 1;
+	if (cookie & MP_COOKIE_REQ) {
+		/* --request: a new request begins; the phase stays */
+		o.record = MP_REC_REQUEST;
+		phase_enter(t, tgid, t->phase, &o);
+		return 0;
+	}
+	/* a sticky phase (e.g. warmup) ignores the markers of other phases */
+	if ((cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1)))) && o.phase != t->phase)
+		o.phase = t->phase;
+	else if (rule && rule < cfg.nrules)
+		rule_phase(ctx, rule, t->seen, &o);
+	o.phase &= MP_MAX_PHASES - 1;
 	call_flush(t);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
 	if (ts)
 		mapping_flush(ts);
-	old = t->phase;
-	s = stats_get(phase);
+	s = stats_get(o.phase);
 	if (s)
 		s->calls++;
-	if (phase == old)
+	phase_enter(t, tgid, o.phase, &o);
+	return 0;
+}
+
+/*
+ * A marker's return probe: its call is over; the cookie's phase (e.g. "host": the program
+ * between engine calls) is current until the next marker. The call's growth ends here.
+ */
+SEC("uretprobe")
+int handle_marker_ret(struct pt_regs *ctx)
+{
+	__u32 phase = MP_COOKIE_PHASE(bpf_get_attach_cookie(ctx)), tgid;
+	struct thread_state *ts;
+	struct mp_target *t;
+
+	t = target_of_current(&tgid);
+	if (!t || t->phase == phase)
 		return 0;
-	t->phase = phase;
-	if (s)
-		s->entries++;
-	e = event_new(MP_EV_PHASE, tgid, old);
-	if (!e)
+	if (cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1))))
 		return 0;
-	e->arg = phase;
-	event_submit(e, false);
+	call_flush(t);
+	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
+	if (ts)
+		mapping_flush(ts);
+	phase_enter(t, tgid, phase, NULL);
+	return 0;
+}
+
+/* ---- allocation probes (pinned and managed memory: see struct mp_alloc_rule) ---- */
+
+static __always_inline void allocs_full(void)
+{
+	struct mp_drops *d = drops_get();
+
+	if (d)
+		d->allocs_full++;
+}
+
+static __always_inline void alloc_event(__u32 type, __u32 tgid, __u32 phase, __u64 ptr,
+					const struct mp_alloc_val *v)
+{
+	struct mp_alloc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct mp_drops *d;
+
+	if (!e) {
+		d = drops_get();
+		if (d)
+			d->ringbuf++;
+		return;
+	}
+	e->type = type;
+	e->pid = tgid;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->phase = phase;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->ptr = ptr;
+	e->size = v->size;
+	e->cls = v->cls;
+	e->alloc_phase = v->phase;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* One stack sample per allocation (rare calls: no rate cap), weighted by its size. */
+static __always_inline void alloc_sample(void *ctx, __u32 tgid, __u32 phase, __u32 cls,
+					 __u64 size)
+{
+	struct mp_stack_event *h;
+	struct mp_drops *d;
+	__u32 zero = 0;
+	int err;
+
+	if (cfg.stack_mode == MP_STACKS_NONE)
+		return;
+	h = bpf_map_lookup_elem(&scratch, &zero);
+	if (!h)
+		return;
+	h->type = MP_EV_STACK;
+	h->pid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->phase = phase;
+	h->ts_ns = bpf_ktime_get_ns();
+	h->weight = size;
+	h->addr = 0;
+	h->mode = cfg.stack_mode;
+	h->cls = MP_STACK_CLS_ALLOC + cls;
+	h->nframes = 0;
+	h->stack_len = 0;
+	h->err = 0;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	if (cfg.stack_mode == MP_STACKS_DWARF)
+		err = sample_dwarf(ctx, h);
+	else
+		err = sample_fp(ctx, h);
+	if (err) {
+		d = drops_get();
+		if (d)
+			d->stacks++;
+	}
+}
+
+/* A free: forget the pointer if BPF saw it allocated, and say so. */
+static __always_inline void alloc_free(__u32 tgid, struct mp_target *t, __u64 ptr)
+{
+	struct mp_alloc_key k = { .tgid = tgid, .ptr = ptr };
+	struct mp_alloc_val *v, copy;
+
+	v = bpf_map_lookup_elem(&allocs, &k);
+	if (!v)
+		return;		/* not ours: device memory, a nested call's second free */
+	copy = *v;
+	bpf_map_delete_elem(&allocs, &k);
+	alloc_event(MP_EV_FREE, tgid, t->phase, ptr, &copy);
+}
+
+/*
+ * Entry of an allocation probe: the cookie is the rule's index in cfg.allocs. Frees are
+ * done here; allocations remember size and pointer (argument) until the call returns.
+ */
+SEC("uprobe")
+int handle_alloc_entry(struct pt_regs *ctx)
+{
+	__u32 idx = (__u32)bpf_get_attach_cookie(ctx), tid, tgid;
+	const volatile struct mp_alloc_rule *r;
+	struct alloc_call *c, nc = {};
+	struct mp_target *t;
+
+	if (idx >= MP_MAX_ALLOC_RULES || idx >= cfg.nallocs)
+		return 0;
+	t = target_of_current(&tgid);
+	if (!t)
+		return 0;
+	/* bound again: the checked copy was spilled across the calls above */
+	r = &cfg.allocs[idx & (MP_MAX_ALLOC_RULES - 1)];
+	if (r->op == MP_AOP_FREE) {
+		alloc_free(tgid, t, rule_arg(ctx, r->ptr_arg));
+		return 0;
+	}
+	tid = (__u32)bpf_get_current_pid_tgid();
+	c = bpf_map_lookup_elem(&alloc_calls, &tid);
+	if (c) {
+		c->depth++;	/* a call inside the outer one: the outer one counts */
+		return 0;
+	}
+	nc.size = rule_arg(ctx, r->size_arg);
+	nc.ptr = rule_arg(ctx, r->ptr_arg);
+	nc.rule = idx;
+	nc.depth = 1;
+	if (bpf_map_update_elem(&alloc_calls, &tid, &nc, BPF_ANY))
+		allocs_full();
+	return 0;
+}
+
+/* Return of an allocation probe: on success, the pointer joins allocs and the model hears. */
+SEC("uretprobe")
+int handle_alloc_return(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), tgid;
+	const volatile struct mp_alloc_rule *r;
+	struct mp_alloc_key k = {};
+	struct mp_alloc_val v = {};
+	struct alloc_call *c, call;
+	struct mp_target *t;
+	struct mp_drops *d;
+	__u64 ptr;
+
+	c = bpf_map_lookup_elem(&alloc_calls, &tid);
+	if (!c)
+		return 0;
+	if (c->depth > 1) {
+		c->depth--;
+		return 0;
+	}
+	call = *c;
+	bpf_map_delete_elem(&alloc_calls, &tid);
+	if (call.rule >= MP_MAX_ALLOC_RULES)
+		return 0;
+	r = &cfg.allocs[call.rule & (MP_MAX_ALLOC_RULES - 1)];
+	/* CUDA's status codes are 32-bit enums: 0 is success */
+	if (r->ok_zero && (__u32)PT_REGS_RC(ctx) != 0)
+		return 0;
+	t = target_of_current(&tgid);
+	if (!t)
+		return 0;
+	ptr = call.ptr;
+	if (r->ptr_src == MP_PTR_OUT && bpf_probe_read_user(&ptr, sizeof(ptr), (void *)call.ptr)) {
+		d = drops_get();
+		if (d)
+			d->alloc_unread++;
+		return 0;
+	}
+	k.tgid = tgid;
+	k.ptr = ptr;
+	v.size = call.size;
+	v.cls = r->cls < MP_NR_ALLOC_CLS ? r->cls : MP_ALLOC_PINNED;
+	v.phase = t->phase;
+	if (bpf_map_update_elem(&allocs, &k, &v, BPF_ANY))
+		allocs_full();
+	alloc_event(MP_EV_ALLOC, tgid, t->phase, ptr, &v);
+	alloc_sample(ctx, tgid, t->phase, v.cls, v.size);
 	return 0;
 }

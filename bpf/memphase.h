@@ -32,6 +32,8 @@ enum mp_hist {
 	MP_NR_HISTS = 2,
 };
 
+#define MP_COOKIE_RET	(1ULL << 16)	/* a return probe: enter the cookie's phase on return */
+#define MP_COOKIE_REQ	(1ULL << 17)	/* a request marker (--request): no phase, an event */
 #define MP_MAX_RULES	16	/* argument rules of the markers; index 0 is "no rule" */
 
 /*
@@ -41,6 +43,17 @@ enum mp_hist {
 #define MP_COOKIE(phase, rule)	(((__u64)(rule) << 8) | (__u64)(phase))
 #define MP_COOKIE_PHASE(c)	((__u32)(c) & 0xff)
 #define MP_COOKIE_RULE(c)	((__u32)((c) >> 8) & 0xff)
+
+/* Array counts (MP_RULE_ARRAY): at most this many bytes are read and counted. */
+#define MP_RULE_MAX_ARRAY	256
+
+/* What a rule's value is, sent with every call of its marker (struct mp_event, MP_EV_PHASE). */
+enum mp_record {
+	MP_REC_NONE = 0,
+	MP_REC_TOKENS = 1,	/* tokens of the call (a batch's n_tokens) */
+	MP_REC_CTX = 2,		/* the context size the engine was created with */
+	MP_REC_REQUEST = 3,	/* a request marker was called (no value) */
+};
 
 /* Where a rule reads its value, at function entry. */
 enum mp_rule_src {
@@ -71,6 +84,24 @@ struct mp_rule {
 	__u32 else_phase;	/* phase id otherwise */
 	__u32 pad;
 	__u64 value;		/* compared with; a signed value in two's complement */
+	/*
+	 * Optional array count: arr_at != 0 reads a pointer at sp + arr_at; when it is not NULL
+	 * and the value read above is > 0, the first (value - arr_trim) bytes it points to (at
+	 * most MP_RULE_MAX_ARRAY) are counted: all non-zero enters all_phase, none none_phase,
+	 * some mixed_phase, and the comparison above is not used.
+	 */
+	__u32 arr_at;
+	__u32 arr_trim;
+	__u32 all_phase;
+	__u32 none_phase;
+	__u32 mixed_phase;
+	/*
+	 * Optional guard: guard_mask != 0 and the target has entered none of the phases of
+	 * guard_mask (bit per phase id) yet: the call enters guard_phase, whatever the above.
+	 */
+	__u32 guard_mask;
+	__u32 guard_phase;
+	__u32 record;		/* enum mp_record: the value is sent with the call's event */
 };
 
 /*
@@ -104,6 +135,72 @@ static inline int mp_rule__hit(__u32 op, __u32 width, __u32 is_signed, __u64 v, 
 	return 0;
 }
 
+/*
+ * Allocation probes: functions that hand out or take back memory of a class RSS does not
+ * tell apart (CUDA's pinned host memory, managed memory). The symbols and their argument
+ * layout are user-space data; BPF reads a rule by the uprobe's cookie (its index in
+ * cfg.allocs) and knows only "size at argument N, pointer at argument M or written through
+ * the pointer argument M, success when it returns 0".
+ */
+#define MP_MAX_ALLOC_RULES	32
+
+enum mp_alloc_cls {
+	MP_ALLOC_PINNED = 0,	/* page-locked host memory (cudaHostAlloc, cuMemHostRegister) */
+	MP_ALLOC_MANAGED = 1,	/* unified memory (cudaMallocManaged, cuMemAllocManaged) */
+	MP_NR_ALLOC_CLS = 2,
+};
+
+enum mp_alloc_op {
+	MP_AOP_ALLOC = 0,	/* entry and return probes: size and pointer, counted on success */
+	MP_AOP_FREE = 1,	/* entry probe: the pointer argument, if BPF saw it allocated */
+};
+
+enum mp_ptr_src {
+	MP_PTR_ARG = 0,		/* the pointer is argument ptr_arg */
+	MP_PTR_OUT = 1,		/* argument ptr_arg points to where the call stores it (void **) */
+};
+
+struct mp_alloc_rule {
+	__u32 op;		/* enum mp_alloc_op */
+	__u32 cls;		/* enum mp_alloc_cls of what it allocates */
+	__u32 size_arg;		/* MP_AOP_ALLOC: argument 1..6 holding the size in bytes */
+	__u32 ptr_arg;		/* argument 1..6 holding the pointer (or where it is stored) */
+	__u32 ptr_src;		/* enum mp_ptr_src */
+	__u32 ok_zero;		/* the call succeeded when it returned 0 (else: always) */
+};
+
+/* allocs: (process, pointer) -> an allocation BPF saw succeed, until its free. */
+struct mp_alloc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ptr;
+};
+
+struct mp_alloc_val {
+	__u64 size;
+	__u32 cls;		/* enum mp_alloc_cls */
+	__u32 phase;		/* the phase it was allocated in */
+};
+
+/*
+ * Stack samples of an allocation probe carry cls = MP_STACK_CLS_ALLOC + its mp_alloc_cls
+ * and the allocation's size as weight; they are not RSS growth.
+ */
+#define MP_STACK_CLS_ALLOC	16
+
+/* MP_EV_ALLOC and MP_EV_FREE: one allocation probe hit. */
+struct mp_alloc_event {
+	__u32 type;
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 phase;		/* the process's phase at the call */
+	__u64 ts_ns;
+	__u64 ptr;
+	__u64 size;		/* bytes (FREE: as allocated) */
+	__u32 cls;		/* enum mp_alloc_cls */
+	__u32 alloc_phase;	/* FREE: the phase it was allocated in */
+};
+
 /* Configuration the BPF side reads (rodata). */
 struct mp_config {
 	__u32 stack_mode;	/* enum mp_stack_mode */
@@ -111,9 +208,16 @@ struct mp_config {
 	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */
 	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */
 	__u32 map_tracking;	/* classify faults by mapping */
-	__u32 pad;
+	__u32 sticky_mask;	/* bit per phase: left only by a marker of that phase */
 	__u64 max_rss_bytes;	/* guard: stop a process whose RSS crosses this (0: off) */
+	/* origins: the stack of every mmap/mremap of this size or more (0: no origins) */
+	__u64 origin_min_bytes;
+	__u32 origin_small_per_sec;	/* and of this many smaller ones a second */
+	__u32 origin_small_max;		/* and of this many smaller ones in all */
 	struct mp_rule rules[MP_MAX_RULES]; /* the markers' rules; [0] unused */
+	__u32 nallocs;		/* allocation rules in use */
+	__u32 pad2;
+	struct mp_alloc_rule allocs[MP_MAX_ALLOC_RULES];
 };
 
 /* Per-phase counters, a PERCPU_ARRAY indexed by phase id. */
@@ -140,6 +244,8 @@ struct mp_phase_stats {
 #define MP_T_GUARD_HIT	(1U << 4)	/* crossed --max-rss: stopped, user space ends it */
 #define MP_T_FORKED	(1U << 5)	/* forked from a target: its first image is inherited */
 #define MP_T_HELD	(1U << 6)	/* stopped by the BPF side until user space continues it */
+#define MP_T_ORPHANS	(1U << 7)	/* ended threads left growth to look up (BPF only) */
+#define MP_T_HEAP_ORIGIN (1U << 8)	/* the heap's origin (its first brk growth) was sent */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
@@ -153,11 +259,14 @@ struct mp_target {
 	__u32 flags;
 	__u32 parent;		/* tgid of the target it was forked from, 0 for roots */
 	__u32 mm_gen;		/* bumped at exec: address spaces of older images are dead */
+	__u32 seen;		/* bit per phase id: phases entered so far (rule guards) */
+	__u32 pad;
 	__u64 call_growth;	/* RSS growth since the last marker call */
 	__u64 last_brk;
 	/* peaks over all its address spaces (an mm's own entry can go before it is read) */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;
+	__s64 rss[MP_NR_CLASSES];	/* its own address space's latest RSS, bytes */
 };
 
 /* mms: mm_id (rss_stat's hashed mm pointer) -> RSS of one address space. */
@@ -211,9 +320,16 @@ struct mp_drops {
 	__u64 stacks_capped;	/* samples postponed by the rate cap (bytes carried over) */
 	__u64 mappings_full;	/* mapping keys that did not fit (counted as unknown) */
 	__u64 mapping_lost_bytes; /* growth whose mapping entry could not be stored at all */
-	__u64 vma_busy;		/* bpf_find_vma found the address space locked */
+	__u64 vma_busy;		/* growth events left [unknown]: address space locked too long,
+				 * or a syscall's range over several mappings */
 	__u64 targets_full;	/* a child could not join the target set */
 	__u64 mms_full;		/* an address space could not be tracked */
+	__u64 vma_deferred;	/* faults whose lookup waited for the address space's lock */
+	__u64 origins;		/* mapping origins dropped (ring buffer full) */
+	__u64 origins_capped;	/* smaller mappings left without an origin by the cap */
+	__u64 origins_same;	/* the same range mapped again within a second: not resent */
+	__u64 allocs_full;	/* allocation-probe records that did not fit (calls, pointers) */
+	__u64 alloc_unread;	/* a returned pointer could not be read (counted, not tracked) */
 };
 
 enum mp_event_type {
@@ -226,6 +342,16 @@ enum mp_event_type {
 	MP_EV_STACK = 7,	/* struct mp_stack_event */
 	MP_EV_FILE_MAP = 8,	/* a target mapped a file (data) not seen before */
 	MP_EV_GUARD = 9,	/* a target crossed --max-rss and was stopped (SIGSTOP) */
+	MP_EV_ORIGIN = 10,	/* struct mp_stack_event: the stack that created a mapping */
+	MP_EV_ALLOC = 11,	/* struct mp_alloc_event: an allocation probe's call succeeded */
+	MP_EV_FREE = 12,	/* struct mp_alloc_event: a tracked allocation was freed */
+};
+
+/* MP_EV_ORIGIN: the syscall that created the mapping (mp_stack_event.map_how). */
+enum mp_origin_how {
+	MP_ORIGIN_MMAP = 0,
+	MP_ORIGIN_MREMAP = 1,	/* moved or grown: addr is the new start */
+	MP_ORIGIN_BRK = 2,	/* the heap's first growth */
 };
 
 struct mp_event {
@@ -235,11 +361,12 @@ struct mp_event {
 	__u32 arg;		/* PHASE: new phase; FORK: child tgid; EXIT: exit code; */
 	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u32 old_phase;	/* PHASE: previous phase; others: phase at the event */
-	__u32 pad;
-	__u64 addr;		/* EXEC_MAP: start of the mapping; */
-	__u64 ino;		/* EXEC_MAP: inode number */
+	__u32 record;		/* PHASE: enum mp_record of `addr` */
+	__u64 addr;		/* EXEC_MAP: start of the mapping; PHASE: the rule's value */
+	__u64 ino;		/* EXEC_MAP: inode; PHASE: an array's non-zero bytes (all: value) */
 	__u64 dev;		/* EXEC_MAP: device */
-	__u64 rss[MP_NR_CLASSES]; /* OOM: victim's rss in bytes (swap unused) */
+	__u64 rss[MP_NR_CLASSES]; /* OOM: victim's rss in bytes (swap unused); PHASE: the
+				   * process's RSS per class at the change */
 	char comm[MP_COMM_LEN];
 	/* OOM: the victim's memory cgroup that was at its limit (0: none was) */
 	__u64 cg_id;		/* kernfs id: the cgroup directory's inode number */
@@ -268,6 +395,8 @@ enum mp_reg {
 
 /*
  * MP_EV_STACK: one sample standing for `weight` bytes of RSS growth of one thread.
+ * MP_EV_ORIGIN: the same record for the syscall that created a mapping: addr is its start,
+ * weight its length, map_prot its protection and map_how an enum mp_origin_how.
  * fp mode: ips[nframes] follow the header; dwarf: regs + stack[stack_len] bytes from
  * regs[MP_RSP] upward.
  */
@@ -284,6 +413,8 @@ struct mp_stack_event {
 	__u32 nframes;		/* fp: entries in ips */
 	__u32 stack_len;	/* dwarf: bytes in stack */
 	__s64 err;		/* fp: bpf_get_stack error (<0), else 0 */
+	__u32 map_prot;		/* ORIGIN: PROT_* of the new mapping */
+	__u32 map_how;		/* ORIGIN: enum mp_origin_how */
 	char comm[MP_COMM_LEN];
 	__u64 regs[MP_NR_REGS];
 };

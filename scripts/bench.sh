@@ -33,12 +33,18 @@
 # Configurations (BENCH_CONFIGS, default all of them, in this order):
 #   baseline           touch alone
 #   memphase           memphase run --bpf-stats (default mode: --stacks dwarf, no exports)
+#   memphase_noorigins the same with --origin-min 0: no mapping origins (their cost is the
+#                      difference; they are taken at mmap time, so the fault path must not move)
 #   memphase_nostats   the same without --bpf-stats
 #   memphase_none      --stacks none
 #   memphase_fp        --stacks fp --folded F
 #   memphase_dwarf     --stacks dwarf --folded F --perf-data F2 --svg F3 (all exports)
 #   perf_fp            perf record -e page-faults -c 1 -g
 #   perf_dwarf         perf record -e page-faults -c 1 --call-graph dwarf (GBs at 1 GiB, see below)
+#   baseline_hops      touch MIB hops alone: the same pages as MIB * 16 mappings of 64 KiB, every
+#                      fault in another mapping than the one before
+#   memphase_hops      memphase run --bpf-stats --stacks none -- touch MIB hops: its BPF ns/fault
+#                      is reported beside memphase_none's (one mapping), as a ratio and a difference
 #
 # Environment:
 #   BENCH_ROUNDS=7      measured rounds (at least 5 for the medians the issues ask for; the default
@@ -99,7 +105,8 @@ ROUNDS=${BENCH_ROUNDS:-7}
 MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
-ALL_CONFIGS="baseline memphase memphase_nostats memphase_none memphase_fp memphase_dwarf perf_fp perf_dwarf"
+ALL_CONFIGS="baseline memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
+	memphase_dwarf perf_fp perf_dwarf baseline_hops memphase_hops"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -184,15 +191,16 @@ run_wrapped() {
 	"$RUNSTAT" "$dir/runstat" -- "$@" >"$dir/stdout" 2>"$dir/stderr"
 }
 
-# target_cmd DIR [MIB]: sets TARGET_CMD to the workload command: touch MIB under its own runstat.
-# memphase runs its command as the invoking user under sudo: DIR/target must be writable by them.
+# target_cmd DIR [MIB [hops]]: sets TARGET_CMD to the workload command: touch MIB under its own
+# runstat. memphase runs its command as the invoking user under sudo: DIR/target must be writable
+# by them.
 target_cmd() {
-	local dir=$1 mib=${2:-$MIB}
+	local dir=$1 mib=${2:-$MIB} mode=${3:-}
 	: >"$dir/target"
 	if [[ -n ${SUDO_UID:-} ]]; then
 		chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$dir/target" 2>/dev/null
 	fi
-	TARGET_CMD=("$RUNSTAT" "$dir/target" -- "$TOUCH" "$mib")
+	TARGET_CMD=("$RUNSTAT" "$dir/target" -- "$TOUCH" "$mib" $mode)
 }
 
 # note_output DIR FILE...: writes out_bytes (sum of the sizes of the FILEs that exist) to DIR/extra
@@ -224,6 +232,15 @@ cfg_memphase() {
 	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats -- "${TARGET_CMD[@]}"
 }
 
+# Mapping origins off: what they cost is the difference with cfg_memphase, round by round.
+desc_memphase_noorigins() { echo "memphase run --bpf-stats --origin-min 0 -- touch $MIB (no origins)"; }
+cfg_memphase_noorigins() {
+	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
+	target_cmd "$1"
+	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --origin-min 0 \
+		-- "${TARGET_CMD[@]}"
+}
+
 # Without --bpf-stats: BPF_STATS_RUN_TIME itself adds two clock reads to every program run.
 desc_memphase_nostats() { echo "memphase run -- touch $MIB (default mode, no BPF stats)"; }
 cfg_memphase_nostats() {
@@ -236,6 +253,20 @@ desc_memphase_none() { echo "memphase run --bpf-stats --stacks none -- touch $MI
 cfg_memphase_none() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1"
+	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
+		-- "${TARGET_CMD[@]}"
+}
+
+desc_baseline_hops() { echo "touch $MIB hops alone ($((MIB * 16)) mappings of 64 KiB)"; }
+cfg_baseline_hops() {
+	target_cmd "$1" "$MIB" hops
+	run_wrapped "$1" "${TARGET_CMD[@]}"
+}
+
+desc_memphase_hops() { echo "memphase run --bpf-stats --stacks none -- touch $MIB hops"; }
+cfg_memphase_hops() {
+	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
+	target_cmd "$1" "$MIB" hops
 	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
 		-- "${TARGET_CMD[@]}"
 }

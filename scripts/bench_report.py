@@ -276,6 +276,15 @@ lost none).
         print(f"{what}: {v:.0f} (budget {budget_ns})  [{c}, median of {len(by[c])}; "
               f"{'within' if v <= budget_ns else 'OVER'} budget; per traced fault system-wide: "
               f"{f0(med(r['ns_traced'] for r in by[c]))}]")
+    hops, one = by.get("memphase_hops"), by.get("memphase_none")
+    if hops and one:
+        h, o = med(r["ns_fault"] for r in hops), med(r["ns_fault"] for r in one)
+        loop = ratio(hops, by["baseline_hops"], "touch_ms") if by.get("baseline_hops") else None
+        print(f"Mapping hops: BPF ns/fault {f0(h)} with every fault in another mapping vs "
+              f"{f0(o)} in one mapping: {fx(h / o if h is not None and o else None)}, "
+              f"{'n/a' if h is None or o is None else f'{h - o:+.0f}'} ns per fault "
+              f"(budget +100)  [memphase_hops vs memphase_none, medians of {len(hops)} and "
+              f"{len(one)}; touch loop {fx(loop)} of baseline_hops]")
     print()
     for c, _ in configs:
         if c != "baseline" and by[c]:

@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * touch MIB: the benchmark's fault storm. Maps MIB MiB of anonymous memory with
+ * touch MIB [hops]: the benchmark's fault storm. Maps MIB MiB of anonymous memory with
  * MADV_NOHUGEPAGE (so every first touch is a 4 KiB fault), writes one byte per 4 KiB page,
  * and prints on stdout, as key=value:
  *   touch_ms=     elapsed time of the touch loop (CLOCK_MONOTONIC)
  *   minflt_loop=  minor faults of this process during the loop (getrusage delta)
  *   minflt_total= minor faults of this process from exec to the end (start-up included)
  *   pages=        pages touched
+ * With "hops", the memory is MIB * 16 mappings of 64 KiB, each followed by a PROT_NONE page
+ * (so that no two merge into one VMA), and the loop touches page k of every mapping before
+ * page k + 1 of any: every fault lands in another mapping than the one before.
  * Built by scripts/bench.sh into build/bench/touch (cc -O2).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #define PAGE 4096UL
+#define HOP (64UL << 10)	/* one mapping of the hops mode */
 
 static double now_ms(void)
 {
@@ -35,29 +40,57 @@ static long minflt(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long mib, len, off;
-	volatile char *p;
+	unsigned long mib, len, off, i, n = 0;
+	volatile char *p, **maps = NULL;
+	int hops;
 	long f0, f1;
 	double t0, t1;
 	char *end;
 
-	if (argc != 2 || (mib = strtoul(argv[1], &end, 10)) == 0 || *end) {
-		fprintf(stderr, "usage: touch MIB\n");
+	if (argc < 2 || argc > 3 || (mib = strtoul(argv[1], &end, 10)) == 0 || *end ||
+	    (argc == 3 && strcmp(argv[2], "hops"))) {
+		fprintf(stderr, "usage: touch MIB [hops]\n");
 		return 2;
 	}
+	hops = argc == 3;
 	len = mib << 20;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		perror("touch: mmap");
-		return 1;
+	if (hops) {
+		n = len / HOP;
+		maps = calloc(n, sizeof(*maps));
+		if (!maps) {
+			perror("touch: calloc");
+			return 1;
+		}
+		for (i = 0; i < n; i++) {
+			p = mmap(NULL, HOP + PAGE, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED || mprotect((void *)(p + HOP), PAGE, PROT_NONE)) {
+				perror("touch: mmap (hops)");
+				return 1;
+			}
+			madvise((void *)p, HOP, MADV_NOHUGEPAGE);
+			maps[i] = p;
+		}
+	} else {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
+			perror("touch: mmap");
+			return 1;
+		}
+		if (madvise((void *)p, len, MADV_NOHUGEPAGE))
+			perror("touch: madvise(MADV_NOHUGEPAGE)");
 	}
-	if (madvise((void *)p, len, MADV_NOHUGEPAGE))
-		perror("touch: madvise(MADV_NOHUGEPAGE)");
 
 	f0 = minflt();
 	t0 = now_ms();
-	for (off = 0; off < len; off += PAGE)
-		p[off] = 1;
+	if (hops) {
+		for (off = 0; off < HOP; off += PAGE)
+			for (i = 0; i < n; i++)
+				maps[i][off] = 1;
+	} else {
+		for (off = 0; off < len; off += PAGE)
+			p[off] = 1;
+	}
 	t1 = now_ms();
 	f1 = minflt();
 

@@ -11,6 +11,7 @@
 #include "env.h"
 #include "memphase.h"
 #include "collect/target.h"
+#include "lib/causerules.h"
 #include "lib/util.h"
 
 /* The documented ranges of the numeric options (README, --help). */
@@ -24,6 +25,7 @@ struct env env = {
 	.stack_mode = MP_STACKS_DWARF,
 	.sample_bytes = 1ULL << 20,
 	.max_samples = 1000,
+	.origin_min = 1ULL << 20,
 	.interval = 1.0,
 	.oom_warn = 60.0,
 	.grace = 3.0,
@@ -64,6 +66,10 @@ static const char usage_doc[] =
 enum {
 	OPT_FORMAT = 2000,	/* + the format's index in the registry */
 	OPT_PHASE = 1000,
+	OPT_CAUSES,
+	OPT_ALLOCATOR_FRAME,
+	OPT_ORIGIN_MIN,
+	OPT_REQUEST,
 	OPT_NO_PRESET,
 	OPT_PRESET,
 	OPT_LIST_PRESETS,
@@ -111,12 +117,22 @@ static const struct argp_option options[] = {
 	{ "no-mappings", OPT_NO_MAPPINGS, NULL, 0, "Do not classify faults by mapping", 0 },
 	{ "phase", OPT_PHASE, "NAME=[BINARY:]SYMBOL", 0,
 	  "Enter phase NAME when SYMBOL is called (repeatable; BINARY limits the files)", 0 },
+	{ "request", OPT_REQUEST, "[BINARY:]SYMBOL", 0,
+	  "A request starts at each call of SYMBOL (default: at each prompt after a generation)",
+	  0 },
 	{ "preset", OPT_PRESET, "NAME", 0,
 	  "Built-in phase markers to use: llama (default, llama.cpp) or none; 'help' lists them",
 	  0 },
 	{ "no-preset", OPT_NO_PRESET, NULL, 0, "The same as --preset none", 0 },
 	{ "list-presets", OPT_LIST_PRESETS, NULL, 0,
 	  "Print each preset's phases and markers, and exit", 0 },
+	{ "causes", OPT_CAUSES, "FILE", 0,
+	  "More cause rules, in the format of the built-in data/causes.rules (repeatable)", 0 },
+	{ "allocator-frame", OPT_ALLOCATOR_FRAME, "PATTERN", 0,
+	  "A frame (glob) that only allocates: mapping labels skip it (repeatable)", 0 },
+	{ "origin-min", OPT_ORIGIN_MIN, "SIZE", 0,
+	  "Record the creating stack of every mapping of SIZE or more (default 1M; 0: none; "
+	  "smaller ones: 64 a second, 4096 in all)", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop observing after SECONDS (1ms..365d)", 0 },
 	{ "interval", OPT_INTERVAL, "SECONDS", 0, "Status line period (default 1; 50ms..1h)", 0 },
 	{ "no-tui", OPT_NO_TUI, NULL, 0,
@@ -300,6 +316,49 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		check_phase_binary(state, arg, &env.specs[env.nspecs]);
 		env.nspecs++;
 		break;
+	case OPT_CAUSES: {
+		struct causerules r;
+		int e;
+
+		if (env.ncause_files == ENV_MAX_RULE_ARGS)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "too many --causes options (max %d)", ENV_MAX_RULE_ARGS);
+		/* read now: a bad file is one line and an exit before anything starts */
+		causerules__init(&r);
+		e = causerules__load(&r, arg, err, sizeof(err));
+		causerules__free(&r);
+		if (e)
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--causes %s", err);
+		env.cause_files[env.ncause_files++] = arg;
+		break;
+	}
+	case OPT_ALLOCATOR_FRAME:
+		if (env.nallocators == ENV_MAX_RULE_ARGS)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "too many --allocator-frame options (max %d)",
+				     ENV_MAX_RULE_ARGS);
+		if (!*arg)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--allocator-frame: empty pattern");
+		env.allocators[env.nallocators++] = arg;
+		break;
+	case OPT_ORIGIN_MIN:
+		if (util__parse_size(arg, &env.origin_min))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--origin-min: bad size '%s'",
+				     arg);
+		break;
+	case OPT_REQUEST: {
+		char spec[PHASE_SYM_MAX + PHASE_BIN_MAX + 16];
+
+		if (env.request.symbol[0])
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--request given twice");
+		snprintf(spec, sizeof(spec), "request=%s", arg);
+		if (phasespec__parse(spec, &env.request, err, sizeof(err)))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "bad --request '%s': %s", arg,
+				     err);
+		check_phase_binary(state, arg, &env.request);
+		break;
+	}
 	case OPT_NO_PRESET:
 		env.preset = NULL;
 		break;

@@ -10,6 +10,7 @@
 #include "collect/presets.h"
 
 #define ENV_MAX_SPECS	32
+#define ENV_MAX_RULE_ARGS 32	/* --causes and --allocator-frame options */
 
 enum env_mode {
 	MODE_NONE = 0,
@@ -35,6 +36,7 @@ struct env {
 	bool list_presets;		/* --list-presets: print them, run nothing */
 	unsigned int nspecs;
 	struct phase_spec specs[ENV_MAX_SPECS];
+	struct phase_spec request;	/* --request; symbol "" when not given */
 	double duration;		/* stop observing after this many seconds (0: until exit) */
 	double interval;		/* status line period, seconds */
 	bool no_tui;			/* status lines on stderr even on a terminal */
@@ -42,6 +44,11 @@ struct env {
 	double grace;			/* seconds between SIGTERM and SIGKILL (Ctrl-C, guard) */
 	const char *user;		/* run: the command runs as this user */
 	bool allow_root;		/* run: the command may run as root */
+	/* origins and causes: --causes FILE, --allocator-frame PATTERN (repeatable) */
+	unsigned int ncause_files, nallocators;
+	const char *cause_files[ENV_MAX_RULE_ARGS];
+	const char *allocators[ENV_MAX_RULE_ARGS];
+	unsigned long long origin_min;	/* origins of every mapping this big (0: none) */
 	unsigned int ringbuf_kib;
 	bool bpf_stats;			/* print the BPF programs' own run time at exit */
 	const char *record;		/* --record FILE (record -o FILE) */

@@ -7,35 +7,32 @@
  * exit path goes through cleanup, so no BPF program or link outlives memphase.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
 #include "collect/collector.h"
 #include "collect/phases.h"
+#include "collect/cuda.h"
 #include "collect/probes.h"
 #include "collect/record.h"
 #include "collect/replay.h"
 #include "collect/target.h"
 #include "collect/watchdog.h"
 #include "guard.h"
-#include "lib/creds.h"
 #include "lib/userfs.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
 #include "model/model.h"
 #include "preflight.h"
+#include "users.h"
 #include "report/live/live.h"
 #include "report/outputs.h"
 #include "report/summary.h"
@@ -69,6 +66,8 @@ struct session {
 	bool detached;			/* 'q': stop observing, leave the command running */
 };
 
+/* origins of mappings under --origin-min: this many a second, and in all */
+
 static volatile sig_atomic_t exiting_sig;
 static volatile sig_atomic_t nsignals;
 
@@ -90,7 +89,16 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 static int bpf_setup(struct session *s)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
-	struct mp_config *cfg;
+	struct collect_config cc = {
+		.stack_mode = s->env->stack_mode,
+		.sample_bytes = s->env->sample_bytes,
+		.max_samples = s->env->max_samples,
+		.mappings = !s->env->no_mappings,
+		.max_rss = s->env->max_rss,
+		.ringbuf_kib = s->env->ringbuf_kib,
+		/* origins are symbolized with the stacks: none without them */
+		.origin_min = s->env->stack_mode != MP_STACKS_NONE ? s->env->origin_min : 0,
+	};
 	int err;
 
 	if (preflight__btf_overridden())
@@ -101,20 +109,9 @@ static int bpf_setup(struct session *s)
 		fprintf(stderr, "memphase: failed to open BPF object: %s\n", strerror(-err));
 		return err;
 	}
-	/* configure */
-	cfg = (struct mp_config *)&s->skel->rodata->cfg;
-	phases__fill_cfg(&s->phases, cfg);
-	cfg->stack_mode = s->env->stack_mode;
-	cfg->sample_bytes = s->env->sample_bytes;
-	cfg->sample_interval_ns = s->env->max_samples ? 1000000000ULL / s->env->max_samples : 0;
-	cfg->map_tracking = !s->env->no_mappings;
-	cfg->max_rss_bytes = s->env->max_rss;
-	/* dwarf samples are 16 KiB each: give them room between two polls */
-	err = bpf_map__set_max_entries(s->skel->maps.events,
-				       (s->env->stack_mode == MP_STACKS_DWARF &&
-					s->env->ringbuf_kib < 8192 ? 8192 : s->env->ringbuf_kib) * 1024);
+	err = collect__configure(s->skel, &s->phases, &cc);
 	if (err)
-		goto fail;
+		return err;
 	err = memphase_bpf__load(s->skel);
 	if (err) {
 		fprintf(stderr, "memphase: failed to load BPF programs: %s%s\n", strerror(-err),
@@ -128,47 +125,13 @@ static int bpf_setup(struct session *s)
 		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
 		return err;
 	}
-	s->probes = probes__new(s->skel->progs.handle_marker, &s->phases, s->env->verbose);
+	s->probes = probes__new(s->skel->progs.handle_marker, s->skel->progs.handle_marker_ret,
+				&s->phases, s->env->verbose);
 	if (!s->probes)
 		return -ENOMEM;
+	probes__set_allocs(s->probes, s->skel->progs.handle_alloc_entry,
+			   s->skel->progs.handle_alloc_return, cuda_allocs, cuda_nallocs);
 	return 0;
-fail:
-	fprintf(stderr, "memphase: failed to configure BPF object: %s\n", strerror(-err));
-	return err;
-}
-
-/* ---- targets ---- */
-
-/*
- * The command's stdio. With the live view on the terminal its output would garble it:
- * its stdin is /dev/null, its stdout and stderr go to --target-log (created as the
- * invoking user) or, if the default log cannot be created, to /dev/null. Without the
- * view they go to --target-log if one was given; and when an output file is memphase's
- * stdout, the command's stdout goes to stderr so as not to mix with it. Returns whether
- * fds apply; *devnull is an fd to close after the spawn.
- */
-static bool target_stdio(struct session *s, int fds[3], int *devnull)
-{
-	int log = outputs__log_fd(&s->out);
-
-	fds[0] = fds[1] = fds[2] = -1;
-	*devnull = -1;
-	if (!s->use_tui) {
-		if (log >= 0)
-			fds[1] = fds[2] = log;
-		else if (s->out.to_stdout)
-			fds[1] = STDERR_FILENO;
-		return fds[1] >= 0;
-	}
-	*devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	fds[0] = *devnull;
-	if (log < 0) {
-		fprintf(stderr, "memphase: cannot create memphase-target.log here: the command's "
-				"output goes to /dev/null (--target-log FILE puts it elsewhere)\n");
-		log = *devnull;
-	}
-	fds[1] = fds[2] = log;
-	return true;
 }
 
 /* ---- the collector's and the guard's hooks ---- */
@@ -213,6 +176,11 @@ static int collector_start(struct session *s)
 		.stop_on_map = e->mode == MODE_RUN,
 		.bpf_stats = e->bpf_stats,
 		.rec = s->rec,
+		.preset = e->preset ? e->preset->name : NULL,
+		.cause_files = e->cause_files,
+		.ncause_files = e->ncause_files,
+		.allocators = e->allocators,
+		.nallocators = e->nallocators,
 		.hooks = { .ctx = s, .notice = on_notice, .max_rss = on_max_rss },
 	};
 	struct guard_opts go = {
@@ -323,7 +291,8 @@ static int setup_run(struct session *s)
 	int fds[3], devnull, err;
 	bool redirect;
 
-	redirect = target_stdio(s, fds, &devnull);
+	redirect = target__stdio(outputs__log_fd(&s->out), s->use_tui, s->out.to_stdout, fds,
+				 &devnull);
 	err = target__spawn(&s->target, e->argv, &s->run_as, redirect ? fds : NULL);
 	/* the child has its copies */
 	if (devnull >= 0)
@@ -356,23 +325,6 @@ static int setup_run(struct session *s)
 	return 0;
 }
 
-static bool is_kthread(pid_t pid)
-{
-	char fn[64], line[128];
-	bool k = false;
-	FILE *f;
-
-	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Kthread:", 8))
-			k = atoi(line + 8) == 1;
-	fclose(f);
-	return k;
-}
-
 static int setup_attach(struct session *s)
 {
 	const struct env *e = s->env;
@@ -387,7 +339,7 @@ static int setup_attach(struct session *s)
 	}
 	if (err)
 		return err;
-	if (is_kthread(e->pid)) {
+	if (target__is_kthread(e->pid)) {
 		fprintf(stderr, "memphase: pid %d is a kernel thread: it has no user memory\n",
 			e->pid);
 		return -EINVAL;
@@ -436,29 +388,18 @@ static int live_start(struct session *s)
 		.use_tui = s->use_tui,
 		.interval_s = s->env->interval,
 		.oom_warn_s = s->env->oom_warn,
+		.argv = s->model.argv,
+		.pid = s->model.root_pid,
 	};
-	char cmd[160] = "?", title[200], arg[160];
-	size_t used = 0;
-	char **a;
-	int n;
+	const char *log = outputs__log_path(&s->out);
+	char p[256];
 
-	for (a = s->model.argv; a && *a && used < sizeof(cmd) - 1; a++) {
-		n = snprintf(cmd + used, sizeof(cmd) - used, "%s%s", used ? " " : "",
-			     utf8__esc_term(arg, sizeof(arg), *a));
-		used = n < 0 || used + n >= sizeof(cmd) ? sizeof(cmd) - 1 : used + n;
-	}
-	snprintf(title, sizeof(title), "%s (pid %u)", cmd, s->model.root_pid);
-	o.title = title;
 	s->live = live__new(&o);
 	if (!s->live)
 		return -ENOMEM;
-	if (live__tui(s->live) && s->target.spawned) {
-		const char *log = outputs__log_path(&s->out);
-		char p[256];
-
+	if (live__tui(s->live) && s->target.spawned)
 		live__notice(s->live, "the command's output goes to %s",
 			     utf8__esc_term(p, sizeof(p), log ? log : "/dev/null"));
-	}
 	return 0;
 }
 
@@ -536,56 +477,11 @@ static int finish(struct session *s)
 	return err ? err : err2;
 }
 
-/*
- * Who the files and the command belong to. The command never runs as root unless root
- * itself started memphase and said so (--allow-root), or named a user (--user).
- */
-static int choose_users(struct session *s)
-{
-	const struct env *e = s->env;
-	const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-	bool explicit = e->mode == MODE_RUN && (e->allow_root || e->user);
-	char u[64];
-	int err;
-
-	err = creds__invoking(&s->user);
-	if (err && !explicit) {
-		fprintf(stderr, "memphase: SUDO_UID='%s' and SUDO_GID='%s' are not both valid ids: "
-				"cannot tell who started memphase (unset them, or pass --user NAME "
-				"or --allow-root)\n", utf8__esc_term(u, 24, su ? su : ""),
-			utf8__esc_term(u + 32, 24, sg ? sg : ""));
-		return err;
-	}
-	if (err)
-		creds__root(&s->user);
-	if (e->mode != MODE_RUN)
-		return 0;
-	if (e->user) {
-		if (creds__lookup(&s->run_as, e->user)) {
-			fprintf(stderr, "memphase: --user: no such user '%s'\n",
-				utf8__esc_term(u, sizeof(u), e->user));
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!s->user.root) {
-		s->run_as = s->user;
-		return 0;
-	}
-	if (e->allow_root) {
-		s->run_as = s->user;
-		return 0;
-	}
-	fprintf(stderr, "memphase: refusing to run the command as root: start memphase with sudo "
-			"from your own account, or pass --user NAME or --allow-root\n");
-	return -EPERM;
-}
-
 int session__run(const struct env *e, int *status)
 {
 	struct session *s;
 	struct sigaction sa = { .sa_handler = on_signal };
-	int err, i;
+	int err;
 
 	*status = TARGET_EXIT_FAILED;
 	s = calloc(1, sizeof(*s));
@@ -600,7 +496,7 @@ int session__run(const struct env *e, int *status)
 
 	err = preflight__check(e);
 	if (!err)
-		err = choose_users(s);
+		err = users__choose(e, &s->user, &s->run_as);
 	if (err)
 		goto cleanup;
 	/* every file from here on is created, renamed and removed as the user */
@@ -611,20 +507,10 @@ int session__run(const struct env *e, int *status)
 			(unsigned int)s->user.uid, strerror(-err));
 		goto cleanup;
 	}
-	err = phases__init(&s->phases, e->preset);
-	if (err) {
-		fprintf(stderr, "memphase: preset '%s' does not fit: %s\n",
-			e->preset ? e->preset->name : "none", strerror(-err));
-		goto cleanup;
-	}
-	for (i = 0; !err && i < (int)e->nspecs; i++)
-		err = phases__add_spec(&s->phases, &e->specs[i]);
-	if (err) {
-		fprintf(stderr, "memphase: too many phases or markers (max %d phases, %d markers)\n",
-			MP_MAX_PHASES, PHASES_MAX_MARKERS);
-		goto cleanup;
-	}
-	err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,
+	err = phases__setup(&s->phases, e->preset, e->specs, e->nspecs,
+			    e->request.symbol[0] ? &e->request : NULL);
+	if (!err)
+		err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,
 			    e->mode == MODE_RUN && (s->use_tui || e->target_log));
 	if (!err)
 		err = record_open(s);

@@ -134,7 +134,8 @@ def bpf_ids():
     """(set of prog ids, set of link ids) loaded in the kernel."""
     progs = json.loads(run(["bpftool", "-j", "prog", "show"]).stdout or "[]")
     links = json.loads(run(["bpftool", "-j", "link", "show"]).stdout or "[]")
-    return {p["id"] for p in progs}, {k["id"] for k in links}
+    # an object that vanished while bpftool listed it comes without an id
+    return {p["id"] for p in progs if "id" in p}, {k["id"] for k in links if "id" in k}
 
 
 def _bpf_held_ids():

@@ -37,7 +37,8 @@ TOKENS = 40
 TOKEN_KIB = 128
 STATE_MIB = 16
 
-PRESET_ORDER = ["startup", "load", "context", "prompt", "generate", "state", "teardown"]
+# host: the time after each llama_decode returns (the driver's own, between decodes)
+PRESET_ORDER = ["startup", "load", "context", "prompt", "host", "generate", "state", "teardown"]
 CLASSES = ("anon", "file", "shmem", "swap")
 
 
@@ -114,8 +115,11 @@ def test_phase_growth_matches_known_work():
             doc["target"]["exit"]
         names = [p["name"] for p in doc["phases"]]
         assert names == PRESET_ORDER, names
+        # every decode returns to host: prompt, generate and host are entered once per
+        # decode, the others once
+        entries = {"prompt": BATCHES, "generate": TOKENS, "host": BATCHES + TOKENS}
         for p in doc["phases"]:
-            assert p["entries"] == 1, (p["name"], p["entries"])
+            assert p["entries"] == entries.get(p["name"], 1), (p["name"], p["entries"])
 
         # known sizes, also checked against what the driver itself says it did
         assert rep["expected_load_file_bytes"] == MODEL_MIB * MIB
@@ -245,7 +249,7 @@ def test_target_killed_mid_generate():
         assert doc["target"]["exit"]["signal"] == signal.SIGKILL, doc["target"]["exit"]
         assert doc["target"]["exit"]["code"] is None, doc["target"]["exit"]
         names = [p["name"] for p in doc["phases"]]
-        assert names == PRESET_ORDER[:5], names
+        assert names == PRESET_ORDER[:6], names
         gen = harness.phase(doc, "generate")
         assert gen["calls"] == k, gen["calls"]
         harness.assert_close(gen["rss_growth_bytes"]["anon"], k * TOKEN_KIB * KIB, TOL_ANON,
@@ -290,7 +294,7 @@ def test_sigterm_to_memphase():
         assert doc["target"]["exit"]["signal"] in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL), \
             doc["target"]["exit"]
         names = [p["name"] for p in doc["phases"]]
-        assert names[:5] == PRESET_ORDER[:5], names
+        assert names[:6] == PRESET_ORDER[:6], names
         gen = harness.phase(doc, "generate")
         calls = gen["calls"]
         assert 0 < calls < 400, calls

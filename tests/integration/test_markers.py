@@ -125,3 +125,52 @@ def test_checkpoints_apart_from_state():
         harness.assert_close(ck["rss_growth_bytes"]["anon"], 12 * MIB, 64 * KIB,
                              "checkpoint anon")
         assert ck["calls"] == 6 and ck["entries"] == 1, ck
+
+
+def _links_of(pid):
+    """{link type: [prog id, ...]} of the BPF links process pid holds (from fdinfo)."""
+    out = {}
+    fddir = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(fddir):
+        try:
+            with open(os.path.join(fddir, fd)) as f:
+                info = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+        except OSError:
+            continue
+        if "link_type" in info:
+            out.setdefault(info["link_type"], []).append(int(info["prog_id"]))
+    return out
+
+
+def test_markers_of_a_file_are_one_multi_uprobe_link():
+    """Where the kernel has multi-uprobe links, the markers of one file are one link (one RCU
+    wait to detach instead of one per marker), and their return probes one more: while the
+    stand-in runs, memphase holds exactly two uprobe_multi links for libllama.so (entries,
+    returns, of two programs) and no single uprobe."""
+    harness.need_root()
+    with open("/proc/kallsyms") as f:
+        if "bpf_uprobe_multi_link_attach" not in f.read():
+            raise harness.Skip("this kernel has no multi-uprobe links (6.6+)")
+    import subprocess
+    import time
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        p = subprocess.Popen(harness.mp_argv(["run", "--no-tui", "--json", out, "--",
+                                              harness.DRIVER, "--start-delay-ms", "2500"]),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            links = {}
+            deadline = time.time() + 10
+            while time.time() < deadline and "uprobe_multi" not in links:
+                time.sleep(0.2)
+                links = _links_of(p.pid)
+        finally:
+            _, err = p.communicate(timeout=60)
+        # entries and returns: one link each (the kernel's fdinfo names the return kind)
+        assert len(links.get("uprobe_multi", [])) == 1, links
+        assert len(links.get("uretprobe_multi", [])) == 1, links
+        # no single uprobe: the only perf link is the kmem:rss_stat tracepoint's
+        assert len(links.get("perf", [])) <= 1, links
+        assert p.returncode == 0, err
+        attached = harness.load_json(out)["markers_attached"]
+        assert attached >= 9, attached

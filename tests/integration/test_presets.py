@@ -7,8 +7,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import KIB, MIB  # noqa: E402
 
-LLAMA_PHASES = ["startup", "load", "context", "prompt", "generate", "state", "checkpoint",
-                "teardown"]
+LLAMA_PHASES = ["startup", "load", "context", "fit-probe", "warmup", "tokenize", "prompt",
+                "generate", "mixed", "host", "state", "checkpoint", "teardown"]
+# what the driver enters, in order (host: after each llama_decode returns)
+DRIVER_ORDER = ["startup", "load", "context", "prompt", "host", "generate", "state",
+                "checkpoint", "teardown"]
 DRIVER_ARGS = ["--ctx-mib", "8", "--prompt-batches", "2", "--batch-mib", "4", "--tokens", "5",
                "--token-kib", "64", "--state-mib", "4", "--checkpoints", "2",
                "--checkpoint-mib", "2"]
@@ -40,10 +43,15 @@ def test_list_presets():
     assert out.startswith("llama: "), out
     assert "  phases: " + ", ".join(LLAMA_PHASES) + "\n" in out, out
     for line in ("    load       llama_model_load_from_file\n",
-                 "    prompt     llama_decode  (int32 at sp+8 > 1 ? prompt : generate)\n",
+                 "    prompt     llama_decode  (int32 at sp+8 > 1 ? prompt : generate; with "
+                 "bytes at *(sp+56), first n-1: all set ? generate : none ? prompt : mixed; "
+                 "records tokens)  (its return: host)\n",
+                 "    teardown   llama_free  (uint64 at arg 1 == 0 ? teardown : teardown; "
+                 "before any warmup/prompt/generate/mixed: fit-probe)\n",
                  "    state      llama_state_seq_get_data_ext  (uint32 at arg 5 & 0x1 ? "
                  "checkpoint : state)\n",
-                 "    teardown   llama_free_model\n"):
+                 "    teardown   llama_free_model  (uint64 at arg 1 == 0 ? teardown : "
+                 "teardown; before any warmup/prompt/generate/mixed: fit-probe)\n"):
         assert line in out, (line, out)
     assert "\nnone: " in out, out
 
@@ -83,7 +91,7 @@ def test_preset_llama_by_name():
     with harness.workdir() as d:
         for opt in ([], ["--preset", "llama"], ["--preset", "none", "--preset", "llama"]):
             doc, rep = run_driver(d, opt)
-            assert [p["name"] for p in doc["phases"]] == LLAMA_PHASES, (opt, doc["phases"])
+            assert [p["name"] for p in doc["phases"]] == DRIVER_ORDER, (opt, doc["phases"])
             assert doc["markers_attached"] > 0, opt
             assert harness.phase(doc, "prompt")["calls"] == 2, opt
             assert harness.phase(doc, "generate")["calls"] == 5, opt
@@ -100,5 +108,5 @@ def test_user_phase_on_top_of_preset():
         doc, _ = run_driver(d, ["--preset", "llama",
                                 "--phase", "ctx2=llama_context_default_params"])
         names = [p["name"] for p in doc["phases"]]
-        assert sorted(names) == sorted(LLAMA_PHASES + ["ctx2"]), names
+        assert sorted(names) == sorted(DRIVER_ORDER + ["ctx2"]), names
         assert harness.phase(doc, "ctx2")["calls"] >= 1, harness.phase(doc, "ctx2")

@@ -3,7 +3,8 @@
 
 The workload is built twice (tests/workload/workload.mk): with frame pointers and with
 -O2 -fomit-frame-pointer (nofp/). The work per phase happens in known functions:
-load -> read_pages, context/prompt/generate -> touch_pages, state -> the driver's memset
+load -> llama_model_load_from_file (its mmap with MAP_POPULATE),
+context/prompt/generate -> touch_pages, state -> the driver's memset
 of the destination buffer (called from main).
 
 Samples are taken every 64 KiB of a thread's growth without a rate cap, so every phase
@@ -23,7 +24,7 @@ import harness  # noqa: E402
 from harness import KIB, MIB  # noqa: E402
 
 WORK = {  # phase -> a frame that must be in its stacks besides main
-    "load": "read_pages",
+    "load": "llama_model_load_from_file",  # its mmap(MAP_POPULATE) brings the pages
     "context": "touch_pages",
     "prompt": "touch_pages",
     "generate": "touch_pages",
@@ -144,14 +145,14 @@ def test_perf_tools_read_perf_data():
         s = harness.run(["perf", "script", "-f", "-F", "comm,pid,tid,period,ip,sym",
                          "-i", out["data"]])
         assert s.returncode == 0, s.stderr
-        for name in ("touch_pages", "read_pages", "main", "llama_decode"):
+        for name in ("touch_pages", "llama_model_load_from_file", "main", "llama_decode"):
             assert name in s.stdout, "perf script lacks %s" % name
         comms = set(re.findall(r"^(\S+)\s+\d+/\d+", s.stdout, re.M))
         assert {"load", "context", "prompt", "generate", "state"} <= comms, comms
         r = harness.run(["perf", "report", "-f", "--stdio", "--sort", "comm,sym",
                          "-i", out["data"]])
         assert r.returncode == 0, r.stderr
-        assert "touch_pages" in r.stdout and "read_pages" in r.stdout
+        assert "touch_pages" in r.stdout and "llama_model_load_from_file" in r.stdout
         # one event per phase: perf report has a section per phase, counting its bytes
         doc = harness.load_json(out["json"])
         sections = {m.group(2): (int(m.group(1)), int(m.group(3))) for m in re.finditer(
@@ -169,7 +170,8 @@ def test_svg_parses_and_names_functions():
         dom = xml.dom.minidom.parse(out["svg"])
         titles = " ".join(t.firstChild.data for t in dom.getElementsByTagName("title")
                           if t.firstChild)
-        for name in ("touch_pages", "read_pages", "main", "generate", "prompt", "load"):
+        for name in ("touch_pages", "llama_model_load_from_file", "main", "generate", "prompt",
+                     "load"):
             assert name in titles, "SVG lacks %s" % name
 
 

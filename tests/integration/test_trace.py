@@ -17,6 +17,13 @@ NODE_DIR = os.path.join(harness.BUILD, "node")
 PHASES = ["startup", "load", "context", "prompt", "generate", "state", "teardown"]
 
 
+def phase_order(names):
+    """The phases in order, host (the driver's own time between decodes) left out and a
+    phase entered again right after itself counted once."""
+    names = [n for n in names if n != "host"]
+    return [n for i, n in enumerate(names) if not i or names[i - 1] != n]
+
+
 def check_format(doc):
     """The trace-event rules Perfetto and chrome://tracing rely on."""
     assert isinstance(doc, dict) and isinstance(doc["traceEvents"], list), type(doc)
@@ -93,12 +100,15 @@ def test_trace_has_phases_per_thread_counters_and_marks():
         tl = sorted((e["ts"], e["name"], e["dur"]) for e in ev
                     if e["ph"] == "X" and e["pid"] == root and e["tid"] == 0)
         names = [n for _, n, _ in tl]
-        assert names == PHASES, names
-        for _, n, dur in tl:
-            assert abs(dur / 1e6 - harness.phase(summ, n)["time_s"]) < 1e-5, (n, dur)
+        assert phase_order(names) == PHASES, names
+        # a phase entered again (prompt, generate and host alternate) has a slice each time
+        for n in set(names):
+            durs = [x for _, m, x in tl if m == n]
+            err = abs(sum(durs) / 1e6 - harness.phase(summ, n)["time_s"])
+            assert err < 1e-5 + 1e-6 * len(durs), (n, durs)    # each slice in whole us
         # the main thread's own track shows the same phases
         assert [n for _, _, n in sorted((e["ts"], e["dur"], e["name"]) for e in ev
-                if e["ph"] == "X" and e["tid"] == root)] == PHASES
+                if e["ph"] == "X" and e["tid"] == root)] == names
         assert (root, root) in tracks
         meta = {(e["name"], e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
         assert meta[("process_name", root, 0)].startswith("llama-driver (pid %d)" % root), meta

@@ -591,3 +591,48 @@ TEST(elfsym_not_elf)
 	ASSERT_EQ(elfsym__is_elf(NULL), 0, "NULL");
 	elfsym__close(NULL);
 }
+
+/* one symbol as libelf would give it: type, binding, size, in section 1 */
+static GElf_Sym tsym(int type, int bind, __u64 size)
+{
+	GElf_Sym s = {};
+
+	s.st_info = GELF_ST_INFO(bind, type);
+	s.st_size = size;
+	s.st_shndx = 1;
+	return s;
+}
+
+TEST(elfsym_table_by_address)
+{
+	struct elfsym_table *t = elfsym_table__new();
+	GElf_Sym f64 = tsym(STT_FUNC, STB_GLOBAL, 64), loc = tsym(STT_FUNC, STB_LOCAL, 64);
+	GElf_Sym nosz = tsym(STT_FUNC, STB_GLOBAL, 0), obj = tsym(STT_OBJECT, STB_GLOBAL, 8);
+	GElf_Sym undef = tsym(STT_FUNC, STB_GLOBAL, 8);
+	__u64 off = 0;
+
+	undef.st_shndx = SHN_UNDEF;
+	if (!ASSERT_OK_PTR(t, "table"))
+		return;
+	/* at 0x1000 three names: the global, unversioned, fewest underscores wins */
+	ASSERT_OK(elfsym_table__add(t, NULL, "__libc_malloc", &f64, 1, 0x1000), "alias");
+	ASSERT_OK(elfsym_table__add(t, NULL, "malloc@@GLIBC_2.2.5", &f64, 1, 0x1000), "malloc");
+	ASSERT_OK(elfsym_table__add(t, NULL, "malloc_local", &loc, 1, 0x1000), "local");
+	/* a sizeless symbol reaches to the next one */
+	ASSERT_OK(elfsym_table__add(t, NULL, "_ZN14llama_kv_cacheC2Ev", &nosz, 1, 0x2000), "c++");
+	ASSERT_OK(elfsym_table__add(t, NULL, "next", &f64, 1, 0x2100), "next");
+	/* not functions: kept out */
+	ASSERT_OK(elfsym_table__add(t, NULL, "table", &obj, 1, 0x3000), "object");
+	ASSERT_OK(elfsym_table__add(t, NULL, "imported", &undef, SHN_UNDEF, 0x4000), "undef");
+	ASSERT_EQ(elfsym_table__finish(t), 3UL, "one per address, functions only");
+	ASSERT_STREQ(elfsym_table__find(t, 0x1010, &off), "malloc", "preferred name");
+	ASSERT_EQ(off, 0x10ULL, "offset in it");
+	ASSERT_STREQ(elfsym_table__find(t, 0x20ff, &off), "llama_kv_cache::llama_kv_cache()",
+		     "demangled, sizeless up to the next");
+	ASSERT_EQ(off, 0xffULL, "offset in the sizeless one");
+	ASSERT_STREQ(elfsym_table__find(t, 0x2100, NULL), "next", "the next one");
+	ASSERT_TRUE(elfsym_table__find(t, 0x1040, NULL) == NULL, "past a sized symbol");
+	ASSERT_TRUE(elfsym_table__find(t, 0xfff, NULL) == NULL, "below the first");
+	ASSERT_TRUE(elfsym_table__find(t, 0x3000, NULL) == NULL, "an object is no function");
+	elfsym_table__free(t);
+}

@@ -89,7 +89,8 @@ TEST(live_fmt_eta)
 
 TEST(live_no_tui_notice)
 {
-	struct live_opts o = { .use_tui = false, .interval_s = 1, .title = "x" };
+	static char *const argv[] = { "x", NULL };
+	struct live_opts o = { .use_tui = false, .interval_s = 1, .argv = argv, .pid = 1 };
 	struct live *l = live__new(&o);
 
 	if (!ASSERT_NEQ(l, NULL, "new"))

@@ -70,7 +70,8 @@ static bool ruled(const char *symbol, const char *phase, __u32 src, __u32 at, __
 
 TEST(presets_llama_table)
 {
-	static const char *const names[] = { "startup", "load", "context", "prompt", "generate",
+	static const char *const names[] = { "startup", "load", "context", "fit-probe", "warmup",
+					     "tokenize", "prompt", "generate", "mixed", "host",
 					     "state", "checkpoint", "teardown" };
 	const struct preset *llama = presets__find("llama");
 	struct mp_config cfg;
@@ -79,25 +80,62 @@ TEST(presets_llama_table)
 	if (!ASSERT_OK_PTR(llama, "llama preset") || !ASSERT_OK(phases__init(&ph, llama), "init"))
 		return;
 	ASSERT_TRUE(ph.preset == llama, "preset kept");
-	ASSERT_EQ(ph.nphases, 8, "phases");
-	for (i = 0; i < ph.nphases && i < 8; i++)
+	ASSERT_EQ(ph.nphases, 13, "phases");
+	for (i = 0; i < ph.nphases && i < 13; i++)
 		ASSERT_STREQ(ph.names[i], names[i], "phase order");
-	ASSERT_EQ(ph.nmarkers, 17, "markers");
-	ASSERT_EQ(ph.nrules, 4, "rules: none + 3");
+	ASSERT_EQ(ph.nmarkers, 20, "markers");
+	ASSERT_EQ(ph.nrules, 10, "rules: none + 9");
 
 	plain("llama_model_load_from_file", "load");
 	plain("llama_model_load_from_splits", "load");
 	plain("llama_load_model_from_file", "load");
-	plain("llama_init_from_model", "context");
-	plain("llama_new_context_with_model", "context");
+	plain("llama_tokenize", "tokenize");
+	plain("llama_detokenize", "tokenize");
 	plain("llama_state_get_size", "state");
 	plain("llama_state_seq_get_data", "state");
 	plain("llama_state_seq_save_file", "state");
-	plain("llama_free", "teardown");
-	plain("llama_model_free", "teardown");
-	plain("llama_free_model", "teardown");
+	ruled("llama_model_free", "teardown", MP_SRC_ARG, 1, 8, 0, MP_OP_EQ, 0, "teardown",
+	      "teardown");
+	ruled("llama_free_model", "teardown", MP_SRC_ARG, 1, 8, 0, MP_OP_EQ, 0, "teardown",
+	      "teardown");
 	/* struct llama_batch by value: int32_t n_tokens at sp + 8; > 1 is prompt eval */
-	ruled("llama_decode", "prompt", MP_SRC_STACK, 8, 4, 1, MP_OP_GT, 1, "prompt", "generate");
+	if (ruled("llama_decode", "prompt", MP_SRC_STACK, 8, 4, 1, MP_OP_GT, 1, "prompt",
+		  "generate")) {
+		const struct marker *mk = marker_of(&ph, "llama_decode");
+		const struct mp_rule *r = &ph.rules[mk->rule];
+
+		/* int8_t *logits, the batch's 7th field, at sp + 8 + 48; the last token's flag
+		 * is a prompt's own: n_tokens - 1 counted */
+		ASSERT_EQ(r->arr_at, 56, "logits at sp+56");
+		ASSERT_EQ(r->arr_trim, 1, "last flag not counted");
+		ASSERT_EQ(r->all_phase, (__u32)id("generate"), "all set: generate");
+		ASSERT_EQ(r->none_phase, (__u32)id("prompt"), "none set: prompt");
+		ASSERT_EQ(r->mixed_phase, (__u32)id("mixed"), "some: mixed");
+		ASSERT_EQ(r->record, MP_REC_TOKENS, "records tokens");
+		ASSERT_EQ(r->guard_mask, 0, "no guard");
+		ASSERT_EQ(mk->ret_phase, id("host"), "returns to host");
+		ASSERT_EQ(phases__ret_cookie(mk), MP_COOKIE_RET | (__u64)id("host"), "ret cookie");
+	}
+	/* struct llama_context_params by value: uint32_t n_ctx at sp + 8, recorded */
+	if (ruled("llama_init_from_model", "context", MP_SRC_STACK, 8, 4, 0, MP_OP_EQ, 0,
+		  "context", "context"))
+		ASSERT_EQ(ph.rules[marker_of(&ph, "llama_init_from_model")->rule].record,
+			  MP_REC_CTX, "records n_ctx");
+	/* llama_set_warmup(ctx, bool): the low byte */
+	ruled("llama_set_warmup", "warmup", MP_SRC_ARG, 2, 4, 0, MP_OP_BITS, 0xff, "warmup",
+	      "host");
+	/* llama_free before any decode phase: the --fit probe */
+	if (ruled("llama_free", "teardown", MP_SRC_ARG, 1, 8, 0, MP_OP_EQ, 0, "teardown",
+		  "teardown")) {
+		const struct mp_rule *r = &ph.rules[marker_of(&ph, "llama_free")->rule];
+
+		ASSERT_EQ(r->guard_phase, (__u32)id("fit-probe"), "guard: fit-probe");
+		ASSERT_EQ(r->guard_mask, (1U << id("warmup")) | (1U << id("prompt")) |
+			  (1U << id("generate")) | (1U << id("mixed")), "decode phases");
+	}
+	ASSERT_EQ(ph.sticky_mask, 1U << id("warmup"), "warmup sticky");
+	ASSERT_EQ(ph.request_phase, id("prompt"), "requests start at prompt");
+	ASSERT_EQ(ph.lead_mask, 1U << id("tokenize"), "led by tokenize");
 	/* flags & LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY: a context checkpoint, else a state save */
 	ruled("llama_state_seq_get_size_ext", "state", MP_SRC_ARG, 3, 4, 0, MP_OP_BITS, 1,
 	      "checkpoint", "state");
@@ -106,7 +144,8 @@ TEST(presets_llama_table)
 
 	memset(&cfg, 0x55, sizeof(cfg));
 	phases__fill_cfg(&ph, &cfg);
-	ASSERT_EQ(cfg.nrules, 4, "cfg.nrules");
+	ASSERT_EQ(cfg.nrules, 10, "cfg.nrules");
+	ASSERT_EQ(cfg.sticky_mask, ph.sticky_mask, "cfg.sticky_mask");
 	ASSERT_OK(memcmp(cfg.rules, ph.rules, sizeof(cfg.rules)), "cfg.rules");
 }
 
@@ -249,11 +288,13 @@ TEST(presets_strings)
 	if (!ASSERT_OK_PTR(llama, "llama") || !ASSERT_OK(phases__init(&ph, llama), "init"))
 		return;
 	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_decode"), buf, sizeof(buf)),
-		     "prompt/generate", "decode marker");
+		     "prompt/generate/mixed", "decode marker");
 	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_state_seq_get_data_ext"), buf,
 					sizeof(buf)), "checkpoint/state", "ext marker");
 	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_free"), buf, sizeof(buf)),
-		     "teardown", "plain marker");
+		     "teardown/fit-probe", "guarded marker");
+	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_init_from_model"), buf,
+					sizeof(buf)), "context", "one phase either way");
 	presets__names(buf, sizeof(buf));
 	ASSERT_STREQ(buf, "llama, none", "names");
 
@@ -263,10 +304,12 @@ TEST(presets_strings)
 	presets__fprint(f);
 	fclose(f);
 	ASSERT_TRUE(!strncmp(out, "llama: ", 7), "starts with the llama preset");
-	ASSERT_TRUE(strstr(out, "phases: startup, load, context, prompt, generate, state, "
-			   "checkpoint, teardown\n") != NULL, "phases line");
-	ASSERT_TRUE(strstr(out, "llama_decode  (int32 at sp+8 > 1 ? prompt : generate)\n") !=
-		    NULL, "decode rule");
+	ASSERT_TRUE(strstr(out, "phases: startup, load, context, fit-probe, warmup, tokenize, "
+			   "prompt, generate, mixed, host, state, checkpoint, teardown\n") != NULL,
+		    "phases line");
+	ASSERT_TRUE(strstr(out, "llama_decode  (int32 at sp+8 > 1 ? prompt : generate; with "
+			   "bytes at *(sp+56), first n-1: all set ? generate : none ? prompt : "
+			   "mixed; records tokens)  (its return: host)\n") != NULL, "decode rule");
 	ASSERT_TRUE(strstr(out, "llama_state_seq_get_size_ext  (uint32 at arg 3 & 0x1 ? "
 			   "checkpoint : state)\n") != NULL, "ext rule");
 	ASSERT_TRUE(strstr(out, "\nnone: ") != NULL, "none listed");

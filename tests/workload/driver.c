@@ -9,6 +9,7 @@
  * --die-in-generate) still leaves what was known. No stdio or malloc after the start snapshot,
  * so the driver's own bookkeeping adds no RSS to the phases.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -60,6 +61,10 @@ enum {
 	OPT_GROW_LIMIT_MIB,
 	OPT_REPORT,
 	OPT_VERBOSE,
+	OPT_CUDART,
+	OPT_PIN_MIB,
+	OPT_VRAM_MIB,
+	OPT_GPU_HOLD_MS,
 	OPT_HELP,
 };
 
@@ -82,6 +87,10 @@ static const struct option long_opts[] = {
 	{ "grow-limit-mib", required_argument, NULL, OPT_GROW_LIMIT_MIB },
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "verbose", no_argument, NULL, OPT_VERBOSE },
+	{ "cudart", required_argument, NULL, OPT_CUDART },
+	{ "pin-mib", required_argument, NULL, OPT_PIN_MIB },
+	{ "vram-mib", required_argument, NULL, OPT_VRAM_MIB },
+	{ "gpu-hold-ms", required_argument, NULL, OPT_GPU_HOLD_MS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{},
 };
@@ -111,6 +120,15 @@ static const char usage[] =
 	"  --grow-limit-mib L     stop growing after L MiB; 0 = never stop (0)\n"
 	"  --report FILE          write key=value lines (pid, RSS per phase, expected bytes)\n"
 	"  --verbose              print progress on stdout\n"
+	"  --cudart LIB           dlopen LIB (a CUDA runtime) and use GPU memory per phase:\n"
+	"                         load: cudaMallocHost(P) + cudaMalloc(V); context:\n"
+	"                         cudaHostAlloc(2P) + cudaMalloc(V); first prompt batch:\n"
+	"                         cudaHostRegister(P), then again (fails: already\n"
+	"                         registered); first token: cudaMallocManaged(P);\n"
+	"                         teardown frees all of it (P = --pin-mib, V = --vram-mib)\n"
+	"  --pin-mib P            MiB of pinned host memory per step above (8)\n"
+	"  --vram-mib V           MiB of device memory per step above (64)\n"
+	"  --gpu-hold-ms N        sleep after each GPU step, so 100 ms samplers see it (500)\n"
 	"\n"
 	"Example: llama-driver --model m.bin --ctx-mib 32 --prompt-batches 3 --batch-mib 8 \\\n"
 	"           --tokens 20 --token-kib 256 --state-mib 16 --report r.txt\n";
@@ -135,6 +153,10 @@ struct opts {
 	uint64_t grow_limit_mib;
 	const char *report;
 	bool verbose;
+	const char *cudart;
+	uint64_t pin_mib;
+	uint64_t vram_mib;
+	uint64_t gpu_hold_ms;
 };
 
 enum snap_point {
@@ -581,6 +603,18 @@ static int parse_args(int argc, char **argv)
 		case OPT_VERBOSE:
 			opts.verbose = true;
 			break;
+		case OPT_CUDART:
+			opts.cudart = optarg;
+			break;
+		case OPT_PIN_MIB:
+			err = parse_u64(name, optarg, max_mib, &opts.pin_mib);
+			break;
+		case OPT_VRAM_MIB:
+			err = parse_u64(name, optarg, max_mib, &opts.vram_mib);
+			break;
+		case OPT_GPU_HOLD_MS:
+			err = parse_u64(name, optarg, max_count, &opts.gpu_hold_ms);
+			break;
 		case OPT_HELP:
 			fputs(usage, stdout);
 			exit(0);
@@ -609,6 +643,152 @@ static int parse_args(int argc, char **argv)
 
 #define MAX_CHECKPOINTS	64
 
+/* ---- GPU mode (--cudart): the CUDA runtime's memory calls, per phase ---- */
+
+typedef int (*cuda_pp_fn)(void **, size_t);
+typedef int (*cuda_ppf_fn)(void **, size_t, unsigned int);
+typedef int (*cuda_p_fn)(void *);
+
+static struct {
+	void *lib;
+	cuda_pp_fn malloc_host, malloc_dev;
+	cuda_ppf_fn host_alloc, malloc_managed;
+	int (*host_register)(void *, size_t, unsigned int);
+	cuda_p_fn free_host, host_unregister, free_dev;
+	void *pinned[2], *registered, *managed, *dev[2];
+	size_t registered_len;
+} gpu;
+
+static int gpu_open(void)
+{
+	gpu.lib = dlopen(opts.cudart, RTLD_NOW | RTLD_LOCAL);
+	if (!gpu.lib) {
+		fprintf(stderr, "failed to load %s: %s\n", opts.cudart, dlerror());
+		return -ENOENT;
+	}
+	gpu.malloc_host = (cuda_pp_fn)dlsym(gpu.lib, "cudaMallocHost");
+	gpu.malloc_dev = (cuda_pp_fn)dlsym(gpu.lib, "cudaMalloc");
+	gpu.host_alloc = (cuda_ppf_fn)dlsym(gpu.lib, "cudaHostAlloc");
+	gpu.malloc_managed = (cuda_ppf_fn)dlsym(gpu.lib, "cudaMallocManaged");
+	gpu.host_register = (int (*)(void *, size_t, unsigned int))dlsym(gpu.lib,
+									 "cudaHostRegister");
+	gpu.free_host = (cuda_p_fn)dlsym(gpu.lib, "cudaFreeHost");
+	gpu.host_unregister = (cuda_p_fn)dlsym(gpu.lib, "cudaHostUnregister");
+	gpu.free_dev = (cuda_p_fn)dlsym(gpu.lib, "cudaFree");
+	if (!gpu.malloc_host || !gpu.malloc_dev || !gpu.host_alloc || !gpu.malloc_managed ||
+	    !gpu.host_register || !gpu.free_host || !gpu.host_unregister || !gpu.free_dev) {
+		fprintf(stderr, "%s lacks a CUDA runtime memory function\n", opts.cudart);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void gpu_hold(void)
+{
+	sleep_ns(opts.gpu_hold_ms * 1000000ULL);
+}
+
+static int gpu_check(int r, const char *what)
+{
+	if (r)
+		fprintf(stderr, "%s failed: cudaError %d\n", what, r);
+	return r ? -ENOMEM : 0;
+}
+
+/* Named frames: where memphase says the pinned memory came from. */
+static WORKER int gpu_pin_weights(void)
+{
+	if (gpu_check(gpu.malloc_host(&gpu.pinned[0], opts.pin_mib * MIB), "cudaMallocHost") ||
+	    gpu_check(gpu.malloc_dev(&gpu.dev[0], opts.vram_mib * MIB), "cudaMalloc"))
+		return -ENOMEM;
+	gpu_hold();
+	return 0;
+}
+
+static WORKER int gpu_pin_kv(void)
+{
+	if (gpu_check(gpu.host_alloc(&gpu.pinned[1], 2 * opts.pin_mib * MIB, 0), "cudaHostAlloc") ||
+	    gpu_check(gpu.malloc_dev(&gpu.dev[1], opts.vram_mib * MIB), "cudaMalloc"))
+		return -ENOMEM;
+	gpu_hold();
+	return 0;
+}
+
+static WORKER int gpu_register_batch(void)
+{
+	gpu.registered_len = opts.pin_mib * MIB;
+	gpu.registered = mmap(NULL, gpu.registered_len, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (gpu.registered == MAP_FAILED) {
+		gpu.registered = NULL;
+		return -ENOMEM;
+	}
+	if (gpu_check(gpu.host_register(gpu.registered, gpu.registered_len, 0),
+		      "cudaHostRegister"))
+		return -ENOMEM;
+	/* a call that fails (already registered) pins nothing: memphase must not count it */
+	if (!gpu.host_register(gpu.registered, gpu.registered_len, 0)) {
+		fprintf(stderr, "cudaHostRegister of a registered range succeeded\n");
+		return -EINVAL;
+	}
+	gpu_hold();
+	return 0;
+}
+
+static WORKER int gpu_managed_token(void)
+{
+	if (gpu_check(gpu.malloc_managed(&gpu.managed, opts.pin_mib * MIB, 1),
+		      "cudaMallocManaged"))
+		return -ENOMEM;
+	gpu_hold();
+	return 0;
+}
+
+/*
+ * Inside llama_decode (as a GPU backend pins its buffers there): the first prompt batch
+ * registers host memory, the first generated token allocates managed memory.
+ */
+static int gpu_hook_err;
+
+static void gpu_decode_hook(int32_t n_tokens)
+{
+	static bool prompt_done, token_done;
+
+	if (gpu_hook_err)
+		return;
+	if (n_tokens > 1 && !prompt_done) {
+		prompt_done = true;
+		gpu_hook_err = gpu_register_batch();
+	} else if (n_tokens == 1 && !token_done) {
+		token_done = true;
+		gpu_hook_err = gpu_managed_token();
+	}
+}
+
+static void gpu_free_all(void)
+{
+	unsigned int i;
+
+	if (!gpu.lib)
+		return;
+	for (i = 0; i < 2; i++) {
+		if (gpu.pinned[i])
+			gpu.free_host(gpu.pinned[i]);
+		if (gpu.dev[i])
+			gpu.free_dev(gpu.dev[i]);
+		gpu.pinned[i] = gpu.dev[i] = NULL;
+	}
+	if (gpu.registered) {
+		gpu.host_unregister(gpu.registered);
+		munmap(gpu.registered, gpu.registered_len);
+		gpu.registered = NULL;
+	}
+	if (gpu.managed)
+		gpu.free_dev(gpu.managed);
+	gpu.managed = NULL;
+	gpu_hold();
+}
+
 int main(int argc, char **argv)
 {
 	struct llama_model_params mparams = llama_model_default_params();
@@ -626,9 +806,16 @@ int main(int argc, char **argv)
 	uint64_t i;
 	int err;
 
+	opts.pin_mib = 8;
+	opts.vram_mib = 64;
+	opts.gpu_hold_ms = 500;
 	err = parse_args(argc, argv);
 	if (err)
 		return 2;
+	if (opts.cudart && gpu_open())
+		return 1;
+	if (gpu.lib)
+		fakellama_on_decode(gpu_decode_hook);
 
 	run.context_bytes = opts.ctx_mib * MIB;
 	run.prompt_bytes = opts.prompt_batches * opts.batch_mib * MIB;
@@ -676,6 +863,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	phase_done(SNAP_LOAD);
+	if (gpu.lib && (err = gpu_pin_weights()))
+		goto cleanup;
 	step_sleep();
 
 	verbose("context %" PRIu64 " MiB\n", opts.ctx_mib);
@@ -686,6 +875,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	phase_done(SNAP_CONTEXT);
+	if (gpu.lib && (err = gpu_pin_kv()))
+		goto cleanup;
 	step_sleep();
 
 	for (i = 0; i < opts.prompt_batches; i++) {
@@ -698,6 +889,10 @@ int main(int argc, char **argv)
 			err = -ENOMEM;
 			goto cleanup;
 		}
+		if (gpu_hook_err) {
+			err = gpu_hook_err;
+			goto cleanup;
+		}
 		step_sleep();
 	}
 	phase_done(SNAP_PROMPT);
@@ -708,6 +903,10 @@ int main(int argc, char **argv)
 		err = decode_one(ctx, &tok, run.token_bytes);
 		if (err)
 			goto cleanup;
+		if (gpu_hook_err) {
+			err = gpu_hook_err;
+			goto cleanup;
+		}
 		step_sleep();
 	}
 	if (opts.grow_mib_per_s) {
@@ -785,6 +984,7 @@ int main(int argc, char **argv)
 		run.hwm_before_teardown = s.vm_hwm;
 	llama_free(ctx);
 	ctx = NULL;
+	gpu_free_all();
 	if (state)
 		munmap(state, state_len);
 	state = NULL;

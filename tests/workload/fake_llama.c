@@ -42,6 +42,7 @@ struct llama_model {
 struct llama_context {
 	bool in_use;
 	struct llama_model *model;
+	bool warmup;
 	char *kv;
 	size_t kv_len;
 	/* Reserved generation memory not handed out yet. */
@@ -171,6 +172,13 @@ static void *ctx_take_gen(struct llama_context *ctx, size_t len)
 	return p;
 }
 
+static void (*decode_hook)(int32_t n_tokens);
+
+LLAMA_API void fakellama_on_decode(void (*hook)(int32_t n_tokens))
+{
+	decode_hook = hook;
+}
+
 LLAMA_API int fakellama_configure(const struct fakellama_work *w)
 {
 	if (w)
@@ -229,7 +237,9 @@ LLAMA_API struct llama_model *llama_model_load_from_file(const char *path_model,
 		return NULL;
 	}
 	if (st.st_size > 0) {
-		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		/* as llama.cpp's llama_mmap (prefetch): the pages arrive inside mmap */
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
+			   0);
 		if (map == MAP_FAILED) {
 			close(fd);
 			return NULL;
@@ -238,7 +248,7 @@ LLAMA_API struct llama_model *llama_model_load_from_file(const char *path_model,
 		model->map_len = (size_t)st.st_size;
 	}
 	close(fd);
-	/* The "weights": every page of the file becomes file-backed RSS. */
+	/* The "weights": every page of the file is file-backed RSS (already, by MAP_POPULATE). */
 	sink = read_pages(model->map, model->map_len);
 	model->in_use = true;
 	return model;
@@ -318,6 +328,39 @@ LLAMA_API struct llama_batch llama_batch_get_one(llama_token *tokens, int32_t n_
 	return batch;
 }
 
+/*
+ * A batch with logits flags: every token asking for output is generation (token_bytes each);
+ * else a prompt chunk (one prompt mapping) plus token_bytes per generation token, i.e. per
+ * flag set among all but the last token (a prompt's last token asks for output too).
+ */
+static int32_t decode_flagged(struct llama_context *ctx, const struct llama_batch *batch)
+{
+	size_t tok = page_round(work.token_bytes), len;
+	int32_t i, out = 0;
+	void *p;
+
+	for (i = 0; i < batch->n_tokens - 1; i++)
+		out += batch->logits[i] != 0;
+	if (out == batch->n_tokens - 1 && batch->logits[batch->n_tokens - 1]) {
+		out = batch->n_tokens;
+	} else {
+		len = page_round(work.prompt_bytes_per_batch);
+		if (len) {
+			p = ctx_map(ctx, len);
+			if (!p)
+				return -2;
+			touch_pages(p, len);
+		}
+	}
+	for (i = 0; tok && i < out; i++) {
+		p = ctx_take_gen(ctx, tok);
+		if (!p)
+			return -2;
+		touch_pages(p, tok);
+	}
+	return 0;
+}
+
 LLAMA_API int32_t llama_decode(struct llama_context *ctx, struct llama_batch batch)
 {
 	unsigned long sum = 0;
@@ -327,11 +370,15 @@ LLAMA_API int32_t llama_decode(struct llama_context *ctx, struct llama_batch bat
 
 	if (!ctx || !ctx->in_use || batch.n_tokens <= 0)
 		return -1;
+	if (decode_hook)
+		decode_hook(batch.n_tokens);
 	if (batch.token)
 		for (i = 0; i < batch.n_tokens; i++)
 			sum += (unsigned int)batch.token[i];
 	sink = sum;
 
+	if (batch.logits)
+		return decode_flagged(ctx, &batch);
 	if (batch.n_tokens > 1) {
 		/* Prompt eval: a fresh mapping per batch. */
 		len = page_round(work.prompt_bytes_per_batch);
@@ -349,6 +396,57 @@ LLAMA_API int32_t llama_decode(struct llama_context *ctx, struct llama_batch bat
 		return -2;
 	touch_pages(p, len);
 	return 0;
+}
+
+LLAMA_API const struct llama_vocab *llama_model_get_vocab(const struct llama_model *model)
+{
+	/* opaque to callers: the model stands for its vocabulary */
+	return (const struct llama_vocab *)model;
+}
+
+/* One token per byte of text; tokenize_bytes of "tokenizer cache" touched and kept. */
+LLAMA_API int32_t llama_tokenize(const struct llama_vocab *vocab, const char *text,
+				 int32_t text_len, llama_token *tokens, int32_t n_tokens_max,
+				 bool add_special, bool parse_special)
+{
+	size_t len = page_round(work.tokenize_bytes);
+	int32_t i;
+	void *p;
+
+	if (!vocab || !text || text_len < 0)
+		return 0;
+	if (text_len > n_tokens_max)
+		return -text_len;
+	for (i = 0; i < text_len; i++)
+		tokens[i] = (unsigned char)text[i];
+	if (len) {
+		p = map_anon(len);
+		if (!p)
+			return 0;
+		touch_pages(p, len);
+	}
+	return text_len;
+}
+
+LLAMA_API int32_t llama_detokenize(const struct llama_vocab *vocab, const llama_token *tokens,
+				   int32_t n_tokens, char *text, int32_t text_len_max,
+				   bool remove_special, bool unparse_special)
+{
+	int32_t i;
+
+	if (!vocab || n_tokens < 0)
+		return 0;
+	if (n_tokens > text_len_max)
+		return -n_tokens;
+	for (i = 0; i < n_tokens; i++)
+		text[i] = (char)tokens[i];
+	return n_tokens;
+}
+
+LLAMA_API void llama_set_warmup(struct llama_context *ctx, bool warmup)
+{
+	if (ctx)
+		ctx->warmup = warmup;
 }
 
 /* A checkpoint (PARTIAL_ONLY) is the SWA/recurrent part only: its own, smaller size. */

@@ -27,6 +27,7 @@ extern "C" {
 
 struct llama_model;
 struct llama_context;
+struct llama_vocab;
 
 typedef int32_t llama_pos;
 typedef int32_t llama_token;
@@ -108,6 +109,15 @@ LLAMA_API size_t llama_state_seq_get_data_ext(struct llama_context *ctx, uint8_t
 
 LLAMA_API struct llama_batch llama_batch_get_one(llama_token *tokens, int32_t n_tokens);
 
+LLAMA_API const struct llama_vocab *llama_model_get_vocab(const struct llama_model *model);
+LLAMA_API int32_t llama_tokenize(const struct llama_vocab *vocab, const char *text,
+				 int32_t text_len, llama_token *tokens, int32_t n_tokens_max,
+				 bool add_special, bool parse_special);
+LLAMA_API int32_t llama_detokenize(const struct llama_vocab *vocab, const llama_token *tokens,
+				   int32_t n_tokens, char *text, int32_t text_len_max,
+				   bool remove_special, bool unparse_special);
+LLAMA_API void llama_set_warmup(struct llama_context *ctx, bool warmup);
+
 /*
  * 0 on success, -1 for an invalid batch (n_tokens <= 0 or no context), -2 when memory for the
  * batch could not be mapped.
@@ -122,6 +132,9 @@ LLAMA_API int32_t llama_decode(struct llama_context *ctx, struct llama_batch bat
  *   gen_reserve_bytes      anon reserved (mapped, untouched) in llama_init_from_model for tokens;
  *                          when used up, llama_decode maps more in 64 MiB chunks
  *   state_bytes            what llama_state_seq_get_size[_ext] returns; get_data copies that much
+ *   tokenize_bytes         anon, touched and kept per llama_tokenize call (a tokenizer cache)
+ * A batch with logits: all flags set is generation (token_bytes per token); otherwise one
+ * prompt mapping plus token_bytes per flag set among all but the last token (a mixed batch).
  * May be called again at any time; the new amounts apply to the following calls.
  */
 struct fakellama_work {
@@ -131,9 +144,16 @@ struct fakellama_work {
 	uint64_t gen_reserve_bytes;
 	uint64_t state_bytes;
 	uint64_t checkpoint_bytes;	/* state with LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY */
+	uint64_t tokenize_bytes;
 };
 
 LLAMA_API int fakellama_configure(const struct fakellama_work *work);
+/*
+ * Called at the start of every llama_decode with the batch's n_tokens (NULL: none): the
+ * stand-in's way to do what the real decode does inside, e.g. pin host memory for a GPU
+ * backend, so it happens in the decode's phase.
+ */
+LLAMA_API void fakellama_on_decode(void (*hook)(int32_t n_tokens));
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,9 @@
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
 #include "collect/record.h"
+#include "collect/cuda.h"
+#include "collect/phases.h"
+#include "collect/probes.h"
 #include "collect/stacks.h"
 #include "lib/procmaps.h"
 #include "lib/strmap.h"
@@ -119,7 +122,9 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	int fd = bpf_map__fd(skel->maps.drops), n = ncpus(), c;
 	struct mp_drops *v;
 	__u32 zero = 0;
-	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0;
+	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0, deferred = 0;
+	__u64 olost = 0, ocapped = 0, osame = 0;
+	__u64 allocs_full = 0, unread = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
@@ -130,16 +135,28 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 			stacks += v[c].stacks;
 			map_lost += v[c].mapping_lost_bytes;
 			busy += v[c].vma_busy;
+			deferred += v[c].vma_deferred;
 			full += v[c].mappings_full;
 			capped += v[c].stacks_capped;
+			olost += v[c].origins;
+			ocapped += v[c].origins_capped;
+			osame += v[c].origins_same;
+			allocs_full += v[c].allocs_full;
+			unread += v[c].alloc_unread;
 		}
 	}
-	m->lost_kernel = lost;
+	m->lost_kernel = lost + allocs_full;
+	m->gpu.allocs_full = allocs_full;
+	m->gpu.unread = unread;
 	m->lost_stacks = stacks;
 	m->mapping_lost_bytes = map_lost;
 	m->vma_busy = busy;
+	m->vma_deferred = deferred;
 	m->mappings_full = full;
 	m->stacks_capped = capped;
+	m->origins_lost = olost;
+	m->origins_capped = ocapped;
+	m->origins_same = osame;
 	free(v);
 	return 0;
 }
@@ -288,6 +305,30 @@ static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
 	}
 }
 
+/* The origin learns its mapping's path (for `mapping` cause rules). */
+static void origin_name(struct model *m, __u32 id, const char *path)
+{
+	struct origin *o = id ? &m->origins.v[id - 1] : NULL;
+
+	if (o && !o->path && path[0] == '/')
+		o->path = profile__intern(&m->profile, path);
+}
+
+void collect__mappings_clear(struct model *m)
+{
+	model__clear_mappings(m);
+	for (size_t i = 0; i < m->origins.n; i++)
+		m->origins.v[i].grown = 0;
+}
+
+void collect__mapping_origin(struct model *m, const struct model_mapping *mm)
+{
+	if (!mm->origin || mm->origin > m->origins.n)
+		return;
+	origin_name(m, mm->origin, mm->path);
+	m->origins.v[mm->origin - 1].grown += mm->bytes;
+}
+
 int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
 		      struct recorder *rec)
 {
@@ -296,7 +337,7 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 	struct model_mapping mm;
 	struct mp_map_val v;
 
-	model__clear_mappings(m);
+	collect__mappings_clear(m);
 	recorder__mappings_begin(rec);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
@@ -310,6 +351,9 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		mm.bytes = v.bytes;
 		mm.start = v.vm_start;
 		mm.size = v.vm_end > v.vm_start ? v.vm_end - v.vm_start : 0;
+		mm.origin = key.kind != MP_MAP_UNKNOWN ?
+			    origins__find(&m->origins, v.tgid, key.kind, v.vm_start) : 0;
+		collect__mapping_origin(m, &mm);
 		model__offer_mapping(m, key.phase, &mm);
 		recorder__mapping(rec, key.phase, &mm);
 	}
@@ -352,6 +396,46 @@ void collect__learn_file(struct strmap *paths, const char *path, const char *nam
 void collect__learn_paths(struct strmap *paths, __u32 pid)
 {
 	paths_learn(paths, pid);
+}
+
+int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase,
+			 struct recorder *rec)
+{
+	int fd = bpf_map__fd(skel->maps.allocs), err;
+	struct mp_alloc_key cur, next, *prev = NULL, *keys = NULL, *grown;
+	struct mp_alloc_event e = { .type = MP_EV_FREE, .pid = pid, .phase = phase };
+	size_t nkeys = 0, cap = 0, i;
+	struct mp_alloc_val v;
+
+	/* its keys first, then delete them: deleting while walking restarts the walk */
+	while (!(err = bpf_map_get_next_key(fd, prev, &next))) {
+		cur = next;
+		prev = &cur;
+		if (cur.tgid != pid)
+			continue;
+		if (nkeys == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(keys, cap * sizeof(*keys));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			keys = grown;
+		}
+		keys[nkeys++] = cur;
+	}
+	for (i = 0; i < nkeys; i++) {
+		if (bpf_map_lookup_elem(fd, &keys[i], &v) || bpf_map_delete_elem(fd, &keys[i]))
+			continue;
+		e.ptr = keys[i].ptr;
+		e.size = v.size;
+		e.cls = v.cls;
+		e.alloc_phase = v.phase;
+		recorder__alloc(rec, &e, sizeof(e));
+		model_gpu__on_event(&m->gpu, &e);
+	}
+	free(keys);
+	return err == -ENOENT ? (int)nkeys : err;
 }
 
 int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns)
@@ -496,5 +580,50 @@ int collect__bpf_stats(struct memphase_bpf *skel, struct model *m)
 		p->runs = info.run_cnt;
 		p->run_time_ns = info.run_time_ns;
 	}
+	return err;
+}
+
+int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
+		       const struct collect_config *cc)
+{
+	struct mp_config *cfg = (struct mp_config *)&skel->rodata->cfg;
+	unsigned int kib = cc->ringbuf_kib;
+	int err;
+
+	phases__fill_cfg(ph, cfg);
+	cuda__fill_cfg(cfg);
+	cfg->stack_mode = cc->stack_mode;
+	cfg->sample_bytes = cc->sample_bytes;
+	cfg->sample_interval_ns = cc->max_samples ? 1000000000ULL / cc->max_samples : 0;
+	cfg->map_tracking = cc->mappings;
+	cfg->max_rss_bytes = cc->max_rss;
+	cfg->origin_min_bytes = cc->origin_min;
+	cfg->origin_small_per_sec = COLLECT_ORIGINS_SMALL_PER_SEC;
+	cfg->origin_small_max = COLLECT_ORIGINS_SMALL_MAX;
+	/*
+	 * dwarf samples are 16 KiB each: room for twice the samples the cap lets through
+	 * between two polls (100 ms), 8 MiB without a cap. The ring's pages count twice in
+	 * memphase's RSS (the kernel maps its data area twice), so no more than that.
+	 */
+	if (cc->stack_mode == MP_STACKS_DWARF) {
+		__u64 need = cc->max_samples ? 2 * cc->max_samples / 10 * (MP_STACK_MAX / 1024 + 1)
+					     : 8192;
+		unsigned int want = 1024;
+
+		while (want < need && want < 8192)
+			want *= 2;
+		if (kib < want)
+			kib = want;
+	}
+	err = bpf_map__set_max_entries(skel->maps.events, kib * 1024);
+	/* markers as multi-uprobe links where the kernel has them: one detach per file */
+	if (!err && probes__multi_supported())
+		err = bpf_program__set_expected_attach_type(skel->progs.handle_marker,
+							    PROBES_UPROBE_MULTI);
+	if (!err && probes__multi_supported())
+		err = bpf_program__set_expected_attach_type(skel->progs.handle_marker_ret,
+							    PROBES_UPROBE_MULTI);
+	if (err)
+		fprintf(stderr, "memphase: failed to configure BPF object: %s\n", strerror(-err));
 	return err;
 }

@@ -6,6 +6,26 @@
 #include "model/model.h"
 
 struct memphase_bpf;
+struct phases;
+
+/* What the BPF side is configured with before it is loaded. */
+struct collect_config {
+	int stack_mode;			/* enum mp_stack_mode */
+	__u64 sample_bytes;		/* one stack sample per this much of a thread's growth */
+	__u64 max_samples;		/* per second, all threads (0: no cap) */
+	bool mappings;			/* charge growth to mappings */
+	__u64 max_rss;			/* the guard's RSS limit (0: off) */
+	unsigned int ringbuf_kib;
+	__u64 origin_min;		/* mappings this large get their origin (0: none) */
+};
+
+#define COLLECT_ORIGINS_SMALL_PER_SEC	64	/* origins of smaller mappings: at most */
+#define COLLECT_ORIGINS_SMALL_MAX	4096	/* ... per second, and in all */
+
+/* Fills the read-only config and sizes the ring buffer (after open, before load). -errno
+ * after one line on stderr. */
+int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
+		       const struct collect_config *cc);
 struct stacks;
 
 /* Reads per-phase counters (summed over CPUs), address-space RSS and drop counters. */
@@ -18,6 +38,10 @@ struct strmap;
  */
 struct recorder;
 /* Each mapping offered to the model is recorded too (rec NULL: not). */
+/* The mapping counters cleared before a new pass (origins' growth too). */
+void collect__mappings_clear(struct model *m);
+/* A mapping of the pass tells its origin (id mm->origin, 0: none) its path and growth. */
+void collect__mapping_origin(struct model *m, const struct model_mapping *mm);
 int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
 		      struct recorder *rec);
 /* The path learned for a file (kernel dev_t numbering, inode). 0 or -ENOENT. */
@@ -34,6 +58,13 @@ void collect__learn_paths(struct strmap *paths, __u32 pid);
  * has st (NULL: no stacks) forget their snapshots, so long runs that fork often neither
  * fill the maps nor grow memphase. Returns how many were removed.
  */
+/*
+ * A process ended: the pinned and managed memory it still held went with it. Removes its
+ * entries from the BPF allocation table and frees them in the model, in phase (its phase
+ * at the exit). Returns how many, or -errno.
+ */
+int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase,
+			 struct recorder *rec);
 int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns);
 /*
  * Reads every loaded program's run count and run time (bpf_obj_get_info_by_fd; the

@@ -12,7 +12,9 @@
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
 #include "collect/collector.h"
+#include "collect/nvml.h"
 #include "collect/phases.h"
+#include "collect/presets.h"
 #include "collect/probes.h"
 #include "collect/record.h"
 #include "collect/stacks.h"
@@ -32,6 +34,10 @@ struct collector {
 	const struct phases *phases;
 	struct probes *probes;
 	struct collector_hooks hooks;
+	/* the cause rules' sources, for the recording */
+	const char *preset;
+	const char *const *allocators, *const *cause_files;
+	unsigned int nallocators, ncause_files;
 	struct recorder *rec;		/* --record: every input is written here too */
 	bool replay;			/* fed by collect/replay.c: no BPF, no /proc */
 	struct replay_base *base;	/* replay: the counters where a window opened */
@@ -43,6 +49,7 @@ struct collector {
 	struct unwinder *unwinder;
 	struct stacks *stacks;
 	struct strmap paths;		/* mapping "dev:ino" -> path */
+	struct causerules rules;	/* read at start, moved into the model when it begins */
 	struct oom_ring *growth_ring;	/* recent per-phase growth, for OOM reports */
 	struct timeline *tl;
 	struct sysmem sm;
@@ -51,7 +58,10 @@ struct collector {
 	char exe[PATH_MAX];		/* run: the command, for the marker notice */
 	bool root_exited;
 	bool notice_done;
+	struct nvml *nvml;		/* NULL: no NVML (m->gpu.nvml_why says why) */
+	bool phase_changed;		/* a phase event since the last NVML reading */
 	__u64 last_tick_ns, last_names_ns, last_sysmem_ns;
+	__u64 last_room_ns;		/* room_refresh() */
 };
 
 static void notice(struct collector *c, const char *fmt, ...)
@@ -73,11 +83,12 @@ static void notice(struct collector *c, const char *fmt, ...)
 
 static void markers_count(struct collector *c)
 {
-	unsigned int n = probes__count(c->probes);
+	unsigned int n = probes__count(c->probes), na = probes__alloc_count(c->probes);
 
-	if (n != c->m->markers_attached)
-		recorder__markers(c->rec, n);
+	if (n != c->m->markers_attached || na != c->m->gpu.probes)
+		recorder__markers(c->rec, n, na);
 	c->m->markers_attached = n;
+	c->m->gpu.probes = na;
 }
 
 /* The counters collect__maps() read into the model. */
@@ -162,6 +173,17 @@ static void on_sample(struct collector *c, const void *data, size_t len)
 	free((char *)s.comm);
 }
 
+static void on_origin(struct collector *c, const void *data, size_t len)
+{
+	struct stacks_sample s;
+
+	if (!stacks__resolve(c->stacks, data, len, &s)) {
+		recorder__origin(c->rec, &s);
+		stacks__origin_apply(c->m, &s);
+	}
+	free((char *)s.comm);
+}
+
 /* A mark of the run, recorded. */
 static void mark(struct collector *c, __u64 ts, __u32 kind, __u32 pid, const char *text)
 {
@@ -179,6 +201,8 @@ static void library_mark(struct collector *c, const struct mp_event *e)
 	mark(c, e->ts_ns, HISTORY_LIBRARY, e->pid, path);
 }
 
+static void room_refresh(struct collector *c);
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct collector *c = ctx;
@@ -190,8 +214,24 @@ static int on_event(void *ctx, void *data, size_t len)
 			on_sample(c, data, len);
 		return 0;
 	}
+	if (len >= sizeof(__u32) && e->type == MP_EV_ORIGIN) {
+		if (c->stacks)
+			on_origin(c, data, len);
+		return 0;
+	}
+	if (len >= sizeof(struct mp_alloc_event) &&
+	    (e->type == MP_EV_ALLOC || e->type == MP_EV_FREE)) {
+		recorder__alloc(c->rec, data, sizeof(struct mp_alloc_event));
+		model_gpu__on_event(&c->m->gpu, data);
+		return 0;
+	}
 	if (len < sizeof(*e))
 		return 0;
+	/* a request may end here: its projection wants the room as of now (recorded first) */
+	if (e->type == MP_EV_PHASE && (e->record == MP_REC_REQUEST ||
+	    (e->arg < MP_MAX_PHASES && ((int)e->arg == c->phases->request_phase ||
+					(c->phases->lead_mask & (1U << e->arg))))))
+		room_refresh(c);
 	recorder__event(c->rec, data, sizeof(*e));
 	switch (e->type) {
 	case MP_EV_FORK:
@@ -220,6 +260,11 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (c->stop_on_map)
 			kill(e->pid, SIGCONT);
 		break;
+	case MP_EV_EXIT:
+		/* BPF's open allocations of the process: freed with it (recorded as frees) */
+		if (c->m->gpu.probes)
+			collect__allocs_exit(c->skel, c->m, e->pid, e->old_phase, c->rec);
+		break;
 	case MP_EV_OOM:
 		apply_event(c, e);
 		oom_forensics(c, e);
@@ -230,11 +275,55 @@ static int on_event(void *ctx, void *data, size_t len)
 		if (c->hooks.max_rss)
 			c->hooks.max_rss(c->hooks.ctx, e->pid, comm);
 		return 0;
+	case MP_EV_PHASE:
+		c->phase_changed = true;
+		break;
 	default:
 		break;
 	}
 	apply_event(c, e);
 	return 0;
+}
+
+/* The model's cause rules: built in (data/causes.rules), --causes files, --allocator-frame. */
+static int rules_load(struct causerules *r, const struct collector_opts *o)
+{
+	char err[512];
+	unsigned int i;
+	int ret;
+
+	ret = causerules__parse(r, presets__causes(), "data/causes.rules", err, sizeof(err));
+	for (i = 0; !ret && i < o->ncause_files; i++)
+		ret = causerules__load(r, o->cause_files[i], err, sizeof(err));
+	for (i = 0; !ret && i < o->nallocators; i++)
+		ret = causerules__add_allocator(r, o->allocators[i]);
+	if (!ret)
+		ret = causerules__use_preset(r, o->preset);
+	if (ret)
+		fprintf(stderr, "memphase: failed to read cause rules: %s\n",
+			ret == -ENOMEM ? strerror(ENOMEM) : err);
+	return ret;
+}
+
+static bool observed(void *ctx, __u32 pid)
+{
+	struct model *m = ctx;
+	const struct model_proc *p = model__proc(m, pid, false);
+
+	return p && !p->exited;
+}
+
+/* One NVML reading, for the phase current now. */
+static void nvml_tick(struct collector *c, __u64 now)
+{
+	struct model_gpu_device dev[GPU_MAX_DEVICES];
+	unsigned int n;
+
+	c->phase_changed = false;
+	if (!c->nvml || nvml__read(c->nvml, dev, GPU_MAX_DEVICES, &n, observed, c->m))
+		return;
+	recorder__vram(c->rec, now, c->m->cur_phase, dev, n);
+	model_gpu__reading(&c->m->gpu, c->m->cur_phase, now, dev, n);
 }
 
 struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
@@ -251,12 +340,22 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	c->probes = o->probes;
 	c->hooks = o->hooks;
 	c->rec = o->rec;
+	c->preset = o->preset;
+	c->allocators = o->allocators;
+	c->nallocators = o->nallocators;
+	c->cause_files = o->cause_files;
+	c->ncause_files = o->ncause_files;
 	c->mappings = o->mappings;
 	c->stop_on_map = o->stop_on_map;
 	/* a recording keeps what perf.data needs: report may be asked for it */
 	c->keep_raw = o->stacks && (o->keep_raw || o->rec);
 	c->bpf_stats = o->bpf_stats;
 	strmap__init(&c->paths, strmap__free_ptr);
+	causerules__init(&c->rules);
+	err = rules_load(&c->rules, o);
+	if (err)
+		goto fail;
+	err = -ENOMEM;
 	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
 	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
 	if (!c->growth_ring || !c->tl)
@@ -267,6 +366,7 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 		if (!c->stacks)
 			goto fail;
 	}
+	c->nvml = nvml__open(m->gpu.nvml_why, sizeof(m->gpu.nvml_why));
 	c->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, c, NULL);
 	if (!c->rb) {
 		err = -errno;
@@ -285,22 +385,40 @@ void collector__free(struct collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	nvml__close(c->nvml);
 	stacks__free(c->stacks);
 	unwinder__free(c->unwinder);
 	timeline__free(c->tl);
 	free(c->growth_ring);
 	strmap__free(&c->paths);
 	free(c->base);
+	causerules__free(&c->rules);
 	free(c);
+}
+
+static void record_setup(struct collector *c)
+{
+	recorder__setup(c->rec, c->m, c->preset, c->allocators, c->nallocators, c->cause_files,
+			c->ncause_files);
 }
 
 static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 {
+	char why[sizeof(c->m->gpu.nvml_why)];
 	unsigned int i;
 	int err;
 
+	memcpy(why, c->m->gpu.nvml_why, sizeof(why));
 	model__init(c->m, pid, util__now_ns());
+	c->m->gpu.nvml = c->nvml != NULL;
+	memcpy(c->m->gpu.nvml_why, why, sizeof(why));
 	c->m->profile.keep_raw = c->keep_raw;
+	/* the model owns the rules from now on */
+	c->m->rules = c->rules;
+	causerules__init(&c->rules);
+	model__set_requests(c->m, c->phases->request_phase, c->phases->idle_mask,
+			    c->phases->end_mask, c->phases->lead_mask);
+	c->m->request_by_marker = c->phases->request_marker;
 	for (i = 0; i < c->phases->nphases; i++) {
 		err = model__set_phase_name(c->m, i, c->phases->names[i]);
 		if (err)
@@ -317,6 +435,7 @@ int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], con
 	if (err)
 		return err;
 	recorder__begin(c->rec, c->m, REC_MODE_RUN);
+	record_setup(c);
 	snprintf(c->exe, sizeof(c->exe), "%s", exe);
 	err = probes__scan_file(c->probes, exe, NULL);
 	if (err < 0 && err != -ENOENT) {
@@ -369,6 +488,7 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	if (err)
 		return err;
 	recorder__begin(c->rec, c->m, REC_MODE_ATTACH);
+	record_setup(c);
 	root = model__root(c->m);
 	if (root) {
 		target__comm(pid, root->comm, sizeof(root->comm));
@@ -410,7 +530,7 @@ static void marker_notice(struct collector *c)
 		       c->exe[0] ? utf8__esc_term(p, sizeof(p), c->exe) : "the target");
 	probes__missing_user(c->probes, missing, sizeof(missing));
 	if (missing[0])
-		notice(c, "--phase symbols not found so far: %s", missing);
+		notice(c, "--phase/--request symbols not found so far: %s", missing);
 }
 
 /*
@@ -418,6 +538,45 @@ static void marker_notice(struct collector *c)
  * the cgroup it had, for the report. Stall time since the last reading belongs to the
  * phase the root is in now.
  */
+/* The room before an OOM kill, for the request projection (not after the process ended). */
+static void room_apply(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
+		       __s64 sys)
+{
+	struct model_proc *p = model__proc(c->m, c->m->focus_pid ? c->m->focus_pid :
+					   c->m->root_pid, false);
+
+	if (!p || p->exited || p->oom_killed)
+		return;
+	model__set_room(c->m, cg_known, cg, sys_known, sys);
+}
+
+static void room_note(struct collector *c, const struct sysmem *sm)
+{
+	__s64 cg = 0;
+	bool cg_known = !sysmem__headroom(sm, SYSMEM_CGROUP, &cg);
+
+	room_apply(c, cg_known, cg, sm->have_meminfo, (__s64)sm->mem_available);
+}
+
+/* At a request boundary, at most every COLLECTOR_ROOM_NS: the room read afresh. */
+static void room_refresh(struct collector *c)
+{
+	struct sysmem sm = {};
+	__u64 now = util__now_ns();
+
+	if (now - c->last_room_ns < COLLECTOR_ROOM_NS)
+		return;
+	c->last_room_ns = now;
+	if (!sysmem__read(&sm, NULL, NULL, c->m->root_pid)) {
+		__s64 cg = 0;
+		bool cg_known = !sysmem__headroom(&sm, SYSMEM_CGROUP, &cg);
+
+		recorder__room(c->rec, now, cg_known, cg, sm.have_meminfo,
+			       (__s64)sm.mem_available);
+		room_apply(c, cg_known, cg, sm.have_meminfo, (__s64)sm.mem_available);
+	}
+}
+
 static void apply_sysmem(struct collector *c, struct sysmem sm, __u64 ts)
 {
 	struct sysmem old = c->sm;
@@ -451,6 +610,7 @@ static void apply_sysmem(struct collector *c, struct sysmem sm, __u64 ts)
 		hm.cg_limit = sm.cg_limited ? sm.cg_limit : 0;
 	}
 	model__add_mem(m, &hm);
+	room_note(c, &c->sm);
 }
 
 static void sysmem_tick(struct collector *c)
@@ -493,7 +653,10 @@ int collector__poll(struct collector *c, int timeout_ms)
 			recorder__forgotten(c->rec, c->m);
 		recorder__tick(c->rec, c->m, now);
 		apply_tick(c, now);
+		nvml_tick(c, now);
 		c->last_tick_ns = now;
+	} else if (c->phase_changed) {
+		nvml_tick(c, now);
 	}
 	if (c->mappings && now - c->last_names_ns >= COLLECTOR_NAMES_NS) {
 		collect__mappings(c->skel, c->m, &c->paths, c->rec);
@@ -598,8 +761,8 @@ static void unmatched_markers(struct collector *c)
 
 		if (!probes__unmatched(c->probes, i, why, sizeof(why)))
 			continue;
-		model__add_unmatched(c->m, c->phases->names[mk->phase], mk->binary,
-				     mk->symbol, why);
+		model__add_unmatched(c->m, mk->request ? "" : c->phases->names[mk->phase],
+				     mk->binary, mk->symbol, why);
 		if (c->m->nunmatched)
 			recorder__unmatched(c->rec, &c->m->unmatched[c->m->nunmatched - 1]);
 	}
@@ -619,6 +782,7 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 		collect__mappings(c->skel, m, &c->paths, c->rec);
 	if (c->stacks && !stacks__finish(c->stacks, m))
 		recorder__profile(c->rec, &m->profile);
+	nvml_tick(c, end);
 	if (c->bpf_stats) {
 		collect__bpf_stats(c->skel, m);
 		recorder__bpf_stats(c->rec, &m->bpf_stats);
@@ -691,6 +855,66 @@ int collector__replay_sample(struct collector *c, const struct stacks_sample *s)
 	return stacks__apply(c->m, s);
 }
 
+int collector__replay_origin(struct collector *c, const struct stacks_sample *s)
+{
+	return stacks__origin_apply(c->m, s);
+}
+
+void collector__replay_alloc(struct collector *c, const struct mp_alloc_event *e)
+{
+	model_gpu__on_event(&c->m->gpu, e);
+}
+
+void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
+			    __s64 sys)
+{
+	room_apply(c, cg_known, cg, sys_known, sys);
+}
+
+void collector__replay_vram(struct collector *c, __u64 ts_ns, __u32 phase,
+			    const struct model_gpu_device *dev, unsigned int n)
+{
+	model_gpu__reading(&c->m->gpu, phase, ts_ns, dev, n);
+}
+
+void collector__replay_nvml(struct collector *c, bool loaded, const char *why)
+{
+	c->m->gpu.nvml = loaded;
+	snprintf(c->m->gpu.nvml_why, sizeof(c->m->gpu.nvml_why), "%s", why);
+}
+
+void collector__replay_alloc_probes(struct collector *c, unsigned int n)
+{
+	c->m->gpu.probes = n;
+}
+
+int collector__replay_setup(struct collector *c, int request_phase, __u32 idle, __u32 end,
+			    __u32 lead, bool by_marker, const char *preset,
+			    const char *const *allocators, unsigned int nallocators,
+			    const char *const *names, const char *const *texts, unsigned int nfiles)
+{
+	struct causerules *r = &c->m->rules;
+	char err[512];
+	unsigned int i;
+	int ret;
+
+	model__set_requests(c->m, request_phase, idle, end, lead);
+	c->m->request_by_marker = by_marker;
+	causerules__free(r);
+	causerules__init(r);
+	ret = causerules__parse(r, presets__causes(), "data/causes.rules", err, sizeof(err));
+	for (i = 0; !ret && i < nfiles; i++)
+		ret = causerules__parse(r, texts[i], names[i], err, sizeof(err));
+	for (i = 0; !ret && i < nallocators; i++)
+		ret = causerules__add_allocator(r, allocators[i]);
+	if (!ret)
+		ret = causerules__use_preset(r, preset[0] ? preset : NULL);
+	if (ret)
+		fprintf(stderr, "memphase: the recording's cause rules: %s\n",
+			ret == -ENOMEM ? strerror(ENOMEM) : err);
+	return ret;
+}
+
 void collector__replay_stats(struct collector *c, unsigned int id,
 			     const struct mp_phase_stats *st)
 {
@@ -703,7 +927,7 @@ void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR
 	model__set_rss(c->m, pid, rss, peak, peak_total);
 }
 
-void collector__replay_drops(struct collector *c, const __u64 d[6])
+void collector__replay_drops(struct collector *c, const __u64 *d)
 {
 	c->m->lost_kernel = d[0];
 	c->m->lost_stacks = d[1];
@@ -711,6 +935,12 @@ void collector__replay_drops(struct collector *c, const __u64 d[6])
 	c->m->vma_busy = d[3];
 	c->m->mappings_full = d[4];
 	c->m->stacks_capped = d[5];
+	c->m->vma_deferred = d[6];
+	c->m->origins_lost = d[7];
+	c->m->origins_capped = d[8];
+	c->m->origins_same = d[9];
+	c->m->gpu.allocs_full = d[10];
+	c->m->gpu.unread = d[11];
 }
 
 void collector__replay_tick(struct collector *c, __u64 now_ns)
@@ -728,12 +958,13 @@ void collector__replay_forget(struct collector *c, __u32 pid)
 
 void collector__replay_mappings_clear(struct collector *c)
 {
-	model__clear_mappings(c->m);
+	collect__mappings_clear(c->m);
 }
 
 void collector__replay_mapping(struct collector *c, unsigned int phase,
 			       const struct model_mapping *mm)
 {
+	collect__mapping_origin(c->m, mm);
 	model__offer_mapping(c->m, phase, mm);
 }
 

@@ -27,6 +27,7 @@ struct collector;
 #define COLLECTOR_TICK_NS	100000000ULL	/* counters, reaping, OOM ring, timeline */
 #define COLLECTOR_NAMES_NS	1000000000ULL	/* mapping names (their process must live) */
 #define COLLECTOR_SYSMEM_NS	500000000ULL	/* MemAvailable, cgroup, PSI */
+#define COLLECTOR_ROOM_NS	50000000ULL	/* the room, at request boundaries */
 #define COLLECTOR_TIMELINE_CAP	4096		/* RSS history samples (thinned, whole run) */
 #define COLLECTOR_RATE_WINDOW_S	5.0		/* the timeline's growth-rate window */
 
@@ -48,6 +49,12 @@ struct collector_opts {
 	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
 	bool bpf_stats;			/* read the programs' run-time statistics at the end */
 	struct recorder *rec;		/* --record: every input written here too (or NULL) */
+	/* cause rules: the built-in data/causes.rules for this preset, plus these files */
+	const char *preset;		/* NULL: none */
+	const char *const *cause_files;
+	unsigned int ncause_files;
+	const char *const *allocators;	/* more allocator frame patterns */
+	unsigned int nallocators;
 	struct collector_hooks hooks;
 };
 
@@ -108,11 +115,25 @@ int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns,
 void collector__replay_started(struct collector *c, __u64 ts_ns);
 void collector__replay_event(struct collector *c, const struct mp_event *e);
 int collector__replay_sample(struct collector *c, const struct stacks_sample *s);
+int collector__replay_origin(struct collector *c, const struct stacks_sample *s);
+void collector__replay_alloc(struct collector *c, const struct mp_alloc_event *e);
+void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
+			    __s64 sys);
+void collector__replay_vram(struct collector *c, __u64 ts_ns, __u32 phase,
+			    const struct model_gpu_device *dev, unsigned int n);
+void collector__replay_alloc_probes(struct collector *c, unsigned int n);
+void collector__replay_nvml(struct collector *c, bool loaded, const char *why);
+/* Requests' phases and the cause rules (built in, the preset's, the run's files' text). */
+int collector__replay_setup(struct collector *c, int request_phase, __u32 idle, __u32 end,
+			    __u32 lead, bool by_marker, const char *preset,
+			    const char *const *allocators, unsigned int nallocators,
+			    const char *const *names, const char *const *texts, unsigned int nfiles);
 void collector__replay_stats(struct collector *c, unsigned int id,
 			     const struct mp_phase_stats *st);
 void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR_CLASSES],
 			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
-void collector__replay_drops(struct collector *c, const __u64 d[6]);
+/* d: REC_DROPS_N counters, in the order of collect/record.h */
+void collector__replay_drops(struct collector *c, const __u64 *d);
 void collector__replay_tick(struct collector *c, __u64 now_ns);
 void collector__replay_forget(struct collector *c, __u32 pid);
 void collector__replay_mappings_clear(struct collector *c);

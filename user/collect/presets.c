@@ -15,14 +15,55 @@
 /*
  * From llama.cpp's include/llama.h (current and legacy names).
  *
- * llama_decode(struct llama_context *ctx, struct llama_batch batch) is split by its batch:
- * more than one token is prompt eval, one token is generation. struct llama_batch (56 bytes)
- * is passed by value, so on x86-64 it is on the stack: at function entry its first field,
- * int32_t n_tokens, is at sp + 8 (sp + 0 holds the return address).
+ * llama_decode(struct llama_context *ctx, struct llama_batch batch) is split by its batch.
+ * struct llama_batch (56 bytes: int32_t n_tokens, then the pointers token, embd, pos,
+ * n_seq_id, seq_id, logits) is passed by value, so on x86-64 it is on the stack: at function
+ * entry n_tokens is at sp + 8 (sp + 0 holds the return address) and int8_t *logits at
+ * sp + 8 + 48. logits[i] != 0 asks for token i's output: a generating slot asks for each of
+ * its tokens, a prompt only for its last one. So, over the first n_tokens - 1 flags: all set
+ * is generation (one token per slot, also under --parallel), none a prompt, some a batch
+ * that joins prompt chunks and generation tokens (continuous batching: "mixed"). Without
+ * logits (llama_batch_get_one) more than one token is prompt eval, one token generation.
+ * The decode's n_tokens is recorded (tokens per request).
  */
 static const struct preset_rule llama_decode_batch = {
 	.src = MP_SRC_STACK, .at = 8, .width = 4, .is_signed = true,
 	.op = MP_OP_GT, .value = 1, .then_phase = "prompt", .else_phase = "generate",
+	.arr_at = 8 + 48, .arr_trim = 1,
+	.all_phase = "generate", .none_phase = "prompt", .mixed_phase = "mixed",
+	.record = MP_REC_TOKENS,
+};
+
+/*
+ * llama_set_warmup(ctx, bool warmup): common_init_from_params() brackets its start-up decode
+ * with true ... false. bool: only the low byte of the register is defined.
+ */
+static const struct preset_rule llama_warmup = {
+	.src = MP_SRC_ARG, .at = 2, .width = 4,
+	.op = MP_OP_BITS, .value = 0xff, .then_phase = "warmup", .else_phase = "host",
+};
+
+/*
+ * llama_init_from_model(model, struct llama_context_params params): params (over 16 bytes)
+ * is passed by value on the stack; its first field, uint32_t n_ctx, is at sp + 8. Recorded
+ * as the context size (0 means the model's training context).
+ */
+static const struct preset_rule llama_ctx_params = {
+	.src = MP_SRC_STACK, .at = 8, .width = 4,
+	.op = MP_OP_EQ, .value = 0, .then_phase = "context", .record = MP_REC_CTX,
+};
+
+/*
+ * llama_free(ctx) or llama_model_free(model) before any decode ran frees a context or model
+ * that only measured memory: the --fit probe of llama-server and llama-cli. It is
+ * "fit-probe", not the run's end. (The probe's load and context show as load and context:
+ * that they were a probe is known only at this free.)
+ */
+static const char *const llama_decode_phases[] = { "warmup", "prompt", "generate", "mixed", NULL };
+static const struct preset_rule llama_free_probe = {
+	.src = MP_SRC_ARG, .at = 1, .width = 8,
+	.op = MP_OP_EQ, .value = 0, .then_phase = "teardown",
+	.guard_unseen = llama_decode_phases, .guard_phase = "fit-probe",
 };
 
 /*
@@ -42,8 +83,18 @@ static const struct preset_rule llama_state_data_ext = {
 };
 
 static const char *const llama_phases[] = {
-	"load", "context", "prompt", "generate", "state", "checkpoint", "teardown", NULL,
+	"load", "context", "fit-probe", "warmup", "tokenize", "prompt", "generate", "mixed",
+	"host", "state", "checkpoint", "teardown", NULL,
 };
+
+/* Warm-up decodes stay warmup until llama_set_warmup(ctx, false). */
+static const char *const llama_sticky[] = { "warmup", NULL };
+/* Between engine calls and tokenizing: a request's pass through prompt goes on. */
+static const char *const llama_idle[] = { "host", "tokenize", "prompt", NULL };
+/* Tokenizing the prompt (the last tokenize before it) is the request's own start. */
+static const char *const llama_lead[] = { "tokenize", NULL };
+/* The frees at the end are not a request's. */
+static const char *const llama_request_end[] = { "teardown", "fit-probe", NULL };
 
 /*
  * The state phase begins at the size call: the destination buffer is allocated and
@@ -54,9 +105,14 @@ static const struct preset_marker llama_markers[] = {
 	{ .phase = "load", .symbol = "llama_model_load_from_file" },
 	{ .phase = "load", .symbol = "llama_model_load_from_splits" },
 	{ .phase = "load", .symbol = "llama_load_model_from_file" },
-	{ .phase = "context", .symbol = "llama_init_from_model" },
-	{ .phase = "context", .symbol = "llama_new_context_with_model" },
-	{ .phase = "prompt", .symbol = "llama_decode", .rule = &llama_decode_batch },
+	{ .phase = "context", .symbol = "llama_init_from_model", .rule = &llama_ctx_params },
+	{ .phase = "context", .symbol = "llama_new_context_with_model",
+	  .rule = &llama_ctx_params },
+	{ .phase = "warmup", .symbol = "llama_set_warmup", .rule = &llama_warmup },
+	{ .phase = "tokenize", .symbol = "llama_tokenize", .ret_phase = "host" },
+	{ .phase = "tokenize", .symbol = "llama_detokenize", .ret_phase = "host" },
+	{ .phase = "prompt", .symbol = "llama_decode", .rule = &llama_decode_batch,
+	  .ret_phase = "host" },
 	{ .phase = "state", .symbol = "llama_state_get_size" },
 	{ .phase = "state", .symbol = "llama_state_get_data" },
 	{ .phase = "state", .symbol = "llama_state_save_file" },
@@ -67,9 +123,9 @@ static const struct preset_marker llama_markers[] = {
 	{ .phase = "state", .symbol = "llama_state_seq_get_data_ext",
 	  .rule = &llama_state_data_ext },
 	{ .phase = "state", .symbol = "llama_state_seq_save_file" },
-	{ .phase = "teardown", .symbol = "llama_free" },
-	{ .phase = "teardown", .symbol = "llama_model_free" },
-	{ .phase = "teardown", .symbol = "llama_free_model" },
+	{ .phase = "teardown", .symbol = "llama_free", .rule = &llama_free_probe },
+	{ .phase = "teardown", .symbol = "llama_model_free", .rule = &llama_free_probe },
+	{ .phase = "teardown", .symbol = "llama_free_model", .rule = &llama_free_probe },
 	{},
 };
 
@@ -78,6 +134,11 @@ static const struct preset llama = {
 	.description = "llama.cpp: the exported libllama API (include/llama.h)",
 	.phases = llama_phases,
 	.markers = llama_markers,
+	.sticky = llama_sticky,
+	.request_phase = "prompt",
+	.idle = llama_idle,
+	.request_end = llama_request_end,
+	.request_lead = llama_lead,
 };
 
 /* ---- the list ---- */
@@ -121,6 +182,7 @@ void presets__rule_str(const struct preset_rule *r, const char *marker_phase, ch
 {
 	const char *op = r->op < MP_NR_OPS ? op_str[r->op] : "?";
 	char where[32], value[32];
+	size_t n, i;
 
 	if (r->src == MP_SRC_STACK)
 		snprintf(where, sizeof(where), "sp+%u", r->at);
@@ -132,9 +194,21 @@ void presets__rule_str(const struct preset_rule *r, const char *marker_phase, ch
 		snprintf(value, sizeof(value), "%" PRId64, (int64_t)r->value);
 	else
 		snprintf(value, sizeof(value), "%" PRIu64, (uint64_t)r->value);
-	snprintf(buf, len, "%sint%u at %s %s %s ? %s : %s", r->is_signed ? "" : "u",
-		 r->width * 8, where, op, value, r->then_phase ? r->then_phase : "?",
-		 r->else_phase ? r->else_phase : marker_phase);
+	n = snprintf(buf, len, "%sint%u at %s %s %s ? %s : %s", r->is_signed ? "" : "u",
+		     r->width * 8, where, op, value, r->then_phase ? r->then_phase : "?",
+		     r->else_phase ? r->else_phase : marker_phase);
+	if (r->arr_at && n < len)
+		n += snprintf(buf + n, len - n, "; with bytes at *(sp+%u), first n-%u: all set ? %s"
+			      " : none ? %s : %s", r->arr_at, r->arr_trim, r->all_phase,
+			      r->none_phase, r->mixed_phase);
+	for (i = 0; r->guard_unseen && r->guard_unseen[i] && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s%s", i ? "/" : "; before any ",
+			      r->guard_unseen[i]);
+	if (r->guard_unseen && n < len)
+		n += snprintf(buf + n, len - n, ": %s", r->guard_phase);
+	if (r->record && n < len)
+		snprintf(buf + n, len - n, "; records %s",
+			 r->record == MP_REC_CTX ? "n_ctx" : "tokens");
 }
 
 void presets__fprint(FILE *f)
@@ -142,7 +216,7 @@ void presets__fprint(FILE *f)
 	const struct preset_marker *mk;
 	const struct preset *p;
 	unsigned int i, j;
-	char rule[160];
+	char rule[320];
 
 	for (i = 0; (p = presets[i]); i++) {
 		fprintf(f, "%s%s: %s\n  phases: startup", i ? "\n" : "", p->name, p->description);
@@ -156,6 +230,8 @@ void presets__fprint(FILE *f)
 				presets__rule_str(mk->rule, mk->phase, rule, sizeof(rule));
 				fprintf(f, "  (%s)", rule);
 			}
+			if (mk->ret_phase)
+				fprintf(f, "  (its return: %s)", mk->ret_phase);
 			fputc('\n', f);
 		}
 	}
@@ -189,6 +265,7 @@ static int check_rule(const struct preset *p, const struct preset_marker *mk, ch
 		      size_t errlen)
 {
 	const struct preset_rule *r = mk->rule;
+	unsigned int i;
 
 	if (r->src == MP_SRC_ARG && (r->at < 1 || r->at > 6))
 		return check_err(err, errlen, "%s: %s: argument %u is not 1..6", p->name,
@@ -208,6 +285,21 @@ static int check_rule(const struct preset *p, const struct preset_marker *mk, ch
 	if (r->else_phase && !has_phase(p, r->else_phase))
 		return check_err(err, errlen, "%s: %s: rule phase '%s' is not in the preset",
 				 p->name, mk->symbol, r->else_phase);
+	if (r->arr_at && (!has_phase(p, r->all_phase) || !has_phase(p, r->none_phase) ||
+			  !has_phase(p, r->mixed_phase) || r->arr_at % 8))
+		return check_err(err, errlen, "%s: %s: array rule needs an 8-byte aligned "
+				 "offset and all/none/mixed phases of the preset", p->name,
+				 mk->symbol);
+	if (r->guard_unseen && (!has_phase(p, r->guard_phase) || !r->guard_unseen[0]))
+		return check_err(err, errlen, "%s: %s: guard needs phases and a phase of the "
+				 "preset", p->name, mk->symbol);
+	for (i = 0; r->guard_unseen && r->guard_unseen[i]; i++)
+		if (!has_phase(p, r->guard_unseen[i]))
+			return check_err(err, errlen, "%s: %s: guard phase '%s' is not in the "
+					 "preset", p->name, mk->symbol, r->guard_unseen[i]);
+	if (r->record > MP_REC_CTX)
+		return check_err(err, errlen, "%s: %s: bad record %u", p->name, mk->symbol,
+				 r->record);
 	return 0;
 }
 
@@ -245,6 +337,9 @@ int presets__check(const struct preset *p, char *err, size_t errlen)
 		    (mk->binary && (!mk->binary[0] || strlen(mk->binary) >= PHASE_BIN_MAX)))
 			return check_err(err, errlen, "%s: bad symbol or binary '%s'", p->name,
 					 mk->symbol);
+		if (mk->ret_phase && !has_phase(p, mk->ret_phase))
+			return check_err(err, errlen, "%s: %s: return phase '%s' is not in the "
+					 "preset", p->name, mk->symbol, mk->ret_phase);
 		if (!mk->rule)
 			continue;
 		e = check_rule(p, mk, err, errlen);

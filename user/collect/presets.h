@@ -30,6 +30,16 @@ struct preset_rule {
 	__u64 value;			/* a negative signed value: (__u64)-n */
 	const char *then_phase;
 	const char *else_phase;
+	/* optional array count (struct mp_rule): arr_at 0 = none */
+	__u32 arr_at;
+	__u32 arr_trim;
+	const char *all_phase;		/* every counted byte non-zero */
+	const char *none_phase;		/* none */
+	const char *mixed_phase;	/* some */
+	/* optional guard: before the target has entered any of these, enter guard_phase */
+	const char *const *guard_unseen;	/* NULL-terminated phase names */
+	const char *guard_phase;
+	__u32 record;			/* enum mp_record: what the value is */
 };
 
 struct preset_marker {
@@ -37,6 +47,7 @@ struct preset_marker {
 	const char *symbol;		/* NULL ends the table */
 	const char *binary;		/* NULL: any file (else as --phase's BINARY) */
 	const struct preset_rule *rule;	/* NULL: a call always enters `phase` */
+	const char *ret_phase;		/* non-NULL: its return enters this phase */
 };
 
 struct preset {
@@ -44,6 +55,13 @@ struct preset {
 	const char *description;	/* one line */
 	const char *const *phases;	/* in their natural order, NULL-terminated */
 	const struct preset_marker *markers;
+	/* phases that only a marker of the same phase leaves (NULL-terminated, may be NULL) */
+	const char *const *sticky;
+	const char *request_phase;	/* a request starts here (NULL: none) */
+	const char *const *idle;	/* phases that do not end a request's pass (may be NULL) */
+	const char *const *request_end;	/* phases that end the open request (may be NULL) */
+	/* phases whose last entry before the request phase starts the request (may be NULL) */
+	const char *const *request_lead;
 };
 
 /* The built-in presets, NULL-terminated. */
@@ -58,6 +76,8 @@ void presets__fprint(FILE *f);
 /* "int32 at sp+8 > 1 ? prompt : generate" (marker_phase stands for a NULL else_phase). */
 void presets__rule_str(const struct preset_rule *r, const char *marker_phase, char *buf,
 		       size_t len);
+/* The built-in cause rules: data/causes.rules, as text (collect/causes_data.c). */
+const char *presets__causes(void);
 /* 0 if a preset is well formed, else -EINVAL with why in err. */
 int presets__check(const struct preset *p, char *err, size_t errlen);
 

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Phase markers -> uprobes, file by file as the target maps them. */
+/*
+ * Phase markers -> uprobes, file by file as the target maps them. Where the kernel has
+ * multi-uprobe links (6.6+), a file's markers are one link: detaching it waits for the
+ * uprobes' RCU grace period once instead of once per uprobe (about 100 ms each here).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "lib/elfsym.h"
 #include "collect/probes.h"
@@ -23,26 +30,112 @@ struct file_id {
 
 struct probes {
 	struct bpf_program *prog;
+	struct bpf_program *ret_prog;	/* return probes of markers with a ret_phase */
 	const struct phases *ph;
 	int verbose;
 	unsigned int nfiles;
 	struct file_id files[PROBES_MAX_FILES];
+	bool multi;			/* the program attaches as multi-uprobe links */
 	unsigned int nlinks;
 	struct bpf_link *links[PROBES_MAX_LINKS];
+	unsigned int nfds;
+	int fds[2 * PROBES_MAX_FILES];	/* multi-uprobe links, entry and return per file */
+	unsigned int nprobes;
 	bool user_found[PHASES_MAX_MARKERS];
 	bool user_matched[PHASES_MAX_MARKERS];	/* a scanned file matched its binary */
+	/* the second kind: allocation probes (entry, and return for allocations) */
+	struct bpf_program *alloc_entry, *alloc_return;
+	const struct alloc_sym *allocs;
+	unsigned int nallocs;
+	unsigned int nalloc_links;		/* allocation functions probed */
+	unsigned int nalloc_rets;		/* ... of which also at return */
 };
 
-struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose)
+struct probes *probes__new(struct bpf_program *prog, struct bpf_program *ret_prog,
+			   const struct phases *ph, int verbose)
 {
 	struct probes *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->prog = prog;
+	p->ret_prog = ret_prog;
 	p->ph = ph;
 	p->verbose = verbose;
+	p->multi = bpf_program__expected_attach_type(prog) == PROBES_UPROBE_MULTI;
 	return p;
+}
+
+/* BPF_LINK_CREATE's uprobe_multi member, as in the kernel's uapi since 6.6 */
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* One link for n uprobes in path: its fd, or -errno. */
+static int uprobe_multi_attach(int prog_fd, const char *path, const __u64 *offsets,
+			       const __u64 *cookies, unsigned int n, bool ret)
+{
+	struct uprobe_multi_attr a = {
+		.prog_fd = prog_fd,
+		.multi_flags = ret ? 1 : 0,	/* BPF_F_UPROBE_MULTI_RETURN */
+		.attach_type = PROBES_UPROBE_MULTI,
+		.path = (__u64)(uintptr_t)path,
+		.offsets = (__u64)(uintptr_t)offsets,
+		.cookies = (__u64)(uintptr_t)cookies,
+		.cnt = n,
+	};
+	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+
+	return fd < 0 ? -errno : fd;
+}
+
+bool probes__multi_supported(void)
+{
+	static int supported = -1;
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = PROBES_UPROBE_MULTI);
+	__u64 off = 0, cookie = 0;
+	int fd, link;
+
+	if (supported >= 0)
+		return supported;
+	/* a kernel without them refuses the attach type at load, or the link */
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &o);
+	if (fd < 0) {
+		supported = 0;
+		return false;
+	}
+	/* offset 0 of a file that exists: accepted (and detached at once) or refused for the
+	 * offset, never EINVAL or ENOTSUPP (524) for the attach type where they exist */
+	link = uprobe_multi_attach(fd, "/proc/self/exe", &off, &cookie, 1, false);
+	supported = link >= 0 || (link != -EINVAL && link != -EOPNOTSUPP && link != -524);
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return supported;
+}
+
+void probes__set_allocs(struct probes *p, struct bpf_program *entry, struct bpf_program *ret,
+			const struct alloc_sym *syms, unsigned int n)
+{
+	p->alloc_entry = entry;
+	p->alloc_return = ret;
+	p->allocs = syms;
+	p->nallocs = n < MP_MAX_ALLOC_RULES ? n : MP_MAX_ALLOC_RULES;
 }
 
 void probes__free(struct probes *p)
@@ -53,6 +146,8 @@ void probes__free(struct probes *p)
 		return;
 	for (i = 0; i < p->nlinks; i++)
 		bpf_link__destroy(p->links[i]);
+	for (i = 0; i < p->nfds; i++)
+		close(p->fds[i]);
 	free(p);
 }
 
@@ -86,14 +181,112 @@ static bool shared_widely(const char *path)
 	return false;
 }
 
+/* one uprobe per offset (no multi-uprobe links): 0 or -errno */
+static int attach_single(struct probes *p, struct bpf_program *prog, const char *path,
+			 const __u64 *offs, const __u64 *cookies, unsigned int n, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
+	struct bpf_link *link;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (p->nlinks == PROBES_MAX_LINKS)
+			return -E2BIG;
+		opts.bpf_cookie = cookies[i];
+		link = bpf_program__attach_uprobe_opts(prog, -1, path, offs[i], &opts);
+		if (!link)
+			return -errno;
+		p->links[p->nlinks++] = link;
+	}
+	return 0;
+}
+
+static struct bpf_link *attach_one(struct probes *p, struct bpf_program *prog, const char *path,
+				   __u64 off, __u64 cookie, bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = ret);
+	struct bpf_link *link;
+
+	if (p->nlinks == PROBES_MAX_LINKS) {
+		errno = E2BIG;
+		return NULL;
+	}
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, off, &opts);
+	if (link)
+		p->links[p->nlinks++] = link;
+	return link;
+}
+
+/*
+ * The allocation functions in one file: an entry probe each, and a return probe for
+ * allocations (the pointer and the status are known at return). Returns how many
+ * functions were probed.
+ */
+static int scan_allocs(struct probes *p, struct elfsym *es, const char *name, const char *path)
+{
+	char esc[PATH_MAX];
+	unsigned int i;
+	int n = 0, err;
+	bool ok;
+
+	for (i = 0; i < p->nallocs && p->alloc_entry; i++) {
+		const struct alloc_sym *a = &p->allocs[i];
+		__u64 off;
+
+		if (elfsym__lookup(es, a->symbol, &off))
+			continue;
+		ok = attach_one(p, p->alloc_entry, path, off, i, false) != NULL;
+		if (ok && a->rule.op == MP_AOP_ALLOC &&
+		    !attach_one(p, p->alloc_return, path, off, i, true)) {
+			/* an entry without its return would leave the thread's call open */
+			err = errno;
+			bpf_link__destroy(p->links[--p->nlinks]);
+			errno = err;
+			ok = false;
+		}
+		if (!ok) {
+			fprintf(stderr, "memphase: failed to attach uprobe %s:%s: %s\n",
+				utf8__esc_term(esc, sizeof(esc), name), a->symbol,
+				strerror(errno));
+			continue;
+		}
+		if (p->verbose)
+			fprintf(stderr, "memphase: allocation probe %s:%s (+%#" PRIx64 ")\n",
+				utf8__esc_term(esc, sizeof(esc), name), a->symbol, (uint64_t)off);
+		p->nalloc_links++;
+		p->nalloc_rets += a->rule.op == MP_AOP_ALLOC;
+		n++;
+	}
+	return n;
+}
+
+/* a file's entry (or return) probes: one multi-uprobe link, or one uprobe each; -errno */
+static int attach_markers(struct probes *p, struct bpf_program *prog, const char *path,
+			  const __u64 *offs, const __u64 *cookies, unsigned int n, bool ret)
+{
+	int fd;
+
+	if (!p->multi)
+		return attach_single(p, prog, path, offs, cookies, n, ret);
+	if (p->nfds == 2 * PROBES_MAX_FILES)
+		return -E2BIG;
+	fd = uprobe_multi_attach(bpf_program__fd(prog), path, offs, cookies, n, ret);
+	if (fd < 0)
+		return fd;
+	p->fds[p->nfds++] = fd;
+	return 0;
+}
+
 int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 {
 	const char *path = open_path ? open_path : name;
 	char esc[PATH_MAX], what[2 * PHASE_NAME_MAX];
+	__u64 offs[PHASES_MAX_MARKERS], cookies[PHASES_MAX_MARKERS];
+	__u64 roffs[PHASES_MAX_MARKERS], rcookies[PHASES_MAX_MARKERS];
+	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0, nr = 0;
 	struct elfsym *es = NULL;
 	struct stat st;
-	unsigned int i;
-	int n = 0, err;
+	int err;
 
 	if (stat(path, &st))
 		return -errno;
@@ -106,44 +299,48 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		return -errno;
 	for (i = 0; i < p->ph->nmarkers; i++) {
 		const struct marker *mk = &p->ph->markers[i];
-		LIBBPF_OPTS(bpf_uprobe_opts, opts);
-		struct bpf_link *link;
-		__u64 off;
 
 		if (!phases__marker_matches(mk, name))
 			continue;
 		p->user_matched[i] |= mk->user;
-		if (elfsym__lookup(es, mk->symbol, &off))
+		if (elfsym__lookup(es, mk->symbol, &offs[n]))
 			continue;
-		if (p->nlinks == PROBES_MAX_LINKS) {
-			err = -E2BIG;
-			goto cleanup;
+		cookies[n] = phases__cookie(mk);
+		if (mk->ret_phase >= 0 && p->ret_prog) {
+			roffs[nr] = offs[n];
+			rcookies[nr++] = phases__ret_cookie(mk);
 		}
-		opts.bpf_cookie = phases__cookie(mk);
-		link = bpf_program__attach_uprobe_opts(p->prog, -1, path, off, &opts);
-		if (!link) {
-			err = -errno;
-			fprintf(stderr, "memphase: failed to attach uprobe %s:%s: %s\n",
-				utf8__esc_term(esc, sizeof(esc), name), mk->symbol, strerror(-err));
-			continue;
-		}
-		p->links[p->nlinks++] = link;
+		idx[n++] = i;
+	}
+	/* the allocation functions (pinned host memory) in the same file */
+	scan_allocs(p, es, name, path);
+	elfsym__close(es);
+	if (!n)
+		return 0;
+	err = attach_markers(p, p->prog, path, offs, cookies, n, false);
+	if (!err && nr)
+		err = attach_markers(p, p->ret_prog, path, roffs, rcookies, nr, true);
+	if (err) {
+		fprintf(stderr, "memphase: failed to attach uprobes in %s: %s\n",
+			utf8__esc_term(esc, sizeof(esc), name), strerror(-err));
+		return err;
+	}
+	for (i = 0; i < n; i++) {
+		const struct marker *mk = &p->ph->markers[idx[i]];
+
 		if (mk->user && shared_widely(name))
 			fprintf(stderr, "memphase: marker %s is in %s: every process that maps it "
 					"takes a uprobe trap on each call, not only the target\n",
 				mk->symbol, utf8__esc_term(esc, sizeof(esc), name));
 		if (mk->user)
-			p->user_found[i] = true;
+			p->user_found[idx[i]] = true;
 		if (p->verbose)
 			fprintf(stderr, "memphase: marker %s:%s (+%#" PRIx64 ") -> phase %s\n",
-				utf8__esc_term(esc, sizeof(esc), name), mk->symbol, (uint64_t)off,
-				phases__marker_str(p->ph, mk, what, sizeof(what)));
-		n++;
+				utf8__esc_term(esc, sizeof(esc), name), mk->symbol,
+				(uint64_t)offs[i], phases__marker_str(p->ph, mk, what, sizeof(what)));
 	}
-	err = n;
-cleanup:
-	elfsym__close(es);
-	return err;
+	p->nprobes += n;
+	return n;
 }
 
 static int scan_entry(struct probes *p, pid_t pid, const struct procmaps_entry *e)
@@ -200,7 +397,12 @@ int probes__scan_pid(struct probes *p, pid_t pid)
 
 unsigned int probes__count(const struct probes *p)
 {
-	return p->nlinks;
+	return p->nprobes;
+}
+
+unsigned int probes__alloc_count(const struct probes *p)
+{
+	return p->nalloc_links;
 }
 
 

@@ -3,16 +3,35 @@
 #ifndef __MP_PROBES_H
 #define __MP_PROBES_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include "collect/cuda.h"
 #include "collect/phases.h"
 
 struct bpf_program;
+
+/* not in this libbpf's (1.1) or the uapi headers' (6.1) enum bpf_attach_type */
+#define PROBES_UPROBE_MULTI	48	/* BPF_TRACE_UPROBE_MULTI */
 struct probes;
 
+/*
+ * Does the kernel have multi-uprobe links? Then the marker program is loaded for them
+ * (bpf_program__set_expected_attach_type before load) and each file's markers are one link.
+ */
+bool probes__multi_supported(void);
 /* prog: the marker program (one program, the cookie tells the phase). */
-struct probes *probes__new(struct bpf_program *prog, const struct phases *ph, int verbose);
+/* ret_prog: the program of markers' return probes (ret_phase), may be NULL */
+struct probes *probes__new(struct bpf_program *prog, struct bpf_program *ret_prog,
+			   const struct phases *ph, int verbose);
 void probes__free(struct probes *p);	/* detaches; NULL-safe */
+/*
+ * The second kind of probe: allocation functions (syms[i]'s cookie is i, the index of its
+ * rule in cfg.allocs), attached with an entry program, and for allocations also a return
+ * program, in every file scanned from now on.
+ */
+void probes__set_allocs(struct probes *p, struct bpf_program *entry, struct bpf_program *ret,
+			const struct alloc_sym *syms, unsigned int n);
 
 /*
  * Looks up every marker in one file and attaches uprobes (all pids: the BPF side
@@ -27,8 +46,10 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 int probes__scan_mapping(struct probes *p, pid_t pid, __u64 addr);
 /* Every file-backed executable mapping of a running process (attach mode). */
 int probes__scan_pid(struct probes *p, pid_t pid);
-/* Probes attached so far. */
+/* Marker probes attached so far. */
 unsigned int probes__count(const struct probes *p);
+/* Allocation functions probed so far. */
+unsigned int probes__alloc_count(const struct probes *p);
 /* Names of user markers never found in any scanned file (for a warning); "a, b". */
 void probes__missing_user(const struct probes *p, char *buf, size_t len);
 /* 1 when marker i (of the phases) is a user marker that never attached, with why, else 0. */

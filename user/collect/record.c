@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The recording: the collector's inputs as typed records (see record.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -30,8 +31,9 @@ struct recorder {
 	/* what was recorded last, to record only changes */
 	struct mp_phase_stats stats[MP_MAX_PHASES];
 	struct shadow_proc procs[MODEL_MAX_PROCS];
-	__u64 drops[6];
+	__u64 drops[REC_DROPS_N];
 	struct recbuf maps;		/* the mapping pass being built */
+	struct recbuf map_origins;	/* and the origin id of each of its mappings */
 	__u32 nmaps;
 	__u32 maps_crc;
 	bool have_maps;
@@ -65,6 +67,7 @@ int recorder__free(struct recorder *r)
 	err = recfile_writer__free(r->w);
 	recbuf__free(&r->b);
 	recbuf__free(&r->maps);
+	recbuf__free(&r->map_origins);
 	strmap__free(&r->strings);
 	free(r);
 	return err;
@@ -214,13 +217,50 @@ void recorder__sample(struct recorder *r, const struct stacks_sample *s)
 	recbuf__u32(&r->b, s->nips);
 	for (i = 0; i < s->nips; i++)
 		recbuf__u64(&r->b, s->ips[i]);
+	/* after what the first readers knew: the sample's class and address */
+	recbuf__u32(&r->b, s->cls);
+	recbuf__u64(&r->b, s->addr);
 	put(r, REC_SAMPLE);
+}
+
+void recorder__origin(struct recorder *r, const struct stacks_sample *s)
+{
+	__u32 i, comm;
+
+	if (!r)
+		return;
+	comm = string_id(r, s->comm);
+	for (i = 0; i < s->nframes; i++)
+		string_id(r, s->frames[i]);
+	start(r);
+	recbuf__u64(&r->b, s->ts_ns);
+	recbuf__u32(&r->b, s->pid);
+	recbuf__u32(&r->b, s->tid);
+	recbuf__u32(&r->b, s->phase);
+	recbuf__u64(&r->b, s->addr);
+	recbuf__u64(&r->b, s->weight);
+	recbuf__u32(&r->b, s->map_how);
+	recbuf__u32(&r->b, s->map_prot);
+	recbuf__u32(&r->b, comm);
+	recbuf__u32(&r->b, s->nframes);
+	for (i = 0; i < s->nframes; i++)
+		recbuf__u32(&r->b, string_id(r, s->frames[i]));
+	put(r, REC_ORIGIN);
+}
+
+void recorder__alloc(struct recorder *r, const void *data, __u32 len)
+{
+	if (r)
+		recfile_writer__add(r->w, REC_ALLOC, data, len);
 }
 
 static void counters(struct recorder *r, const struct model *m, bool always)
 {
-	__u64 drops[6] = { m->lost_kernel, m->lost_stacks, m->mapping_lost_bytes, m->vma_busy,
-			   m->mappings_full, m->stacks_capped };
+	/* the first six are what the first readers knew */
+	__u64 drops[REC_DROPS_N] = { m->lost_kernel, m->lost_stacks, m->mapping_lost_bytes,
+				     m->vma_busy, m->mappings_full, m->stacks_capped,
+				     m->vma_deferred, m->origins_lost, m->origins_capped,
+				     m->origins_same, m->gpu.allocs_full, m->gpu.unread };
 	unsigned int i;
 
 	if (!always && thin_out(r))
@@ -259,7 +299,7 @@ static void counters(struct recorder *r, const struct model *m, bool always)
 	if (memcmp(drops, r->drops, sizeof(drops))) {
 		memcpy(r->drops, drops, sizeof(drops));
 		start(r);
-		for (i = 0; i < 6; i++)
+		for (i = 0; i < REC_DROPS_N; i++)
 			recbuf__u64(&r->b, drops[i]);
 		put(r, REC_DROPS);
 	}
@@ -305,6 +345,7 @@ void recorder__mappings_begin(struct recorder *r)
 	if (!r)
 		return;
 	recbuf__reset(&r->maps);
+	recbuf__reset(&r->map_origins);
 	r->nmaps = 0;
 }
 
@@ -320,6 +361,7 @@ void recorder__mapping(struct recorder *r, unsigned int phase, const struct mode
 	recbuf__u64(&r->maps, mm->start);
 	recbuf__u64(&r->maps, mm->size);
 	recbuf__u32(&r->maps, string_id(r, mm->path));
+	recbuf__u32(&r->map_origins, mm->origin);
 	r->nmaps++;
 }
 
@@ -327,10 +369,11 @@ void recorder__mappings_end(struct recorder *r)
 {
 	__u32 crc;
 
-	if (!r || r->maps.failed)
+	if (!r || r->maps.failed || r->map_origins.failed)
 		return;
 	/* the same counters as last time: nothing new to say */
-	crc = crc32(0L, r->maps.data, r->maps.len) ^ r->nmaps;
+	crc = crc32(crc32(0L, r->maps.data, r->maps.len), r->map_origins.data,
+		    r->map_origins.len) ^ r->nmaps;
 	if (r->have_maps && crc == r->maps_crc)
 		return;
 	r->have_maps = true;
@@ -338,6 +381,8 @@ void recorder__mappings_end(struct recorder *r)
 	start(r);
 	recbuf__u32(&r->b, r->nmaps);
 	recbuf__put(&r->b, r->maps.data, r->maps.len);
+	/* after the entries (readers that do not know it stop before): their origins */
+	recbuf__put(&r->b, r->map_origins.data, r->map_origins.len);
 	put(r, REC_MAPPINGS);
 }
 
@@ -402,9 +447,85 @@ void recorder__oom_info(struct recorder *r, const struct model_oom *o)
 	recfile_writer__flush(r->w);
 }
 
-void recorder__markers(struct recorder *r, unsigned int n)
+void recorder__markers(struct recorder *r, unsigned int n, unsigned int alloc_probes)
 {
-	put_u64(r, REC_MARKERS, n);
+	if (!r)
+		return;
+	start(r);
+	recbuf__u64(&r->b, n);
+	recbuf__u32(&r->b, alloc_probes);	/* after what the first readers knew */
+	put(r, REC_MARKERS);
+}
+
+/* A rules file's text (at most 1 MiB), as the collector loaded it. */
+static void file_text(struct recbuf *b, const char *path)
+{
+	static char text[1 << 20];
+	FILE *f = fopen(path, "re");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+	}
+	text[n] = '\0';
+	recbuf__str(b, text);
+}
+
+void recorder__setup(struct recorder *r, const struct model *m, const char *preset,
+		     const char *const *allocators, unsigned int nallocators,
+		     const char *const *cause_files, unsigned int ncause_files)
+{
+	unsigned int i;
+
+	if (!r)
+		return;
+	start(r);
+	recbuf__u32(&r->b, (__u32)m->request_phase);
+	recbuf__u32(&r->b, m->request_idle_mask);
+	recbuf__u32(&r->b, m->request_end_mask);
+	recbuf__u32(&r->b, m->request_lead_mask);
+	recbuf__u8(&r->b, m->request_by_marker);
+	recbuf__str(&r->b, preset ? preset : "");
+	recbuf__u32(&r->b, nallocators);
+	for (i = 0; i < nallocators; i++)
+		recbuf__str(&r->b, allocators[i]);
+	recbuf__u32(&r->b, ncause_files);
+	for (i = 0; i < ncause_files; i++) {
+		recbuf__str(&r->b, cause_files[i]);
+		file_text(&r->b, cause_files[i]);
+	}
+	recbuf__u8(&r->b, m->gpu.nvml);
+	recbuf__str(&r->b, m->gpu.nvml_why);
+	put(r, REC_SETUP);
+}
+
+void recorder__room(struct recorder *r, __u64 ts_ns, bool cg_known, __s64 cg, bool sys_known,
+		    __s64 sys)
+{
+	if (!r)
+		return;
+	start(r);
+	recbuf__u64(&r->b, ts_ns);
+	recbuf__u8(&r->b, cg_known);
+	recbuf__u64(&r->b, (__u64)cg);
+	recbuf__u8(&r->b, sys_known);
+	recbuf__u64(&r->b, (__u64)sys);
+	put(r, REC_ROOM);
+}
+
+void recorder__vram(struct recorder *r, __u64 ts_ns, __u32 phase,
+		    const struct model_gpu_device *dev, unsigned int n)
+{
+	if (!r)
+		return;
+	start(r);
+	recbuf__u64(&r->b, ts_ns);
+	recbuf__u32(&r->b, phase);
+	recbuf__u32(&r->b, sizeof(*dev));
+	recbuf__u32(&r->b, n);
+	recbuf__put(&r->b, dev, n * sizeof(*dev));
+	put(r, REC_VRAM);
 }
 
 void recorder__root_comm(struct recorder *r, __u32 pid, const char *comm)

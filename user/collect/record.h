@@ -50,8 +50,16 @@ enum rec_type {
 	REC_ROOT_STATUS = 20,	/* run: the root's wait status */
 	REC_FINISH = 21,	/* the end of the run: time */
 	REC_MARK = 22,		/* a mark of the run: a library loaded, a guard action */
+	REC_ORIGIN = 23,	/* a mapping's creation with its symbolized stack */
+	REC_ALLOC = 24,		/* one struct mp_alloc_event (MP_EV_ALLOC, MP_EV_FREE) */
+	REC_ROOM = 25,		/* the room before an OOM kill, read at a request boundary */
+	REC_VRAM = 26,		/* one NVML reading */
+	REC_SETUP = 27,		/* requests' phases, cause rules (preset, files' text) */
 	REC_NR_TYPES
 };
+
+/* counters of a REC_DROPS record (older recordings: the first six) */
+#define REC_DROPS_N	12
 
 #define REC_MODE_RUN	1
 #define REC_MODE_ATTACH	2
@@ -76,6 +84,10 @@ void recorder__begin(struct recorder *r, const struct model *m, int mode);
 void recorder__started(struct recorder *r, __u64 ts_ns);
 void recorder__event(struct recorder *r, const void *data, __u32 len);
 void recorder__sample(struct recorder *r, const struct stacks_sample *s);
+/* A mapping origin (MP_EV_ORIGIN) as the collector symbolized it. */
+void recorder__origin(struct recorder *r, const struct stacks_sample *s);
+/* An allocation probe's event, as BPF sent it. */
+void recorder__alloc(struct recorder *r, const void *data, __u32 len);
 /* The counters, RSS, peaks and drops of m that changed since the last call. */
 void recorder__counters(struct recorder *r, const struct model *m);
 /* The same, never thinned out by --record-max (the end, an OOM kill). */
@@ -90,7 +102,17 @@ void recorder__mappings_end(struct recorder *r);
 void recorder__sysmem(struct recorder *r, const struct sysmem *sm, __u64 ts_ns);
 void recorder__mark(struct recorder *r, __u64 ts_ns, __u32 kind, __u32 pid, const char *text);
 void recorder__oom_info(struct recorder *r, const struct model_oom *o);
-void recorder__markers(struct recorder *r, unsigned int n);
+void recorder__markers(struct recorder *r, unsigned int n, unsigned int alloc_probes);
+/* After recorder__begin(): which phases make requests, and the cause rules' sources. */
+void recorder__setup(struct recorder *r, const struct model *m, const char *preset,
+		     const char *const *allocators, unsigned int nallocators,
+		     const char *const *cause_files, unsigned int ncause_files);
+/* The room before an OOM kill, read afresh at a request boundary. */
+void recorder__room(struct recorder *r, __u64 ts_ns, bool cg_known, __s64 cg, bool sys_known,
+		    __s64 sys);
+/* One NVML reading for the phase. */
+void recorder__vram(struct recorder *r, __u64 ts_ns, __u32 phase,
+		    const struct model_gpu_device *dev, unsigned int n);
 void recorder__root_comm(struct recorder *r, __u32 pid, const char *comm);
 void recorder__stop_reason(struct recorder *r, const char *why);
 void recorder__unmatched(struct recorder *r, const struct model_unmatched *u);

@@ -148,6 +148,11 @@ static int on_sample(struct replay *r, struct reccur *cur)
 		return -EBADMSG;
 	for (i = 0; i < s.nips; i++)
 		s.ips[i] = reccur__u64(cur);
+	if (cur->left >= sizeof(__u32) + sizeof(__u64)) {
+		/* recorded since origins and allocation probes: its class and address */
+		s.cls = reccur__u32(cur);
+		s.addr = reccur__u64(cur);
+	}
 	if (cur->bad)
 		return -EBADMSG;
 	/* samples carry their time: outside the window (or the phase) they are left out */
@@ -184,14 +189,117 @@ static int window_mapping(struct replay *r, __u32 phase, struct model_mapping *m
 	return 0;
 }
 
+static int on_origin(struct replay *r, struct reccur *cur)
+{
+	struct stacks_sample s;
+	__u32 i;
+
+	memset(&s, 0, offsetof(struct stacks_sample, frames));
+	s.ts_ns = reccur__u64(cur);
+	s.pid = reccur__u32(cur);
+	s.tid = reccur__u32(cur);
+	s.phase = reccur__u32(cur);
+	s.addr = reccur__u64(cur);
+	s.weight = reccur__u64(cur);
+	s.map_how = reccur__u32(cur);
+	s.map_prot = reccur__u32(cur);
+	s.comm = string(r, reccur__u32(cur));
+	s.nframes = reccur__u32(cur);
+	if (cur->bad || !s.comm || s.nframes > STACKS_MAX_FRAMES + 1 ||
+	    s.phase >= r->m->nphases)
+		return -EBADMSG;
+	for (i = 0; i < s.nframes; i++)
+		if (!(s.frames[i] = string(r, reccur__u32(cur))))
+			return -EBADMSG;
+	if (cur->bad)
+		return -EBADMSG;
+	/* origins stay whatever the window: the mappings they name may grow inside it */
+	return collector__replay_origin(r->c, &s);
+}
+
+static int on_setup(struct replay *r, struct reccur *cur)
+{
+	static const char *allocs[64], *names[64], *texts[64];
+	static char preset[64];
+	__u32 phase = reccur__u32(cur), idle = reccur__u32(cur), end = reccur__u32(cur);
+	__u32 lead = reccur__u32(cur), na, nf, i, len;
+	bool by_marker = reccur__u8(cur);
+	char *own[192], why[160];
+	unsigned int nown = 0;
+	bool nvml;
+	int err = -EBADMSG;
+
+	reccur__str(cur, preset, sizeof(preset));
+	na = reccur__u32(cur);
+	if (cur->bad || na > 64)
+		return -EBADMSG;
+	for (i = 0; i < na; i++) {
+		const char *p = reccur__strref(cur, &len);
+
+		if (!p || !(own[nown++] = strndup(p, len)))
+			goto out;
+		allocs[i] = own[nown - 1];
+	}
+	nf = reccur__u32(cur);
+	if (cur->bad || nf > 64)
+		goto out;
+	for (i = 0; i < nf; i++) {
+		const char *p = reccur__strref(cur, &len);
+
+		if (!p || !(own[nown++] = strndup(p, len)))
+			goto out;
+		names[i] = own[nown - 1];
+		p = reccur__strref(cur, &len);
+		if (!p || !(own[nown++] = strndup(p, len)))
+			goto out;
+		texts[i] = own[nown - 1];
+	}
+	nvml = reccur__u8(cur);
+	reccur__str(cur, why, sizeof(why));
+	if (cur->bad)
+		goto out;
+	collector__replay_nvml(r->c, nvml, why);
+	err = collector__replay_setup(r->c, (int)phase, idle, end, lead, by_marker, preset,
+				      allocs, na, names, texts, nf);
+	if (err)
+		err = -EBADMSG;
+out:
+	while (nown)
+		free(own[--nown]);
+	return err;
+}
+
+static int on_vram(struct replay *r, struct reccur *cur)
+{
+	static struct model_gpu_device dev[GPU_MAX_DEVICES];
+	__u64 ts = reccur__u64(cur);
+	__u32 phase = reccur__u32(cur), size = reccur__u32(cur), n = reccur__u32(cur), i;
+
+	if (cur->bad || size != sizeof(dev[0]) || n > GPU_MAX_DEVICES || phase >= MP_MAX_PHASES)
+		return -EBADMSG;
+	reccur__get(cur, dev, n * sizeof(dev[0]));
+	if (cur->bad)
+		return -EBADMSG;
+	for (i = 0; i < n; i++)
+		dev[i].name[sizeof(dev[i].name) - 1] = '\0';
+	collector__replay_vram(r->c, ts, phase, dev, n);
+	return 0;
+}
+
 static int on_mappings(struct replay *r, struct reccur *cur)
 {
 	static struct model_mapping mm;
 	__u32 n = reccur__u32(cur), i, phase;
 	const char *path;
 
+	struct reccur origins;
+
 	if (cur->bad || n > cur->left / 41)
 		return -EBADMSG;
+	/* after the n entries of 41 bytes, when recorded: each one's origin id */
+	reccur__init(&origins, cur->p + (size_t)n * 41, cur->left - (size_t)n * 41);
+	if (origins.left < (size_t)n * sizeof(__u32))
+		origins.bad = true;
 	collector__replay_mappings_clear(r->c);
 	for (i = 0; i < n; i++) {
 		memset(&mm, 0, sizeof(mm));
@@ -207,6 +315,7 @@ static int on_mappings(struct replay *r, struct reccur *cur)
 		    mm.kind >= MP_NR_MAP_KINDS)
 			return -EBADMSG;
 		snprintf(mm.path, sizeof(mm.path), "%s", path);
+		mm.origin = origins.bad ? 0 : reccur__u32(&origins);
 		if (r->windowed && window_mapping(r, phase, &mm))
 			return -ENOMEM;
 		collector__replay_mapping(r->c, phase, &mm);
@@ -446,9 +555,9 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 		break;
 	}
 	case REC_DROPS: {
-		__u64 d[6];
+		__u64 d[REC_DROPS_N] = {};
 
-		for (k = 0; k < 6; k++)
+		for (k = 0; k < REC_DROPS_N && (k < 6 || cur.left >= sizeof(__u64)); k++)
 			d[k] = reccur__u64(&cur);
 		if (!cur.bad)
 			collector__replay_drops(r->c, d);
@@ -474,6 +583,41 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 		break;
 	case REC_MARKERS:
 		collector__replay_markers(r->c, reccur__u64(&cur));
+		if (cur.left >= sizeof(__u32))
+			collector__replay_alloc_probes(r->c, reccur__u32(&cur));
+		break;
+	case REC_ORIGIN:
+		err = on_origin(r, &cur);
+		break;
+	case REC_ALLOC: {
+		struct mp_alloc_event e;
+
+		if (rec->len != sizeof(e))
+			return fail(r, "a malformed record", rec->type);
+		memcpy(&e, rec->data, sizeof(e));
+		if (e.phase >= MP_MAX_PHASES || e.alloc_phase >= MP_MAX_PHASES)
+			return fail(r, "a malformed record", rec->type);
+		collector__replay_alloc(r->c, &e);
+		break;
+	}
+	case REC_ROOM: {
+		bool cg_known, sys_known;
+		__s64 cg, sys;
+
+		reccur__u64(&cur);
+		cg_known = reccur__u8(&cur);
+		cg = (__s64)reccur__u64(&cur);
+		sys_known = reccur__u8(&cur);
+		sys = (__s64)reccur__u64(&cur);
+		if (!cur.bad)
+			collector__replay_room(r->c, cg_known, cg, sys_known, sys);
+		break;
+	}
+	case REC_VRAM:
+		err = on_vram(r, &cur);
+		break;
+	case REC_SETUP:
+		err = on_setup(r, &cur);
 		break;
 	case REC_ROOT_COMM: {
 		char comm[MP_COMM_LEN + 1];

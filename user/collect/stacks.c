@@ -130,6 +130,34 @@ static const char *symbol(struct stacks *st, __u32 pid, __u64 ip, bool is_return
 	return name;
 }
 
+/*
+ * Where pinned or managed memory came from: the innermost frames, caller first. A dwarf
+ * sample taken at the function's return starts in its caller; frames of the CUDA
+ * libraries themselves (cuda*, cu[A-Z]*: the runtime calling the driver) are skipped.
+ */
+static void origin_add(struct model *m, __u32 cls, __u32 phase, const char *const *frames,
+		       int nf, bool have, __u64 bytes)
+{
+	char where[GPU_ORIGIN_LEN];
+	size_t used = 0;
+	int i, shown = 0;
+
+	where[0] = '\0';
+	for (i = nf - 1; have && i >= 0 && shown < 4 && used < sizeof(where); i--) {
+		const char *f = frames[i];
+
+		if (!strncmp(f, "cuda", 4) || (f[0] == 'c' && f[1] == 'u' && f[2] >= 'A' &&
+					       f[2] <= 'Z'))
+			continue;
+		used += snprintf(where + used, sizeof(where) - used, "%s%s", shown ? " < " : "",
+				 f);
+		shown++;
+	}
+	if (!where[0])
+		snprintf(where, sizeof(where), "[no stack]");
+	model_gpu__origin(&m->gpu, cls, phase, where, bytes);
+}
+
 int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stacks_sample *s)
 {
 	const struct mp_stack_event *h = data;
@@ -169,6 +197,10 @@ int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stac
 	s->phase = h->phase;
 	s->ts_ns = h->ts_ns;
 	s->weight = h->weight;
+	s->cls = h->cls;
+	s->addr = h->addr;
+	s->map_how = h->map_how;
+	s->map_prot = h->map_prot;
 	s->nips = n;
 	/* n == 0: the kernel's walk found nothing; the bytes stay, under [no stack] */
 	if (!n)
@@ -180,13 +212,23 @@ int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stac
 
 int stacks__apply(struct model *m, const struct stacks_sample *s)
 {
+	__u32 origin;
 	int err;
 
 	if (s->phase >= MP_MAX_PHASES)
 		return -EINVAL;
+	if (s->cls >= MP_STACK_CLS_ALLOC) {
+		/* an allocation probe's sample: its callers, not RSS growth */
+		origin_add(m, s->cls - MP_STACK_CLS_ALLOC, s->phase, s->frames, s->nframes,
+			   s->nips > 0, s->weight);
+		return 0;
+	}
 	if (s->unwind_failed)
 		m->unwind_failures++;
-	err = profile__add(&m->profile, s->phase, s->comm, s->frames, s->nframes, s->weight);
+	/* the mapping it grew, if memphase saw it created */
+	origin = s->addr ? origins__find(&m->origins, s->pid, MP_MAP_UNKNOWN, s->addr) : 0;
+	err = profile__add_from(&m->profile, s->phase, s->comm, s->frames, s->nframes, s->weight,
+				origin);
 	if (!err)
 		err = profile__add_when(&m->profile, s->ts_ns, s->weight);
 	if (err)
@@ -207,6 +249,36 @@ int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len
 	err = stacks__resolve(st, data, len, &s);
 	if (!err)
 		err = stacks__apply(m, &s);
+	free((char *)s.comm);
+	return err;
+}
+
+int stacks__origin_apply(struct model *m, const struct stacks_sample *s)
+{
+	struct origin o = {};
+
+	if (s->phase >= MP_MAX_PHASES || !s->comm)
+		return -EINVAL;
+	snprintf(o.comm, sizeof(o.comm), "%s", s->comm);
+	o.pid = s->pid;
+	o.tid = s->tid;
+	o.phase = s->phase;
+	o.how = s->map_how;
+	o.prot = s->map_prot;
+	o.ts_ns = s->ts_ns;
+	o.start = s->addr;
+	o.len = s->weight;
+	return origins__add(&m->origins, &m->profile, &m->rules, &o, s->frames, s->nframes);
+}
+
+int stacks__origin(struct stacks *st, struct model *m, const void *data, size_t len)
+{
+	struct stacks_sample s;
+	int err;
+
+	err = stacks__resolve(st, data, len, &s);
+	if (!err)
+		err = stacks__origin_apply(m, &s);
 	free((char *)s.comm);
 	return err;
 }

@@ -437,3 +437,42 @@ int target__may_observe(pid_t pid, const struct creds *c)
 	}
 	return 0;
 }
+
+bool target__is_kthread(pid_t pid)
+{
+	char fn[64], line[128];
+	bool k = false;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Kthread:", 8))
+			k = atoi(line + 8) == 1;
+	fclose(f);
+	return k;
+}
+
+bool target__stdio(int log, bool tui, bool out_is_stdout, int fds[3], int *devnull)
+{
+	fds[0] = fds[1] = fds[2] = -1;
+	*devnull = -1;
+	if (!tui) {
+		if (log >= 0)
+			fds[1] = fds[2] = log;
+		else if (out_is_stdout)
+			fds[1] = STDERR_FILENO;
+		return fds[1] >= 0;
+	}
+	*devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	fds[0] = *devnull;
+	if (log < 0) {
+		fprintf(stderr, "memphase: cannot create memphase-target.log here: the command's "
+				"output goes to /dev/null (--target-log FILE puts it elsewhere)\n");
+		log = *devnull;
+	}
+	fds[1] = fds[2] = log;
+	return true;
+}

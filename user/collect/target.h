@@ -59,4 +59,17 @@ int target__comm(pid_t pid, char *buf, size_t len);
 /* argv of a running process from /proc/PID/cmdline, NULL-terminated, malloc'd. */
 char **target__cmdline(pid_t pid);
 
+/* Is pid a kernel thread (no user memory)? false if it cannot tell. */
+bool target__is_kthread(pid_t pid);
+
+/*
+ * The command's stdio. With the live view on the terminal (tui) its output would garble
+ * it: its stdin is /dev/null, its stdout and stderr go to the log (log: its fd) or, when
+ * there is none, to /dev/null. Without the view they go to the log if there is one; and
+ * when an output file is memphase's stdout (out_is_stdout), the command's stdout goes to
+ * stderr so as not to mix with it. Returns whether fds apply; *devnull is an fd to close
+ * after the spawn (-1: none).
+ */
+bool target__stdio(int log, bool tui, bool out_is_stdout, int fds[3], int *devnull);
+
 #endif

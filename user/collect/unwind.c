@@ -30,33 +30,21 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "lib/elfsym.h"
 #include "lib/procmaps.h"
 #include "collect/unwind.h"
 
-/* libstdc++'s demangler (the project links -lstdc++) */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define UW_PROC_BUCKETS		256
 #define UW_BUILD_ID_MAX		64
 #define UW_REFRESH_NS		(100ULL * 1000 * 1000)	/* between refreshes on a miss */
 #define UW_DELETED		" (deleted)"
 #define UW_USER_END		0x0000800000000000ULL	/* [vsyscall] lies above */
-#define UW_SIZELESS_MAX		4096	/* extent of a last symbol without a size */
-#define UW_SYM_BACKTRACK	16	/* enclosing symbols looked for behind the nearest */
 
 /* x86-64 DWARF register numbers 0..16: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
 static const int uw_dwarf_regs[17] = {
 	MP_RAX, MP_RDX, MP_RCX, MP_RBX, MP_RSI, MP_RDI, MP_RBP, MP_RSP, MP_R8, MP_R9,
 	MP_R10, MP_R11, MP_R12, MP_R13, MP_R14, MP_R15, MP_RIP,
-};
-
-struct uw_sym {
-	__u64 start;		/* address in the ELF file's own address space */
-	__u64 size;		/* sizeless symbols: up to the next symbol */
-	__u32 name;		/* offset in uw_file.strs */
-	__u32 rank;		/* while sorting: lower is preferred at the same address */
-	char *demangled;	/* C++ name, demangled when first asked for */
-	bool tried;		/* demangling was tried */
 };
 
 struct uw_file {
@@ -72,9 +60,7 @@ struct uw_file {
 	unsigned char build_id[UW_BUILD_ID_MAX];
 	int build_id_len;
 	int syms_state;		/* 0 not read yet, 1 read, -errno failed */
-	struct uw_sym *syms;
-	size_t nsyms;
-	char *strs;
+	struct elfsym_table *syms;
 };
 
 struct uw_map {
@@ -133,7 +119,6 @@ static const char *uw_basename(const char *path)
 static void uw_file_put(struct unwinder *u, struct uw_file *f)
 {
 	struct uw_file **pp;
-	size_t i;
 
 	if (!f || --f->refs)
 		return;
@@ -143,10 +128,7 @@ static void uw_file_put(struct unwinder *u, struct uw_file *f)
 			break;
 		}
 	}
-	for (i = 0; i < f->nsyms; i++)
-		free(f->syms[i].demangled);
-	free(f->syms);
-	free(f->strs);
+	elfsym_table__free(f->syms);
 	if (f->elf)
 		elf_end(f->elf);
 	free(f->image);
@@ -367,97 +349,11 @@ static void uw_file_range(const struct uw_file *f, __u64 bias, __u64 *lo, __u64 
 /* ---- symbols ---- */
 
 /*
- * By address; at one address the preferred name first: sized before sizeless, global or
- * weak before local, fewer leading underscores (malloc before __libc_malloc, getpid
- * before __getpid), shorter.
- */
-static int uw_sym_cmp(const void *a, const void *b, void *arg)
-{
-	const struct uw_sym *x = a, *y = b;
-	const char *strs = arg, *nx = strs + x->name, *ny = strs + y->name;
-	size_t ux = strspn(nx, "_"), uy = strspn(ny, "_"), lx, ly;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	if (ux != uy)
-		return ux < uy ? -1 : 1;
-	lx = strlen(nx);
-	ly = strlen(ny);
-	if (lx != ly)
-		return lx < ly ? -1 : 1;
-	return strcmp(nx, ny);
-}
-
-/* sized before sizeless, then global or weak before local */
-static __u32 uw_sym_rank(const GElf_Sym *sym)
-{
-	return (sym->st_size ? 0 : 2) + (GELF_ST_BIND(sym->st_info) == STB_LOCAL);
-}
-
-/* keeps sym if it is a function (or a label in code); 0, or -ENOMEM */
-static int uw_sym_add(struct uw_file *f, size_t *cap, size_t *strs_len, size_t *strs_cap,
-		      const char *name, const GElf_Sym *sym, __u64 rel)
-{
-	size_t len = strcspn(name, "@"), c;	/* without "@VERSION" / "@@VERSION" */
-	void *tmp;
-
-	if (f->nsyms == *cap) {
-		c = *cap ? *cap * 2 : 1024;
-		tmp = realloc(f->syms, c * sizeof(*f->syms));
-		if (!tmp)
-			return -ENOMEM;
-		f->syms = tmp;
-		*cap = c;
-	}
-	if (*strs_len + len + 1 > *strs_cap) {
-		c = *strs_cap ? *strs_cap : 16384;
-		while (*strs_len + len + 1 > c)
-			c *= 2;
-		tmp = realloc(f->strs, c);
-		if (!tmp)
-			return -ENOMEM;
-		f->strs = tmp;
-		*strs_cap = c;
-	}
-	memcpy(f->strs + *strs_len, name, len);
-	f->strs[*strs_len + len] = '\0';
-	f->syms[f->nsyms] = (struct uw_sym){
-		.start = rel,
-		.size = sym->st_size,
-		.name = (__u32)*strs_len,
-		.rank = uw_sym_rank(sym),
-	};
-	f->nsyms++;
-	*strs_len += len + 1;
-	return 0;
-}
-
-static bool uw_sym_is_code(const char *name, const GElf_Sym *sym, GElf_Word shndx, Elf *elf)
-{
-	GElf_Shdr shdr;
-	Elf_Scn *scn;
-	int type = GELF_ST_TYPE(sym->st_info);
-
-	if (!name[0] || name[0] == '@' || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
-		return false;
-	if (type == STT_FUNC || type == STT_GNU_IFUNC)
-		return true;
-	if (type != STT_NOTYPE || !elf)
-		return false;
-	/* assembly labels: only in executable sections */
-	scn = elf_getscn(elf, shndx);
-	return scn && gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_EXECINSTR);
-}
-
-/*
  * Reads the function symbols of mod (its .symtab, the debug file's, or .dynsym, as libdwfl
- * finds them) into f, by address in the file's own address space.
+ * finds them) into f's table (lib/elfsym), by address in the file's own address space.
  */
 static int uw_file_read_syms(struct uw_file *f, Dwfl_Module *mod)
 {
-	size_t cap = 0, strs_len = 0, strs_cap = 0, i, j;
 	GElf_Addr addr, mod_bias;
 	Dwarf_Addr sym_bias;
 	GElf_Word shndx;
@@ -471,68 +367,19 @@ static int uw_file_read_syms(struct uw_file *f, Dwfl_Module *mod)
 	n = dwfl_module_getsymtab(mod);
 	if (n < 0)
 		return -ENOENT;
+	f->syms = elfsym_table__new();
+	if (!f->syms)
+		return -ENOMEM;
 	for (k = 1; k < n; k++) {
 		elf = NULL;
 		name = dwfl_module_getsym_info(mod, k, &sym, &addr, &shndx, &elf, &sym_bias);
-		if (!name || !uw_sym_is_code(name, &sym, shndx, elf))
+		if (!name)
 			continue;
-		err = uw_sym_add(f, &cap, &strs_len, &strs_cap, name, &sym, addr - mod_bias);
+		err = elfsym_table__add(f->syms, elf, name, &sym, shndx, addr - mod_bias);
 		if (err)
 			return err;
 	}
-	if (!f->nsyms)
-		return -ENOENT;
-	qsort_r(f->syms, f->nsyms, sizeof(*f->syms), uw_sym_cmp, f->strs);
-	/* one symbol per address, the preferred one */
-	for (i = 1, j = 0; i < f->nsyms; i++)
-		if (f->syms[i].start != f->syms[j].start)
-			f->syms[++j] = f->syms[i];
-	f->nsyms = j + 1;
-	/* a sizeless symbol extends to the next one */
-	for (i = 0; i < f->nsyms; i++) {
-		if (f->syms[i].size)
-			continue;
-		f->syms[i].size = i + 1 < f->nsyms ? f->syms[i + 1].start - f->syms[i].start
-						   : UW_SIZELESS_MAX;
-	}
-	return 0;
-}
-
-/* The symbol holding rel (an address in the file's address space), or NULL. */
-static struct uw_sym *uw_sym_find(struct uw_file *f, __u64 rel)
-{
-	size_t lo = 0, hi = f->nsyms, mid, i;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (f->syms[mid].start <= rel)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* the nearest symbol below, or one enclosing it */
-	for (i = lo; i-- > 0 && lo - i <= UW_SYM_BACKTRACK;)
-		if (rel - f->syms[i].start < f->syms[i].size)
-			return &f->syms[i];
-	return NULL;
-}
-
-static const char *uw_sym_name(struct uw_file *f, struct uw_sym *s)
-{
-	const char *name = f->strs + s->name;
-	int status = -1;
-
-	if (name[0] != '_' || name[1] != 'Z')
-		return name;
-	if (!s->tried) {
-		s->tried = true;
-		s->demangled = __cxa_demangle(name, NULL, NULL, &status);
-		if (status) {
-			free(s->demangled);
-			s->demangled = NULL;
-		}
-	}
-	return s->demangled ? s->demangled : name;
+	return elfsym_table__finish(f->syms) ? 0 : -ENOENT;
 }
 
 /* ---- processes ---- */
@@ -966,8 +813,8 @@ int unwinder__symbolize(struct unwinder *u, pid_t pid, __u64 ip, bool is_return,
 	struct uw_file *f;
 	struct uw_proc *p;
 	struct uw_map *m;
-	struct uw_sym *s;
-	const char *base;
+	const char *base, *name;
+	__u64 off;
 
 	if (!out)
 		return -EINVAL;
@@ -1002,14 +849,14 @@ int unwinder__symbolize(struct unwinder *u, pid_t pid, __u64 ip, bool is_return,
 		if (!f->syms_state)
 			f->syms_state = 1;
 	}
-	s = f->syms_state > 0 ? uw_sym_find(f, rel) : NULL;
-	if (!s) {
+	name = f->syms_state > 0 ? elfsym_table__find(f->syms, rel, &off) : NULL;
+	if (!name) {
 		out->offset = rel;
 		snprintf(out->name, sizeof(out->name), "%s+0x%llx", base, (unsigned long long)rel);
 		return 0;
 	}
-	out->offset = rel - s->start;
-	snprintf(out->name, sizeof(out->name), "%s", uw_sym_name(f, s));
+	out->offset = off;
+	snprintf(out->name, sizeof(out->name), "%s", name);
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Function symbols of an ELF file, for uprobes. elfsym__open() reads .symtab and .dynsym
- * once into an array sorted by name (names copied into one pool, so the file is closed
- * again at once); a lookup is a binary search.
+ * Function symbols of an ELF file. elfsym__open() reads .symtab and .dynsym once into an
+ * array sorted by name (names copied into one pool, so the file is closed again at once);
+ * a lookup is a binary search. struct elfsym_table keeps them by address instead, for
+ * symbolization.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -120,7 +121,7 @@ static int elfsym__load_symtab(struct elfsym *e, Elf *elf, Elf_Scn *scn, GElf_Sh
 	GElf_Sym sym;
 	GElf_Versym ver;
 	__u64 off;
-	int type, err, rank;
+	int err, rank;
 
 	if (!sh->sh_entsize)
 		return 0;
@@ -132,13 +133,9 @@ static int elfsym__load_symtab(struct elfsym *e, Elf *elf, Elf_Scn *scn, GElf_Sh
 	for (i = 1; i < n; i++) {
 		if (!gelf_getsym(data, i, &sym))
 			break;
-		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS || !sym.st_value)
-			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !name[0])
+		if (!name || !elfsym__is_function(elf, name, &sym, sym.st_shndx, false) ||
+		    !sym.st_value)
 			continue;
 		if (elfsym__file_off(e, sym.st_value, &off))
 			continue;
@@ -348,4 +345,183 @@ int elfsym__is_elf(const char *path)
 	else
 		return 0;
 	return type == ET_EXEC || type == ET_DYN;
+}
+
+bool elfsym__is_function(Elf *elf, const char *name, const GElf_Sym *sym, GElf_Word shndx,
+			 bool labels)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	GElf_Shdr shdr;
+	Elf_Scn *scn;
+
+	if (!name || !name[0] || name[0] == '@' || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return false;
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return true;
+	if (!labels || type != STT_NOTYPE || !elf)
+		return false;
+	/* assembly labels: only in executable sections */
+	scn = elf_getscn(elf, shndx);
+	return scn && gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_EXECINSTR);
+}
+
+/* ---- by address ---- */
+
+#define ELFSYM_SIZELESS_MAX	4096	/* extent of a last symbol without a size */
+#define ELFSYM_BACKTRACK	16	/* enclosing symbols looked for behind the nearest */
+
+/* libstdc++'s demangler (the project links -lstdc++) */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct elfsym_addr {
+	__u64 start;		/* address in the ELF file's own address space */
+	__u64 size;		/* sizeless symbols: up to the next symbol */
+	__u32 name;		/* offset in strs */
+	__u32 rank;		/* while sorting: lower is preferred at the same address */
+	char *demangled;	/* C++ name, demangled when first asked for */
+	bool tried;		/* demangling was tried */
+};
+
+struct elfsym_table {
+	struct elfsym_addr *syms;
+	size_t nsyms, cap;
+	char *strs;
+	size_t strs_len, strs_cap;
+};
+
+struct elfsym_table *elfsym_table__new(void)
+{
+	return calloc(1, sizeof(struct elfsym_table));
+}
+
+void elfsym_table__free(struct elfsym_table *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nsyms; i++)
+		free(t->syms[i].demangled);
+	free(t->syms);
+	free(t->strs);
+	free(t);
+}
+
+int elfsym_table__add(struct elfsym_table *t, Elf *elf, const char *name, const GElf_Sym *sym,
+		      GElf_Word shndx, __u64 addr)
+{
+	size_t len, c;
+	void *tmp;
+
+	if (!elfsym__is_function(elf, name, sym, shndx, true))
+		return 0;
+	len = strcspn(name, "@");	/* without "@VERSION" / "@@VERSION" */
+	if (t->nsyms == t->cap) {
+		c = t->cap ? t->cap * 2 : 1024;
+		tmp = realloc(t->syms, c * sizeof(*t->syms));
+		if (!tmp)
+			return -ENOMEM;
+		t->syms = tmp;
+		t->cap = c;
+	}
+	if (t->strs_len + len + 1 > t->strs_cap) {
+		c = t->strs_cap ? t->strs_cap : 16384;
+		while (t->strs_len + len + 1 > c)
+			c *= 2;
+		tmp = realloc(t->strs, c);
+		if (!tmp)
+			return -ENOMEM;
+		t->strs = tmp;
+		t->strs_cap = c;
+	}
+	memcpy(t->strs + t->strs_len, name, len);
+	t->strs[t->strs_len + len] = '\0';
+	t->syms[t->nsyms++] = (struct elfsym_addr){
+		.start = addr,
+		.size = sym->st_size,
+		.name = (__u32)t->strs_len,
+		/* sized before sizeless, then global or weak before local */
+		.rank = (sym->st_size ? 0 : 2) + (GELF_ST_BIND(sym->st_info) == STB_LOCAL),
+	};
+	t->strs_len += len + 1;
+	return 0;
+}
+
+/* by address; at one address the preferred name first */
+static int elfsym_addr_cmp(const void *a, const void *b, void *arg)
+{
+	const struct elfsym_addr *x = a, *y = b;
+	const char *strs = arg, *nx = strs + x->name, *ny = strs + y->name;
+	size_t ux = strspn(nx, "_"), uy = strspn(ny, "_"), lx, ly;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(nx);
+	ly = strlen(ny);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(nx, ny);
+}
+
+size_t elfsym_table__finish(struct elfsym_table *t)
+{
+	size_t i, j;
+
+	if (!t->nsyms)
+		return 0;
+	qsort_r(t->syms, t->nsyms, sizeof(*t->syms), elfsym_addr_cmp, t->strs);
+	for (i = 1, j = 0; i < t->nsyms; i++)
+		if (t->syms[i].start != t->syms[j].start)
+			t->syms[++j] = t->syms[i];
+	t->nsyms = j + 1;
+	for (i = 0; i < t->nsyms; i++) {
+		if (t->syms[i].size)
+			continue;
+		t->syms[i].size = i + 1 < t->nsyms ? t->syms[i + 1].start - t->syms[i].start
+						   : ELFSYM_SIZELESS_MAX;
+	}
+	return t->nsyms;
+}
+
+const char *elfsym_table__find(struct elfsym_table *t, __u64 addr, __u64 *off)
+{
+	size_t lo = 0, hi = t ? t->nsyms : 0, mid, i;
+	struct elfsym_addr *s = NULL;
+	const char *name;
+	int status = -1;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (t->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the nearest symbol below, or one enclosing it */
+	for (i = lo; i-- > 0 && lo - i <= ELFSYM_BACKTRACK;) {
+		if (addr - t->syms[i].start < t->syms[i].size) {
+			s = &t->syms[i];
+			break;
+		}
+	}
+	if (!s)
+		return NULL;
+	if (off)
+		*off = addr - s->start;
+	name = t->strs + s->name;
+	if (name[0] != '_' || name[1] != 'Z')
+		return name;
+	if (!s->tried) {
+		s->tried = true;
+		s->demangled = __cxa_demangle(name, NULL, NULL, &status);
+		if (status) {
+			free(s->demangled);
+			s->demangled = NULL;
+		}
+	}
+	return s->demangled ? s->demangled : name;
 }

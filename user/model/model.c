@@ -30,6 +30,9 @@ void model__init(struct model *m, __u32 root_pid, __u64 start_ns)
 	m->nphases = 1;
 	order_note(m, 0);
 	profile__init(&m->profile, false);
+	origins__init(&m->origins);
+	causerules__init(&m->rules);
+	m->request_phase = -1;
 	if (root_pid)
 		model__proc(m, root_pid, true);
 }
@@ -42,6 +45,8 @@ void model__free(struct model *m)
 		return;
 	profile__free(&m->profile);
 	history__free(&m->history);
+	origins__free(&m->origins);
+	causerules__free(&m->rules);
 	if (!m->argv)
 		return;
 	for (a = m->argv; *a; a++)
@@ -141,6 +146,210 @@ static void phase_switch(struct model *m, __u32 phase, __u64 ts)
 	order_note(m, phase);
 }
 
+/* ---- requests and the context ---- */
+
+void model__set_requests(struct model *m, int request_phase, __u32 idle_mask, __u32 end_mask,
+			 __u32 lead_mask)
+{
+	m->request_lead_mask = lead_mask;
+	m->request_phase = request_phase;
+	m->request_idle_mask = idle_mask;
+	m->request_end_mask = end_mask;
+}
+
+void model__set_room(struct model *m, bool cg_known, __s64 cg_room, bool sys_known,
+		     __s64 sys_room)
+{
+	struct model_proc *p = model__proc(m, m->focus_pid ? m->focus_pid : m->root_pid, false);
+
+	m->room_cgroup_known = cg_known;
+	m->room_cgroup = cg_room;
+	m->room_system_known = sys_known;
+	m->room_system = sys_room;
+	m->room_rss = p ? p->rss[MP_FILE] + p->rss[MP_ANON] + p->rss[MP_SHMEM] : 0;
+}
+
+static __s64 rss_total(const __s64 rss[MP_NR_CLASSES])
+{
+	return rss[MP_FILE] + rss[MP_ANON] + rss[MP_SHMEM];
+}
+
+static struct model_request *request_open(struct model *m)
+{
+	struct model_request *r;
+
+	if (!m->nrequests)
+		return NULL;
+	r = &m->requests[m->nrequests - 1];
+	return r->end_ns ? NULL : r;
+}
+
+struct linfit model__request_fit(const struct model *m, size_t *first, unsigned int *nclosed)
+{
+	static double g[MODEL_MAX_REQUESTS];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < m->nrequests; i++) {
+		const struct model_request *r = &m->requests[i];
+
+		if (!r->end_ns || r->oom)
+			continue;	/* open, or cut short by the kill: not a whole request */
+		g[n++] = (double)(rss_total(r->rss_end) - rss_total(r->rss_start));
+	}
+	if (nclosed)
+		*nclosed = n;
+	return linfit__requests(g, n, first);
+}
+
+/* Room now: the room at the last reading less what the process grew since. */
+static long request_left(const struct model *m, bool known, __s64 room, __s64 rss_now,
+			 double per_request)
+{
+	if (!known)
+		return -2;
+	return linfit__requests_left((double)(room - (rss_now - m->room_rss)), per_request);
+}
+
+static void request_close(struct model *m, struct model_request *r, __u64 ts)
+{
+	struct linfit f;
+	__s64 now = rss_total(r->rss_end);
+
+	r->end_ns = ts > r->start_ns ? ts : r->start_ns + 1;
+	r->left_cgroup = r->left_system = -2;
+	if (r->oom)
+		return;		/* a partial request projects nothing */
+	f = model__request_fit(m, NULL, NULL);
+	r->left_cgroup = f.ok ? request_left(m, m->room_cgroup_known, m->room_cgroup, now,
+					     f.slope) : -2;
+	r->left_system = f.ok ? request_left(m, m->room_system_known, m->room_system, now,
+					     f.slope) : -2;
+}
+
+/* A phase event of the timeline's process: requests, their growth by phase, tokens. */
+static void request_event(struct model *m, const struct mp_event *e)
+{
+	struct model_request *r = request_open(m);
+	__s64 rss[MP_NR_CLASSES];
+	__u32 ph = e->arg, c;
+	__u64 prompt = 0, gen = 0;
+
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		rss[c] = (__s64)e->rss[c];
+	if (rss_total(rss) <= 0 && m->req_have_rss)
+		memcpy(rss, m->req_last_rss, sizeof(rss));	/* not known yet */
+	if (m->req_have_rss && m->req_last_phase < MP_MAX_PHASES) {
+		__s64 d = rss_total(rss) - rss_total(m->req_last_rss);
+
+		if (m->lead)
+			m->lead_growth[m->req_last_phase] += d;
+		else if (r)
+			r->phase_growth[m->req_last_phase] += d;
+	}
+	if (r && !m->lead)
+		memcpy(r->rss_end, rss, sizeof(rss));
+	if (m->request_by_marker) {
+		/* --request: its calls alone cut requests */
+	} else if (ph < MP_MAX_PHASES && (m->request_lead_mask & (1U << ph)) &&
+		   (!r || r->passed)) {
+		/* the last lead before the request phase counts; earlier ones stay put */
+		for (c = 0; r && m->lead && c < MP_MAX_PHASES; c++)
+			r->phase_growth[c] += m->lead_growth[c];
+		if (r && m->lead)
+			memcpy(r->rss_end, rss, sizeof(rss));
+		m->lead = true;
+		m->lead_ns = e->ts_ns;
+		memcpy(m->lead_rss, rss, sizeof(rss));
+		memset(m->lead_growth, 0, sizeof(m->lead_growth));
+	} else if (m->lead && ph < MP_MAX_PHASES && (int)ph != m->request_phase &&
+		   !(m->request_idle_mask & (1U << ph))) {
+		/* no request followed: the lead's growth was the open request's after all */
+		for (c = 0; r && c < MP_MAX_PHASES; c++)
+			r->phase_growth[c] += m->lead_growth[c];
+		if (r)
+			memcpy(r->rss_end, rss, sizeof(rss));
+		m->lead = false;
+	}
+	memcpy(m->req_last_rss, rss, sizeof(rss));
+	m->req_have_rss = true;
+	m->req_last_phase = ph;
+
+	if (e->record == MP_REC_CTX && e->addr)
+		m->context.n_ctx = e->addr;
+	if (e->record == MP_REC_TOKENS && (__s64)e->addr > 0) {
+		/* by the phase the batch entered: a prompt's, generation's or both */
+		if ((int)ph == m->request_phase)
+			prompt = e->addr;
+		else if (e->ino && e->ino < e->addr)
+			gen = e->ino, prompt = e->addr - e->ino;
+		else
+			gen = e->addr;
+	}
+
+	if (ph < MP_MAX_PHASES && (m->request_end_mask & (1U << ph))) {
+		if (r)
+			request_close(m, r, e->ts_ns);
+		return;
+	}
+	if (m->request_by_marker ? e->record == MP_REC_REQUEST :
+	    (int)ph == m->request_phase && (!r || r->passed)) {
+		/* starts at its prompt's tokenizing when that came last */
+		__u64 start = m->lead ? m->lead_ns : e->ts_ns;
+
+		if (r) {
+			if (m->lead)
+				memcpy(r->rss_end, m->lead_rss, sizeof(rss));
+			request_close(m, r, start);
+		}
+		if (m->nrequests == MODEL_MAX_REQUESTS) {
+			m->requests_dropped++;
+			m->lead = false;
+			return;
+		}
+		r = &m->requests[m->nrequests++];
+		memset(r, 0, sizeof(*r));
+		r->start_ns = start;
+		memcpy(r->rss_start, m->lead ? m->lead_rss : rss, sizeof(rss));
+		memcpy(r->rss_end, rss, sizeof(rss));
+		if (m->lead)
+			memcpy(r->phase_growth, m->lead_growth, sizeof(r->phase_growth));
+		m->lead = false;
+	}
+	if (r && ph < MP_MAX_PHASES && !(m->request_idle_mask & (1U << ph)) &&
+	    (int)ph != m->request_phase)
+		r->passed = true;
+	if (r) {
+		r->prompt_tokens += prompt;
+		r->gen_tokens += gen;
+	}
+	if (prompt + gen && r) {
+		m->context.tokens_seen += prompt + gen;
+		linfit__add(&m->context.fit, (double)m->context.tokens_seen,
+			    (double)rss_total(rss));
+	}
+}
+
+bool model__context_fit(const struct model *m, double *per_token)
+{
+	struct linfit f = linfit__result(&m->context.fit);
+
+	*per_token = f.slope;
+	return f.ok;
+}
+
+const struct model_request *model__request_at(const struct model *m, __u64 ts_ns)
+{
+	unsigned int i;
+
+	for (i = m->nrequests; i-- > 0;) {
+		const struct model_request *r = &m->requests[i];
+
+		if (r->start_ns <= ts_ns && (!r->end_ns || r->end_ns >= ts_ns))
+			return r;
+	}
+	return NULL;
+}
+
 void model__on_event(struct model *m, const struct mp_event *e)
 {
 	char text[HISTORY_TEXT];
@@ -160,8 +369,11 @@ void model__on_event(struct model *m, const struct mp_event *e)
 			m->root_phased = true;
 		if (!m->root_phased)
 			m->focus_pid = e->pid;
-		if ((e->pid == m->root_pid || e->pid == m->focus_pid) && !m->finished)
+		if ((e->pid == m->root_pid || e->pid == m->focus_pid) && !m->finished) {
 			phase_switch(m, e->arg, e->ts_ns);
+			if (m->request_phase >= 0 || m->request_by_marker)
+				request_event(m, e);
+		}
 		break;
 	case MP_EV_FORK:
 		c = model__proc(m, e->arg, true);
@@ -222,6 +434,21 @@ void model__on_event(struct model *m, const struct mp_event *e)
 			o->ts_ns = e->ts_ns;
 			memcpy(o->comm, e->comm, MP_COMM_LEN);
 			memcpy(o->rss, e->rss, sizeof(o->rss));
+			/* the request it died in ends here, with what the process held */
+			if (e->pid == (m->focus_pid ? m->focus_pid : m->root_pid) &&
+			    request_open(m)) {
+				struct model_request *r = request_open(m);
+				unsigned int c;
+
+				for (c = 0; c < MP_NR_CLASSES; c++)
+					r->rss_end[c] = (__s64)e->rss[c];
+				r->rss_end[MP_SWAP] = r->rss_start[MP_SWAP];
+				if (m->req_have_rss && m->req_last_phase < MP_MAX_PHASES)
+					r->phase_growth[m->req_last_phase] +=
+						rss_total(r->rss_end) - rss_total(m->req_last_rss);
+				r->oom = true;
+				request_close(m, r, e->ts_ns);
+			}
 		} else {
 			m->lost_model++;
 		}

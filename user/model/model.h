@@ -12,7 +12,11 @@
 #include "memphase.h"
 #include "lib/phasespec.h"
 #include "model/history.h"
+#include "model/gpu.h"
 #include "model/profile.h"
+#include "model/origins.h"
+#include "lib/causerules.h"
+#include "lib/linfit.h"
 
 #define MODEL_MAX_PROCS	4096
 #define MODEL_MAX_OOMS	32
@@ -36,6 +40,35 @@ struct model_mapping {
 	 * 0 and 0 for growth without a VMA (kind unknown).
 	 */
 	__u64 start, size;
+	/* who created it: 1 + index in the model's origins, 0 if unknown (model/origins.h) */
+	__u32 origin;
+};
+
+#define MODEL_MAX_REQUESTS 1024
+
+/*
+ * One request: a pass through the request phase (prompt) and what follows it until the next.
+ * Growth is net: the process's RSS at the request's end minus at its start (what it kept).
+ */
+struct model_request {
+	__u64 start_ns, end_ns;		/* end_ns 0: still open */
+	__s64 rss_start[MP_NR_CLASSES];
+	__s64 rss_end[MP_NR_CLASSES];	/* latest while open */
+	__s64 phase_growth[MP_MAX_PHASES];	/* net change (file+anon+shmem) in each phase */
+	__u64 prompt_tokens;		/* from the decode batches */
+	__u64 gen_tokens;
+	bool passed;			/* entered a non-idle phase: the next prompt ends it */
+	bool oom;			/* the OOM kill ended it */
+	/* the projection at its end, from the requests so far: requests until the room is gone
+	 * (-1: not growing, -2: unknown room) */
+	long left_cgroup, left_system;
+};
+
+/* What the engine's context costs per token (from the decode batches' tokens). */
+struct model_context {
+	__u64 n_ctx;			/* as created (0: not seen) */
+	__u64 tokens_seen;		/* tokens decoded (prompt + generated, warm-up excluded) */
+	struct linfit_acc fit;		/* RSS (file+anon+shmem) over tokens_seen, per decode */
 };
 
 /* A --phase marker that never attached, and why. */
@@ -102,7 +135,8 @@ struct model {
 	unsigned int nmappings[MP_MAX_PHASES];	/* all mappings offered, and their bytes */
 	__u64 mapping_bytes[MP_MAX_PHASES];
 	__u64 mapping_lost_bytes;		/* growth no mapping entry could hold */
-	__u64 vma_busy;				/* faults classified without their VMA */
+	__u64 vma_busy;				/* growth events left [unknown] (see mp_drops) */
+	__u64 vma_deferred;			/* faults looked up later: address space locked */
 	__u64 mappings_full;			/* growth events kept under [unknown]: table full */
 	__u64 stacks_capped;			/* samples postponed by the rate cap */
 	__u64 unwind_failures;			/* samples with no frame past the first */
@@ -145,11 +179,39 @@ struct model {
 	unsigned int nunmatched;
 	struct model_unmatched unmatched[MODEL_MAX_UNMATCHED];
 
+	/* who created each mapping, and the rules that name what grew (model/causes.h) */
+	struct origins origins;
+	struct causerules rules;
+	__u64 origins_lost;		/* origins dropped (ring buffer full) */
+	__u64 origins_capped;		/* smaller mappings past the origin caps */
+	__u64 origins_same;		/* ranges mapped again within a second, not resent */
+	/* pinned and managed host memory, VRAM */
+	struct model_gpu gpu;
+
 	/* memphase's own cost (--bpf-stats) */
 	struct model_bpf_stats bpf_stats;
 
 	/* the run over time: phase intervals and changes, marks, memory readings */
 	struct history history;
+	/* requests of the timeline's process (which phases: model__set_requests) */
+	int request_phase;		/* the prompt phase: starts requests (-1: none) */
+	bool request_by_marker;		/* --request: requests start at its calls instead */
+	__u32 request_idle_mask, request_end_mask, request_lead_mask;
+	/* a lead phase entered since the open request passed: where the next one starts */
+	bool lead;
+	__u64 lead_ns;
+	__s64 lead_rss[MP_NR_CLASSES];
+	__s64 lead_growth[MP_MAX_PHASES];
+	unsigned int nrequests;
+	__u64 requests_dropped;		/* beyond MODEL_MAX_REQUESTS */
+	struct model_request requests[MODEL_MAX_REQUESTS];
+	__u32 req_last_phase;		/* phase of the last event, and the RSS it carried */
+	__s64 req_last_rss[MP_NR_CLASSES];
+	bool req_have_rss;
+	struct model_context context;
+	/* room before an OOM kill when last read, and the process's RSS total then */
+	bool room_cgroup_known, room_system_known;
+	__s64 room_cgroup, room_system, room_rss;
 };
 
 /* start_ns: when observation began (CLOCK_MONOTONIC ns). */
@@ -182,6 +244,22 @@ void model__add_mem(struct model *m, const struct history_mem *s);
 /* Records a --phase marker that never attached. */
 void model__add_unmatched(struct model *m, const char *phase, const char *binary,
 			  const char *symbol, const char *reason);
+/*
+ * Which phase starts a request (unless request_by_marker: the --request marker's calls do),
+ * which do not end its pass, which end it, and which, entered last before the request phase,
+ * start the request already (tokenizing its prompt). Bits.
+ */
+void model__set_requests(struct model *m, int request_phase, __u32 idle_mask, __u32 end_mask,
+			 __u32 lead_mask);
+/* The room left before an OOM kill (bytes; known false: no such bound) and RSS then. */
+void model__set_room(struct model *m, bool cg_known, __s64 cg_room, bool sys_known,
+		     __s64 sys_room);
+/* The open request (NULL: none), the one an OOM kill at ts_ns fell in. */
+const struct model_request *model__request_at(const struct model *m, __u64 ts_ns);
+/* Per-request growth fit (lib/linfit) over the closed requests; first: 0-based start. */
+struct linfit model__request_fit(const struct model *m, size_t *first, unsigned int *nclosed);
+/* Growth per context token from the fit; false when it cannot be told. */
+bool model__context_fit(const struct model *m, double *per_token);
 /* Closes the open phase interval at now_ns; later calls do nothing. */
 void model__finish(struct model *m, __u64 now_ns);
 /* Time in phase id up to now_ns (includes the open interval). */

@@ -80,6 +80,12 @@ static char *merge_key(__u32 phase, const char *comm, const char *const *frames,
 int profile__add(struct profile *p, __u32 phase, const char *comm, const char *const *frames,
 		 __u32 n, __u64 weight)
 {
+	return profile__add_from(p, phase, comm, frames, n, weight, 0);
+}
+
+int profile__add_from(struct profile *p, __u32 phase, const char *comm,
+		      const char *const *frames, __u32 n, __u64 weight, __u32 origin)
+{
 	const char **fv = NULL, *c;
 	struct profile_stack *ps;
 	struct strmap_entry *e;
@@ -111,6 +117,8 @@ int profile__add(struct profile *p, __u32 phase, const char *comm, const char *c
 	}
 	p->last = e->value - 1;
 	ps = &p->stacks[e->value - 1];
+	if (!ps->origin)
+		ps->origin = origin;
 	ps->bytes += weight;
 	ps->samples++;
 	p->total++;

@@ -27,6 +27,12 @@ struct profile_stack {
 	__u32 nframes;
 	__u64 bytes;
 	__u64 samples;
+	/*
+	 * The mapping its first sample with a known origin grew: 1 + index in the model's
+	 * origins (model/origins.h), 0 if none. The same stack filling two mappings keeps the
+	 * first.
+	 */
+	__u32 origin;
 };
 
 /* One sample as BPF took it; ips[0] is the innermost (the faulting) address. */
@@ -92,6 +98,9 @@ int profile__add(struct profile *p, __u32 phase, const char *comm, const char *c
 		 __u32 n, __u64 weight);
 /* Notes when the sample profile__add() added last was taken. 0 or -ENOMEM. */
 int profile__add_when(struct profile *p, __u64 ts_ns, __u64 weight);
+/* profile__add() of a sample that grew the mapping of origin id (0: unknown). */
+int profile__add_from(struct profile *p, __u32 phase, const char *comm,
+		      const char *const *frames, __u32 n, __u64 weight, __u32 origin);
 /* Keeps a raw sample (when keep_raw; otherwise does nothing). 0 or -ENOMEM. */
 int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64 ts_ns,
 		     __u64 weight, const __u64 *ips, __u32 n);

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include "lib/hist.h"
 #include "lib/json.h"
+#include "model/causes.h"
+#include "report/requests.h"
 #include "report/report_json.h"
 
 static void classes(struct jsonw *w, const char *name, const __u64 v[MP_NR_CLASSES])
@@ -100,6 +102,97 @@ static void peak(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
+static const char *const origin_how[] = { "mmap", "mremap", "brk" };
+
+/* "label" and "origin" of a mapping: who created it (null when memphase did not see it) */
+static void origin(struct jsonw *w, const struct model *m, __u32 id)
+{
+	const struct origin *o = origins__at(&m->origins, id);
+	__u32 i;
+
+	if (!o) {
+		jsonw__null_field(w, "label");
+		jsonw__null_field(w, "origin");
+		return;
+	}
+	jsonw__string_field(w, "label", o->label);
+	jsonw__name(w, "origin");
+	jsonw__start_object(w);
+	jsonw__string_field(w, "syscall", o->how < 3 ? origin_how[o->how] : "?");
+	jsonw__u64_field(w, "pid", o->pid);
+	jsonw__u64_field(w, "tid", o->tid);
+	jsonw__string_field(w, "comm", o->comm);
+	jsonw__u64_field(w, "start", o->start);
+	jsonw__u64_field(w, "length", o->len);
+	jsonw__string_field(w, "phase", o->phase < m->nphases ? m->names[o->phase] : "?");
+	jsonw__bool_field(w, "arena", o->arena);
+	/* outermost first, as in the stack views */
+	jsonw__name(w, "frames");
+	jsonw__start_array(w);
+	for (i = 0; i < o->nframes; i++)
+		jsonw__string(w, o->frames[i]);
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+}
+
+/* What grew: sampled growth by named cause (model/causes.h). */
+static void causes(struct jsonw *w, const struct model *m)
+{
+	const struct model_proc *p = model__main((struct model *)m);
+	struct cause_report r;
+	size_t i;
+
+	jsonw__name(w, "causes");
+	jsonw__start_array(w);
+	if (causes__attribute(m, NULL, NULL, &r)) {
+		jsonw__end_array(w);
+		return;
+	}
+	for (i = 0; i < r.n; i++) {
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", r.v[i].cause->name);
+		jsonw__u64_field(w, "bytes", r.v[i].bytes);
+		if (p && p->peak_total > 0)
+			jsonw__double_field(w, "share_of_peak",
+					    (double)r.v[i].bytes / p->peak_total);
+		else
+			jsonw__null_field(w, "share_of_peak");
+		jsonw__string_field(w, "remedy", r.v[i].cause->remedy);
+		jsonw__string_field(w, "rule", r.v[i].rule ? r.v[i].rule->text : "");
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__u64_field(w, "causes_unmatched_bytes", r.unmatched);
+	jsonw__u64_field(w, "causes_sampled_bytes", r.total);
+	causes__report_free(&r);
+	jsonw__name(w, "origins");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "recorded", m->origins.n);
+	jsonw__u64_field(w, "lost", m->origins_lost);
+	jsonw__u64_field(w, "capped", m->origins_capped);
+	jsonw__u64_field(w, "repeats_skipped", m->origins_same);
+	jsonw__u64_field(w, "malloc_arenas", m->origins.arenas);
+	jsonw__end_object(w);
+	/* glibc malloc arenas: whose, and how much each grew */
+	jsonw__name(w, "arenas");
+	jsonw__start_array(w);
+	for (i = 0; i < m->origins.n; i++) {
+		const struct origin *o = &m->origins.v[i];
+
+		if (!o->arena)
+			continue;
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "pid", o->pid);
+		jsonw__u64_field(w, "tid", o->tid);
+		jsonw__string_field(w, "comm", o->comm);
+		jsonw__string_field(w, "label", o->label);
+		jsonw__u64_field(w, "reserved_at", o->start);
+		jsonw__u64_field(w, "growth_bytes", o->grown);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
 static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id)
 {
 	unsigned int i;
@@ -119,6 +212,7 @@ static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id
 		/* the VMA last seen for it (model.h) */
 		jsonw__u64_field(w, "start", mm->start);
 		jsonw__u64_field(w, "size", mm->size);
+		origin(w, m, mm->origin);
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
@@ -197,6 +291,15 @@ static void phases(struct jsonw *w, const struct model *m)
 			jsonw__null_field(w, "psi_full_s");
 		}
 		jsonw__end_object(w);
+		jsonw__u64_field(w, "pinned_bytes", m->gpu.alloc_bytes[MP_ALLOC_PINNED][id]);
+		jsonw__u64_field(w, "pinned_freed_bytes", m->gpu.free_bytes[MP_ALLOC_PINNED][id]);
+		jsonw__u64_field(w, "managed_bytes", m->gpu.alloc_bytes[MP_ALLOC_MANAGED][id]);
+		jsonw__u64_field(w, "managed_freed_bytes",
+				 m->gpu.free_bytes[MP_ALLOC_MANAGED][id]);
+		if (m->gpu.vram_seen[id])
+			jsonw__u64_field(w, "vram_bytes", m->gpu.vram_phase_peak[id]);
+		else
+			jsonw__null_field(w, "vram_bytes");
 		jsonw__name(w, "stacks");
 		jsonw__start_object(w);
 		jsonw__u64_field(w, "samples", m->samples[id]);
@@ -205,6 +308,81 @@ static void phases(struct jsonw *w, const struct model *m)
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
+}
+
+static void alloc_class(struct jsonw *w, const struct model_gpu *g, int c)
+{
+	__u64 allocs = 0, frees = 0;
+	unsigned int i;
+
+	for (i = 0; i < MP_MAX_PHASES; i++) {
+		allocs += g->allocs[c][i];
+		frees += g->frees[c][i];
+	}
+	jsonw__name(w, mp_alloc_cls_name(c));
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "peak_bytes", g->peak[c]);
+	jsonw__u64_field(w, "held_bytes", g->current[c]);
+	jsonw__u64_field(w, "allocs", allocs);
+	jsonw__u64_field(w, "frees", frees);
+	jsonw__end_object(w);
+}
+
+/* Pinned and managed host memory, where it came from, and VRAM (null without NVML). */
+static void gpu(struct jsonw *w, const struct model *m)
+{
+	const struct model_gpu *g = &m->gpu;
+	unsigned int i;
+
+	jsonw__name(w, "gpu");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "alloc_probes", g->probes);
+	alloc_class(w, g, MP_ALLOC_PINNED);
+	alloc_class(w, g, MP_ALLOC_MANAGED);
+	jsonw__u64_field(w, "unread_pointers", g->unread);
+	jsonw__name(w, "origins");
+	jsonw__start_array(w);
+	for (i = 0; i < g->norigins; i++) {
+		const struct model_gpu_origin *o = &g->origins[i];
+
+		jsonw__start_object(w);
+		jsonw__string_field(w, "class", mp_alloc_cls_name(o->cls));
+		jsonw__string_field(w, "phase", m->names[o->phase < MP_MAX_PHASES ? o->phase : 0]);
+		jsonw__string_field(w, "where", o->where);
+		jsonw__u64_field(w, "bytes", o->bytes);
+		jsonw__u64_field(w, "calls", o->calls);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	if (!g->nvml) {
+		jsonw__null_field(w, "vram");
+		jsonw__string_field(w, "nvml_unavailable", g->nvml_why);
+		jsonw__end_object(w);
+		return;
+	}
+	jsonw__null_field(w, "nvml_unavailable");
+	jsonw__name(w, "vram");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "readings", g->readings);
+	jsonw__u64_field(w, "target_bytes", g->vram);
+	jsonw__u64_field(w, "target_peak_bytes", g->vram_peak);
+	jsonw__name(w, "devices");
+	jsonw__start_array(w);
+	for (i = 0; i < g->ndevices; i++) {
+		const struct model_gpu_device *d = &g->dev[i];
+
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "index", d->index);
+		jsonw__string_field(w, "name", d->name);
+		jsonw__u64_field(w, "total_bytes", d->total);
+		jsonw__u64_field(w, "used_bytes", d->used);
+		jsonw__u64_field(w, "free_bytes", d->free);
+		jsonw__u64_field(w, "target_bytes", d->target_used);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+	jsonw__end_object(w);
 }
 
 static void processes(struct jsonw *w, const struct model *m)
@@ -405,6 +583,7 @@ int report_json__write_tl(FILE *f, const struct model *m, const struct timeline 
 	jsonw__double_field(w, "duration_s",
 			    (m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0) / 1e9);
 	peak(w, m);
+	causes(w, m);
 	jsonw__u64_field(w, "rss_peak_pid", model__main((struct model *)m) ?
 			 model__main((struct model *)m)->pid : m->root_pid);
 	phases(w, m);
@@ -412,6 +591,7 @@ int report_json__write_tl(FILE *f, const struct model *m, const struct timeline 
 	/* "processes" lists the last MODEL_MAX_PROCS; this counts them all */
 	jsonw__u64_field(w, "processes_total", m->nprocs + m->procs_recycled);
 	ooms(w, m);
+	requests__json(w, m);
 	if (m->stop_reason[0])
 		jsonw__string_field(w, "stopped_by_memphase", m->stop_reason);
 	else
@@ -425,12 +605,14 @@ int report_json__write_tl(FILE *f, const struct model *m, const struct timeline 
 	jsonw__u64_field(w, "markers_attached", m->markers_attached);
 	unmatched(w, m);
 	jsonw__u64_field(w, "faults_vma_busy", m->vma_busy);
+	jsonw__u64_field(w, "faults_vma_deferred", m->vma_deferred);
 	jsonw__u64_field(w, "mapping_table_full", m->mappings_full);
 	jsonw__name(w, "stack_sampling");
 	jsonw__start_object(w);
 	jsonw__u64_field(w, "postponed_by_cap", m->stacks_capped);
 	jsonw__u64_field(w, "unwind_failures", m->unwind_failures);
 	jsonw__end_object(w);
+	gpu(w, m);
 	bpf_stats(w, m);
 	timeline(w, m, tl);
 	jsonw__end_object(w);

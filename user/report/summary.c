@@ -2,9 +2,11 @@
 /* The text summary: fixed-width tables (<= 80 columns) and bcc-style histograms. */
 #include <string.h>
 #include "lib/hist.h"
+#include "report/requests.h"
 #include "report/summary.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
+#include "model/causes.h"
 
 static const char *const hist_title[MP_NR_HISTS] = {
 	[MP_HIST_CALL_GROWTH] = "RSS growth per marker call",
@@ -123,6 +125,7 @@ static void print_ooms(FILE *f, const struct model *m)
 				   "cgroup of it was at its limit)\n");
 		if (o->have_window)
 			print_oom_window(f, m, o);
+		requests__print_oom(f, m, o);
 	}
 }
 
@@ -204,9 +207,95 @@ void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns)
 	}
 }
 
+/* Cuts s to at most max characters ("..." at the end if cut): its length in characters. */
+static int chars_cut(char *s, int max)
+{
+	int n = 0;
+	char *c;
+
+	for (c = s; *c; c++) {
+		if (((unsigned char)*c & 0xc0) == 0x80)
+			continue;
+		if (n == max - 3 && strlen(c) > 3) {
+			strcpy(c, "...");
+			return max;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Does a phase have anything GPU to show? */
+static bool gpu_phase_seen(const struct model_gpu *g, unsigned int id)
+{
+	int c;
+
+	for (c = 0; c < MP_NR_ALLOC_CLS; c++)
+		if (g->allocs[c][id] || g->frees[c][id])
+			return true;
+	return g->vram_seen[id];
+}
+
+/*
+ * Pinned and managed host memory per phase, VRAM per phase and per device, where pinned
+ * memory came from. Without NVML and without anything pinned: one line.
+ */
+void summary__gpu(FILE *f, const struct model *m)
+{
+	const struct model_gpu *g = &m->gpu;
+	char b[8][24], esc[256];
+	bool any = false;
+	unsigned int i;
+
+	for (i = 0; i < m->norder; i++)
+		any |= gpu_phase_seen(g, m->order[i]);
+	if (!g->nvml)
+		fprintf(f, "VRAM: not measured (no NVML: %s)\n",
+			utf8__esc_term(esc, sizeof(esc), g->nvml_why));
+	if (!any)
+		return;
+	fprintf(f, "pinned host memory: peak %s, held at the end %s; managed: peak %s, held %s\n",
+		util__fmt_bytes(b[0], 24, g->peak[MP_ALLOC_PINNED]),
+		util__fmt_bytes(b[1], 24, g->current[MP_ALLOC_PINNED]),
+		util__fmt_bytes(b[2], 24, g->peak[MP_ALLOC_MANAGED]),
+		util__fmt_bytes(b[3], 24, g->current[MP_ALLOC_MANAGED]));
+	fprintf(f, "%-10s %9s %9s %9s %9s %9s\n", "PHASE", "+PINNED", "-PINNED", "+MANAGED",
+		"-MANAGED", "VRAM");
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+
+		if (!gpu_phase_seen(g, id))
+			continue;
+		fprintf(f, "%-10.10s %9s %9s %9s %9s %9s\n", m->names[id],
+			util__fmt_bytes(b[0], 24, g->alloc_bytes[MP_ALLOC_PINNED][id]),
+			util__fmt_bytes(b[1], 24, g->free_bytes[MP_ALLOC_PINNED][id]),
+			util__fmt_bytes(b[2], 24, g->alloc_bytes[MP_ALLOC_MANAGED][id]),
+			util__fmt_bytes(b[3], 24, g->free_bytes[MP_ALLOC_MANAGED][id]),
+			g->vram_seen[id] ? util__fmt_bytes(b[4], 24, g->vram_phase_peak[id]) : "-");
+	}
+	for (i = 0; i < g->ndevices; i++)
+		fprintf(f, "GPU %u %s: total %s, used %s, free %s, by the target %s (peak %s)\n",
+			g->dev[i].index, utf8__esc_term(esc, sizeof(esc), g->dev[i].name),
+			util__fmt_bytes(b[0], 24, g->dev[i].total),
+			util__fmt_bytes(b[1], 24, g->dev[i].used),
+			util__fmt_bytes(b[2], 24, g->dev[i].free),
+			util__fmt_bytes(b[3], 24, g->dev[i].target_used),
+			util__fmt_bytes(b[4], 24, g->vram_peak));
+	for (i = 0; i < g->norigins; i++) {
+		const struct model_gpu_origin *o = &g->origins[i];
+
+		fprintf(f, "  %-7s %-10.10s %9s %4llu x  %s\n", mp_alloc_cls_name(o->cls),
+			m->names[o->phase < MP_MAX_PHASES ? o->phase : 0],
+			util__fmt_bytes(b[0], 24, o->bytes), (unsigned long long)o->calls,
+			utf8__esc_term(esc, sizeof(esc), o->where));
+	}
+}
+
 static void print_mappings(FILE *f, const struct model *m)
 {
+	const struct origin *o;
 	unsigned int i, k;
+	int col;
 	bool header = false;
 	char b[24], p[4 * MODEL_PATH_MAX + 1];
 	size_t n, cut;
@@ -223,14 +312,29 @@ static void print_mappings(FILE *f, const struct model *m)
 				header = true;
 			}
 			/* long paths keep their end, the file name, cut on a character */
-			utf8__esc_term(p, sizeof(p), mm->path);
+			o = origins__at(&m->origins, mm->origin);
+			/* a labelled anon mapping needs no address: the label names it */
+			if (o && mm->kind == MP_MAP_ANON)
+				snprintf(p, sizeof(p), "[anon %s]",
+					 util__fmt_bytes(b, sizeof(b), mm->size));
+			else
+				utf8__esc_term(p, sizeof(p), mm->path);
 			n = strlen(p);
 			cut = n > 50 ? n - 47 : 0;
 			while (cut && cut < n && ((unsigned char)p[cut] & 0xc0) == 0x80)
 				cut++;
-			fprintf(f, "%-10.10s %-6s %9s  %s%s%s\n", k ? "" : m->names[id],
-				mp_class_name(mm->cls), util__fmt_bytes(b, sizeof(b), mm->bytes),
-				cut ? "..." : "", p + cut, mm->deleted ? " (deleted)" : "");
+			col = fprintf(f, "%-10.10s %-6s %9s  %s%s%s", k ? "" : m->names[id],
+				      mp_class_name(mm->cls),
+				      util__fmt_bytes(b, sizeof(b), mm->bytes), cut ? "..." : "",
+				      p + cut, mm->deleted ? " (deleted)" : "");
+			/* the label after it, or under it when the line would pass 80 columns */
+			if (o) {
+				utf8__esc_term(p, sizeof(p), o->label);
+				if (col + 4 + chars_cut(p, 47) > 80)
+					fprintf(f, "\n%29s", "");
+				fprintf(f, " <- %s", p);
+			}
+			fprintf(f, "\n");
 		}
 		if (m->nmappings[id] > k) {
 			__u64 shown = 0;
@@ -245,13 +349,45 @@ static void print_mappings(FILE *f, const struct model *m)
 	}
 }
 
+/* glibc malloc arenas: how many, and the first few with their growth */
+static void print_arenas(FILE *f, const struct model *m)
+{
+	unsigned int shown = 0;
+	char b[24], n[64];
+	size_t i;
+
+	if (!m->origins.arenas)
+		return;
+	fprintf(f, "%llu glibc malloc arena%s created (one per thread that mallocs, up to 8 per "
+		   "core;\n  MALLOC_ARENA_MAX bounds them)\n",
+		(unsigned long long)m->origins.arenas, m->origins.arenas == 1 ? "" : "s");
+	for (i = 0; i < m->origins.n && shown < 8; i++) {
+		const struct origin *o = &m->origins.v[i];
+
+		if (!o->arena)
+			continue;
+		fprintf(f, "  %-60.60s %9s\n", utf8__esc_term(n, sizeof(n), o->label),
+			util__fmt_bytes(b, sizeof(b), o->grown));
+		shown++;
+	}
+	if (m->origins.arenas > shown)
+		fprintf(f, "  (%llu more)\n", (unsigned long long)(m->origins.arenas - shown));
+}
+
 static void print_mapping_notes(FILE *f, const struct model *m)
 {
 	char b[24];
 
+	print_arenas(f, m);
+	if (m->origins_lost || m->origins_capped)
+		fprintf(f, "%llu mapping origins lost (ring buffer full), %llu smaller mappings "
+			   "past the origin caps\n", (unsigned long long)m->origins_lost,
+			(unsigned long long)m->origins_capped);
+
 	if (m->vma_busy)
-		fprintf(f, "%llu faults found their address space locked (another thread in "
-			   "mmap/mprotect): their growth is [unknown] unless on the heap\n",
+		fprintf(f, "%llu growth events could not be placed in one mapping (address space "
+			   "locked until the thread ended, or a syscall over several mappings): "
+			   "[unknown]\n",
 			(unsigned long long)m->vma_busy);
 	if (m->mappings_full)
 		fprintf(f, "%llu growth events went under [unknown]: the mapping table was full\n",
@@ -259,6 +395,63 @@ static void print_mapping_notes(FILE *f, const struct model *m)
 	if (m->mapping_lost_bytes)
 		fprintf(f, "%s of growth could not be charged to any mapping (map full)\n",
 			util__fmt_bytes(b, sizeof(b), m->mapping_lost_bytes));
+}
+
+/* text wrapped at 80 columns, each line indented by `indent` */
+static void print_wrapped(FILE *f, const char *text, int indent)
+{
+	const char *s = text;
+	int col = indent, len;
+
+	fprintf(f, "%*s", indent, "");
+	while (*s) {
+		while (*s == ' ')
+			s++;
+		for (len = 0; s[len] && s[len] != ' '; len++)
+			;
+		if (!len)
+			break;
+		if (col > indent && col + 1 + len > 79) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		}
+		col += fprintf(f, "%s%.*s", col > indent ? " " : "", len, s);
+		s += len;
+	}
+	fprintf(f, "\n");
+}
+
+/* What grew: the sampled growth by named cause, with what to change. */
+static void print_causes(FILE *f, const struct model *m)
+{
+	const struct model_proc *p = model__main((struct model *)m);
+	__s64 peak = p ? p->peak_total : 0;
+	struct cause_report r;
+	char b[24], n[1024];
+	size_t i;
+
+	if (causes__attribute(m, NULL, NULL, &r) || !r.total) {
+		causes__report_free(&r);
+		return;
+	}
+	fprintf(f, "What grew (sampled stacks, %s rules)\n%-40s %9s %8s\n",
+		m->rules.preset ? m->rules.preset : "no preset's", "CAUSE", "GROWTH", "OF PEAK");
+	for (i = 0; i < r.n; i++) {
+		utf8__esc_term(n, sizeof(n), r.v[i].cause->name);
+		fprintf(f, "%-40.40s %9s %7.1f%%\n", n,
+			util__fmt_bytes(b, sizeof(b), r.v[i].bytes),
+			peak > 0 ? 100.0 * r.v[i].bytes / peak : 0.0);
+		if (r.v[i].cause->remedy[0]) {
+			utf8__esc_term(n, sizeof(n), r.v[i].cause->remedy);
+			print_wrapped(f, n, 4);
+		}
+	}
+	if (r.unmatched)
+		fprintf(f, "%-40s %9s %7.1f%%\n", "(no rule matched: see the stacks)",
+			util__fmt_bytes(b, sizeof(b), r.unmatched),
+			peak > 0 ? 100.0 * r.unmatched / peak : 0.0);
+	fprintf(f, "\n");
+	causes__report_free(&r);
 }
 
 static void print_stacks(FILE *f, const struct model *m)
@@ -308,7 +501,9 @@ static void print_unmatched(FILE *f, const struct model *m)
 	for (i = 0; i < m->nunmatched; i++) {
 		const struct model_unmatched *u = &m->unmatched[i];
 
-		fprintf(f, "--phase %s=%s%s%s never attached: %s\n", u->phase,
+		/* a --request marker has no phase */
+		fprintf(f, "--%s%s%s%s%s%s never attached: %s\n",
+			u->phase[0] ? "phase " : "request ", u->phase, u->phase[0] ? "=" : "",
 			utf8__esc_term(b[0], sizeof(b[0]), u->binary), u->binary[0] ? ":" : "",
 			utf8__esc_term(b[1], sizeof(b[1]), u->symbol),
 			utf8__esc_term(b[2], sizeof(b[2]), u->reason));
@@ -333,7 +528,11 @@ void summary__print(FILE *f, const struct model *m)
 		fprintf(f, "LOST: %llu events, %llu stacks (counts above may be short)\n",
 			(unsigned long long)lost, (unsigned long long)m->lost_stacks);
 	fprintf(f, "\n");
+	print_causes(f, m);
 	summary__phase_table(f, m, m->end_ns);
+	fprintf(f, "\n");
+	summary__gpu(f, m);
+	requests__print(f, m);
 	print_pressure(f, m);
 	print_mappings(f, m);
 	print_mapping_notes(f, m);

@@ -13,4 +13,8 @@ void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns);
 /* memphase's own BPF cost per program (--bpf-stats; nothing without it). */
 void summary__bpf_stats(FILE *f, const struct model *m);
 
+/* Pinned and managed host memory and VRAM (one line when there is no NVML and nothing
+ * was pinned). */
+void summary__gpu(FILE *f, const struct model *m);
+
 #endif

@@ -18,6 +18,25 @@ bool forecast__ended(const struct model *m)
 	return m->nprocs > 0;
 }
 
+/* VRAM: what the observed processes hold, how fast it grows, when their devices fill. */
+static void vram_compute(struct forecast *fc, const struct model *m, __u64 now_ns)
+{
+	const struct model_gpu_reading *r = model_gpu__last(&m->gpu);
+
+	if (!r)
+		return;
+	fc->have_vram = true;
+	fc->vram = r->target_used;
+	fc->vram_free = r->free;
+	if (forecast__ended(m))
+		return;
+	fc->have_vram_rate = model_gpu__vram_rate(&m->gpu, now_ns, FORECAST_VRAM_WINDOW_S,
+						  &fc->vram_rate);
+	if (fc->have_vram_rate)
+		fc->have_vram_full = !timeline__time_to((double)fc->vram_free, fc->vram_rate,
+							&fc->vram_full_s);
+}
+
 void forecast__compute(struct forecast *fc, const struct model *m, const struct timeline *tl,
 		       const struct sysmem *sm, __u64 now_ns)
 {
@@ -47,6 +66,7 @@ void forecast__compute(struct forecast *fc, const struct model *m, const struct 
 		fc->oom_s = fc->cg_oom_s;
 		fc->by_cgroup = true;
 	}
+	vram_compute(fc, m, now_ns);
 }
 
 bool forecast__warn(const struct forecast *fc, double warn_s)

@@ -11,6 +11,8 @@
  * - time to OOM: each headroom / rate, and the nearer of the two. None when not growing
  *   (rate under TIMELINE_MIN_RATE: flat or shrinking), when no headroom is known, or once
  *   the command has ended (every observed process exited): it will not run out of memory.
+ * - VRAM: the same for the GPU's memory, from the NVML readings in the model (the free
+ *   memory of the devices the observed processes use / their VRAM growth rate).
  */
 #ifndef __MP_FORECAST_H
 #define __MP_FORECAST_H
@@ -38,7 +40,17 @@ struct forecast {
 	bool have_oom;		/* the nearer of the two */
 	double oom_s;
 	bool by_cgroup;		/* the nearer is the cgroup's */
+	/* VRAM (NVML): the observed processes' growth, the free memory of their devices */
+	bool have_vram;		/* an NVML reading */
+	__u64 vram;		/* the observed processes' VRAM, last reading */
+	__u64 vram_free;	/* free on the devices they use (all devices if none) */
+	bool have_vram_rate;
+	double vram_rate;	/* bytes/s over FORECAST_VRAM_WINDOW_S */
+	bool have_vram_full;	/* seconds until vram_free is used up at vram_rate */
+	double vram_full_s;
 };
+
+#define FORECAST_VRAM_WINDOW_S	5.0
 
 /* Has the observed command ended (finished, or every process exited)? */
 bool forecast__ended(const struct model *m);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/utf8.h"
 #include "lib/util.h"
 #include "lib/headroom.h"
 #include "model/model.h"
@@ -59,6 +60,21 @@ int live__format_status(char *buf, size_t len, const struct model *m,
 
 /* ---- setup and teardown ---- */
 
+/* "ARGV... (pid N)", escaped, at most 160 columns of command */
+static char *live_title(char *const *argv, __u32 pid)
+{
+	char cmd[160] = "?", arg[160], *t = NULL;
+	size_t used = 0;
+	int n;
+
+	for (; argv && *argv && used < sizeof(cmd) - 1; argv++) {
+		n = snprintf(cmd + used, sizeof(cmd) - used, "%s%s", used ? " " : "",
+			     utf8__esc_term(arg, sizeof(arg), *argv));
+		used = n < 0 || used + n >= sizeof(cmd) ? sizeof(cmd) - 1 : used + n;
+	}
+	return asprintf(&t, "%s (pid %u)", cmd, pid) < 0 ? NULL : t;
+}
+
 struct live *live__new(const struct live_opts *o)
 {
 	struct live *l;
@@ -67,12 +83,11 @@ struct live *live__new(const struct live_opts *o)
 	if (!l)
 		return NULL;
 	l->o = *o;
-	l->title = strdup(o->title ? o->title : "");	/* escaped by the caller */
+	l->title = live_title(o->argv, o->pid);
 	if (!l->title) {
 		free(l);
 		return NULL;
 	}
-	l->o.title = l->title;
 	if (!(l->o.interval_s > 0))
 		l->o.interval_s = 1.0;
 	term__init(&l->term);

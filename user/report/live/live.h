@@ -65,7 +65,8 @@ struct sysmem;
 struct live_opts {
 	bool use_tui;		/* full screen on stdout (falls back to status lines) */
 	double interval_s;	/* status line period */
-	const char *title;	/* command and pid, for the header (copied) */
+	char *const *argv;	/* the command, for the header (escaped and copied) */
+	__u32 pid;		/* its pid */
 	double oom_warn_s;	/* highlight, and notice once, a projected OOM this close */
 };
 

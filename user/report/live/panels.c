@@ -203,6 +203,45 @@ int panels__forecast(const struct panel_frame *f, int y)
 	return y + 1;
 }
 
+/*
+ * Pinned host memory and VRAM, a row each when there is any: pinned and managed held now
+ * and at peak; the observed processes' VRAM, their devices' free memory, the rate and the
+ * time until it is full.
+ */
+int panels__gpu(const struct panel_frame *f, int y)
+{
+	const struct model_gpu *g = &f->m->gpu;
+	const struct forecast *fc = &f->c->fc;
+	char b[4][32], rate[40], eta[32];
+
+	if (g->probes) {
+		put(y, 0, A_BOLD, "pinned");
+		put(y, LABEL_COLS, 0, "%s (peak %s)   managed %s (peak %s)",
+		    util__fmt_bytes(b[0], 32, g->current[MP_ALLOC_PINNED]),
+		    util__fmt_bytes(b[1], 32, g->peak[MP_ALLOC_PINNED]),
+		    util__fmt_bytes(b[2], 32, g->current[MP_ALLOC_MANAGED]),
+		    util__fmt_bytes(b[3], 32, g->peak[MP_ALLOC_MANAGED]));
+		y++;
+	}
+	if (!g->nvml)
+		return y;
+	put(y, 0, A_BOLD, "VRAM");
+	if (!fc->have_vram) {
+		put(y, LABEL_COLS, pair(f, CP_DIM), "reading NVML...");
+		return y + 1;
+	}
+	put(y, LABEL_COLS, 0, "%s (peak %s)   free %s",
+	    util__fmt_bytes(b[0], 32, fc->vram), util__fmt_bytes(b[1], 32, g->vram_peak),
+	    util__fmt_bytes(b[2], 32, fc->vram_free));
+	if (fc->have_vram_full)
+		put(y, getcurx(stdscr), A_BOLD, "   full in %s at %s",
+		    status__eta(eta, sizeof(eta), fc->vram_full_s),
+		    status__rate(rate, sizeof(rate), fc->vram_rate));
+	else if (fc->have_vram_rate)
+		put(y, getcurx(stdscr), 0, "   not growing");
+	return y + 1;
+}
+
 /* A row only when something was lost. */
 int panels__lost(const struct panel_frame *f, int y)
 {
@@ -462,6 +501,7 @@ void panels__draw(const struct panel_frame *f)
 	y = panels__rss(f, y);
 	y = panels__memory(f, y);
 	y = panels__forecast(f, y);
+	y = panels__gpu(f, y);
 	y = panels__lost(f, y);
 	/* below the header: table, histogram, strip; spacing and strip shrink first */
 	bottom = LINES - 2;	/* message line, then the help line */

@@ -52,6 +52,7 @@ int panels__phase(const struct panel_frame *f, int y);
 int panels__rss(const struct panel_frame *f, int y);
 int panels__memory(const struct panel_frame *f, int y);
 int panels__forecast(const struct panel_frame *f, int y);
+int panels__gpu(const struct panel_frame *f, int y);
 int panels__lost(const struct panel_frame *f, int y);
 int panels__table(const struct panel_frame *f, int y, int rows);
 int panels__hist(const struct panel_frame *f, int y, int rows);

@@ -86,7 +86,8 @@ int status__format(char *buf, size_t len, const struct model *m, const struct li
 		   const struct sysmem *sm, __u64 now_ns)
 {
 	const struct forecast *fc = &c->fc;
-	char b[8][32], rate[40], avail[32], cg[72], oom[32];
+	char b[8][32], rate[40], avail[32], cg[72], oom[32], vram_eta[32];
+	int n;
 
 	if (fc->have_rate)
 		snprintf(rate, sizeof(rate), "%s%s/s", fc->rate >= 0 ? "+" : "",
@@ -102,11 +103,15 @@ int status__format(char *buf, size_t len, const struct model *m, const struct li
 			 sm->cg_limited ? status__size(b[7], sizeof(b[7]), sm->cg_limit) : "-");
 	else
 		snprintf(cg, sizeof(cg), "-");
+	if (fc->have_vram_full)
+		snprintf(vram_eta, sizeof(vram_eta), "~%.0fs", fc->vram_full_s);
+	else
+		snprintf(vram_eta, sizeof(vram_eta), "-");
 	if (fc->have_oom)
 		snprintf(oom, sizeof(oom), "~%.0fs", fc->oom_s);
 	else
 		snprintf(oom, sizeof(oom), "-");
-	return snprintf(buf, len,
+	n = snprintf(buf, len,
 			"memphase: t=%.1fs phase=%s rss=%s anon=%s file=%s shmem=%s swap=%s "
 			"rate=%s avail=%s cg=%s oom_in=%s lost=%llu",
 			status__elapsed(m, now_ns), status__phase_name(m, m->cur_phase),
@@ -116,4 +121,11 @@ int status__format(char *buf, size_t len, const struct model *m, const struct li
 			status__size(b[3], sizeof(b[3]), c->rss[MP_SHMEM]),
 			status__size(b[4], sizeof(b[4]), c->rss[MP_SWAP]), rate, avail, cg, oom,
 			(unsigned long long)model__lost_events(m));
+	/* the GPU's fields only when there is a GPU side: the line is otherwise unchanged */
+	if (n >= 0 && (size_t)n < len && model_gpu__any(&m->gpu))
+		n += snprintf(buf + n, len - n, " pinned=%s vram=%s vram_full_in=%s",
+			      status__size(b[0], sizeof(b[0]), m->gpu.current[MP_ALLOC_PINNED]),
+			      fc->have_vram ? status__size(b[1], sizeof(b[1]), fc->vram) : "-",
+			      vram_eta);
+	return n;
 }

@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Pinned host memory and VRAM without a GPU: the driver pins and allocates through stand-in
+CUDA libraries (build/workload/gpu: libcudart.so calling libcuda.so.1, real names and
+signatures, pinned memory a shared memfd mapping), and memphase reads VRAM from a stand-in
+libnvidia-ml.so.1 (MEMPHASE_NVML_LIB) that reports the state file the stand-in driver keeps."""
+import os
+import re
+import shutil
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import MIB  # noqa: E402
+
+GPU = os.path.join(harness.WORKLOAD, "gpu")
+CUDART = os.path.join(GPU, "libcudart.so")
+NVML = os.path.join(GPU, "libnvidia-ml.so.1")
+MAGIC = 0x6e69646e61747367          # tests/workload/gpu_standin.h
+TOTAL = 8 << 30
+OTHER = 512 * MIB                   # used on the device by processes not observed
+PIN, VRAM = 4, 32                   # --pin-mib, --vram-mib
+
+
+def write_state(path, ndevs=2):
+    """struct standin_state: magic, ndevs, pad, total[4], other_used[4], procs[16]."""
+    total = [TOTAL, 4 << 30, 0, 0]
+    other = [OTHER, 0, 0, 0]
+    with open(path, "wb") as f:
+        f.write(struct.pack("<QII4Q4Q", MAGIC, ndevs, 0, *total, *other) + bytes(16 * 16))
+    os.chmod(path, 0o666)
+
+
+def gpu_run(d, extra_env=None, driver_args=()):
+    state, out = os.path.join(d, "gpu.state"), os.path.join(d, "out.json")
+    write_state(state)
+    env = {"MEMPHASE_STANDIN_GPU": state, "MEMPHASE_NVML_LIB": NVML}
+    env.update(extra_env or {})
+    r = harness.memphase(["run", "--no-tui", "--json", out, "--", harness.DRIVER,
+                          "--cudart", CUDART, "--pin-mib", str(PIN), "--vram-mib", str(VRAM),
+                          "--ctx-mib", "2", "--prompt-batches", "2", "--batch-mib", "1",
+                          "--tokens", "3"] + list(driver_args), env=env)
+    assert r.returncode == 0, r.stderr
+    return r, harness.load_json(out)
+
+
+def test_pinned_bytes_per_phase_exactly():
+    """load: cudaMallocHost(P) (the runtime calls cuMemAllocHost_v2, which calls
+    cuMemHostAlloc: one allocation, counted once); context: cudaHostAlloc(2P); prompt:
+    cudaHostRegister(P) and a second registration of the same range that fails (not
+    counted); generate: cudaMallocManaged(P), managed not pinned; teardown frees everything.
+    Exact: the probes count bytes asked for, not pages."""
+    harness.need_root()
+    with harness.workdir() as d:
+        r, doc = gpu_run(d)
+        want = {"load": (PIN, 0, 0, 0), "context": (2 * PIN, 0, 0, 0),
+                "prompt": (PIN, 0, 0, 0), "generate": (0, 0, PIN, 0),
+                "teardown": (0, 4 * PIN, 0, PIN)}
+        for name, (pin, unpin, man, unman) in want.items():
+            p = harness.phase(doc, name)
+            got = (p["pinned_bytes"], p["pinned_freed_bytes"], p["managed_bytes"],
+                   p["managed_freed_bytes"])
+            assert got == (pin * MIB, unpin * MIB, man * MIB, unman * MIB), (name, got)
+        g = doc["gpu"]
+        assert g["pinned"] == {"peak_bytes": 4 * PIN * MIB, "held_bytes": 0, "allocs": 3,
+                               "frees": 3}, g["pinned"]
+        assert g["managed"] == {"peak_bytes": PIN * MIB, "held_bytes": 0, "allocs": 1,
+                                "frees": 1}, g["managed"]
+        # both stand-in libraries' functions are probed (dlopen'd at run time)
+        assert g["alloc_probes"] >= 16, g["alloc_probes"]
+        # one stack sample per allocation: the driver's named frame is the caller
+        where = {(o["class"], o["phase"]): o for o in g["origins"]}
+        assert where[("pinned", "load")]["where"].startswith("gpu_pin_weights"), where
+        assert where[("pinned", "context")]["where"].startswith("gpu_pin_kv"), where
+        assert where[("managed", "generate")]["bytes"] == PIN * MIB, where
+        # the summary's table
+        assert "+PINNED" in r.stderr + r.stdout, r.stderr
+
+
+def test_vram_equals_what_nvml_reports():
+    """Each device's total/used/free as the stand-in NVML reports them at the end (the
+    target has exited: used is the other processes' 512 MiB), and the target's VRAM per
+    phase: load V, context 2V. The driver holds each step 500 ms; memphase reads NVML every
+    100 ms and at phase changes, so each phase's peak is seen (5x margin)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        r, doc = gpu_run(d)
+        v = doc["gpu"]["vram"]
+        assert doc["gpu"]["nvml_unavailable"] is None
+        assert v is not None and v["readings"] > 0, doc["gpu"]
+        devs = v["devices"]
+        assert [x["index"] for x in devs] == [0, 1], devs
+        assert devs[0] == {"index": 0, "name": "Stand-in GPU 0", "total_bytes": TOTAL,
+                           "used_bytes": OTHER, "free_bytes": TOTAL - OTHER,
+                           "target_bytes": 0}, devs[0]
+        assert devs[1]["total_bytes"] == 4 << 30 and devs[1]["used_bytes"] == 0, devs[1]
+        assert v["target_peak_bytes"] == 2 * VRAM * MIB, v
+        assert harness.phase(doc, "load")["vram_bytes"] == VRAM * MIB
+        assert harness.phase(doc, "context")["vram_bytes"] == 2 * VRAM * MIB
+        assert harness.phase(doc, "generate")["vram_bytes"] == 2 * VRAM * MIB
+        out = r.stderr + r.stdout
+        assert "GPU 0 Stand-in GPU 0: total 8.00 GiB, used 512 MiB, free 7.50 GiB" in out, out
+
+
+def test_no_nvml_is_one_line():
+    """No NVML library: one line in the summary; the JSON says why; nothing pinned, no table."""
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--no-tui", "--json", out, "--", harness.DRIVER,
+                              "--ctx-mib", "2"],
+                             env={"MEMPHASE_NVML_LIB": os.path.join(d, "libnvidia-ml.so.1")})
+        assert r.returncode == 0, r.stderr
+        text = r.stderr + r.stdout
+        lines = [ln for ln in text.splitlines() if "VRAM" in ln or "PINNED" in ln]
+        assert len(lines) == 1 and lines[0].startswith("VRAM: not measured (no NVML: "), lines
+        g = harness.load_json(out)["gpu"]
+        assert g["vram"] is None and "libnvidia-ml.so.1" in g["nvml_unavailable"], g
+        assert g["pinned"]["allocs"] == 0 and g["alloc_probes"] == 0, g
+        assert all(p["pinned_bytes"] == 0 and p["vram_bytes"] is None
+                   for p in harness.load_json(out)["phases"])
+
+
+def test_status_line_has_gpu_fields_only_with_a_gpu():
+    """--no-tui status lines: pinned=, vram=, vram_full_in= appear with NVML, not without."""
+    harness.need_root()
+    with harness.workdir() as d:
+        r, _ = gpu_run(d)
+        status = [ln for ln in r.stderr.splitlines() if ln.startswith("memphase: t=")]
+        assert status and all(" vram=" in ln and " pinned=" in ln for ln in status), status
+        out = os.path.join(d, "plain.json")
+        r = harness.memphase(["run", "--no-tui", "--interval", "100ms", "--json", out, "--",
+                              harness.DRIVER, "--ctx-mib", "2", "--sleep-ms", "300"],
+                             env={"MEMPHASE_NVML_LIB": os.path.join(d, "none.so")})
+        status = [ln for ln in r.stderr.splitlines() if ln.startswith("memphase: t=")]
+        assert status and not any("vram=" in ln for ln in status), status
+
+
+def test_pinned_memory_goes_with_a_killed_process():
+    """The driver SIGKILLs itself between generated tokens (after a llama_decode returned:
+    the `host` phase) while holding 4P pinned and P managed: the kernel took the memory back,
+    so memphase holds none at the end; the bytes count as freed in the phase the process
+    died in, and in no other."""
+    harness.need_root()
+    with harness.workdir() as d:
+        state, out = os.path.join(d, "gpu.state"), os.path.join(d, "out.json")
+        write_state(state)
+        r = harness.memphase(["run", "--no-tui", "--json", out, "--", harness.DRIVER,
+                              "--cudart", CUDART, "--pin-mib", str(PIN), "--vram-mib", "1",
+                              "--prompt-batches", "1", "--tokens", "3",
+                              "--die-in-generate", "2"],
+                             env={"MEMPHASE_STANDIN_GPU": state, "MEMPHASE_NVML_LIB": NVML})
+        assert r.returncode == 137, (r.returncode, r.stderr)
+        doc = harness.load_json(out)
+        g = doc["gpu"]
+        assert g["pinned"]["peak_bytes"] == 4 * PIN * MIB and g["pinned"]["held_bytes"] == 0, g
+        assert g["managed"]["held_bytes"] == 0, g
+        p = harness.phase(doc, "host")
+        assert (p["pinned_freed_bytes"], p["managed_freed_bytes"]) == (4 * PIN * MIB, PIN * MIB), p
+        assert sum(q["pinned_freed_bytes"] for q in doc["phases"]) == 4 * PIN * MIB, doc["phases"]
+
+
+def test_tui_pinned_and_vram_rows():
+    """The live view: a pinned row, and a VRAM row that projects when the device fills while
+    the target's VRAM grows (load V, then context +V: growing within the 5 s window); the
+    figures are the stand-in NVML's (8 GiB device, 512 MiB used by others)."""
+    import test_tui
+    test_tui.need_tools()
+    d = harness.tmpdir()
+    state = os.path.join(d, "gpu.state")
+    write_state(state)
+    cmd = ["env", "MEMPHASE_STANDIN_GPU=" + state, "MEMPHASE_NVML_LIB=" + NVML] + \
+        harness.mp_argv(["run", "--target-log", os.path.join(d, "target.log"), "--",
+                         harness.DRIVER, "--cudart", CUDART, "--pin-mib", str(PIN),
+                         "--vram-mib", "512", "--gpu-hold-ms", "1500", "--ctx-mib", "2",
+                         "--prompt-batches", "1", "--tokens", "100", "--sleep-ms", "30"])
+    t = test_tui.Tmux(d, cmd)
+    try:
+        s = t.wait(lambda s: re.search(r"^VRAM\s+1\.00 GiB \(peak 1\.00 GiB\)\s+free 6\.50 GiB"
+                                       r"\s+full in ~[\d.]+ \w+ at \+", s, re.M),
+                   "VRAM row with a time to full", timeout=30)
+        # context pinned 3P; the prompt's registration may already have made it 4P
+        assert re.search(r"^pinned\s+(%d|%d)\.0 MiB \(peak \1\.0 MiB\)   managed 0 B"
+                         % (3 * PIN, 4 * PIN), s, re.M), s
+        t.keys("q")
+        s = t.wait(lambda s: test_tui.END in s, "memphase to end after q")
+        assert re.search(test_tui.END + r" rc=0", s), s
+    finally:
+        t.kill()
+        shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Cause rules (lib/causerules), mapping origins and labels (model/origins), and what grew
+ * (model/causes): parsing, allocator frames, arenas, attribution. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "collect/presets.h"
+#include "lib/causerules.h"
+#include "model/causes.h"
+#include "model/model.h"
+
+#define MIB (1ULL << 20)
+
+static const char rules_text[] =
+	"# a comment\n"
+	"allocator malloc\n"
+	"allocator operator new*\n"
+	"allocator mmap\n"
+	"preset llama\n"
+	"cause KV cache\n"
+	"remedy a smaller -c;\n"
+	"remedy   -ctk q8_0   # comment\n"
+	"frame llama_kv_cache::llama_kv_cache*\n"
+	"origin llama_kv_cache::llama_kv_cache*\n"
+	"cause prompt cache\n"
+	"frame server_prompt_cache::*\n"
+	"cause arenas\n"
+	"origin glibc arena*\n"
+	"cause pinned\n"
+	"mapping /dev/nvidia*\n"
+	"preset other\n"
+	"cause not ours\n"
+	"frame *\n";
+
+TEST(causerules_parse_the_built_in_file)
+{
+	struct causerules r;
+	char err[256] = "";
+	size_t i, n = 0;
+
+	causerules__init(&r);
+	if (!ASSERT_OK(causerules__parse(&r, presets__causes(), "builtin", err, sizeof(err)), err))
+		goto cleanup;
+	ASSERT_OK(causerules__use_preset(&r, "llama"), "preset");
+	for (i = 0; i < r.ncauses; i++) {
+		if (!causerules__in_use(&r, &r.causes[i]))
+			continue;
+		n++;
+		ASSERT_TRUE(r.causes[i].remedy[0] != '\0', r.causes[i].name);
+		ASSERT_GT(r.causes[i].nrules, 0UL, r.causes[i].name);
+	}
+	ASSERT_GE(n, 8UL, "llama: weights, KV, compute, prompt cache, checkpoints, tokenizer, "
+		  "arenas, CUDA pinned");
+	ASSERT_TRUE(causerules__is_allocator(&r, "operator new(unsigned long)"), "new");
+	ASSERT_TRUE(causerules__is_allocator(&r, "ggml_aligned_malloc"), "ggml");
+	ASSERT_TRUE(causerules__is_allocator(&r, "sysmalloc_mmap.constprop.0"), "glibc internals");
+	ASSERT_FALSE(causerules__is_allocator(&r, "llama_kv_cache::llama_kv_cache(int)"), "kv");
+	ASSERT_GE(causerules__match(&r, CAUSE_FRAME, "server_prompt_cache::alloc(unsigned long)",
+				    NULL), 0, "prompt cache frame");
+	ASSERT_GE(causerules__match(&r, CAUSE_MAPPING, "/dev/nvidia0", NULL), 0, "nvidia");
+cleanup:
+	causerules__free(&r);
+}
+
+TEST(causerules_say_what_is_wrong_and_where)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "cause x\nfrmae y\n", "t:2: unknown directive 'frmae'" },
+		{ "frame y\n", "t:1: 'frame' before any 'cause' line" },
+		{ "\nremedy z\n", "t:2: 'remedy' before any 'cause' line" },
+		{ "cause\n", "t:1: 'cause' needs a value" },
+	};
+	struct causerules r;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		causerules__init(&r);
+		err[0] = '\0';
+		ASSERT_EQ(causerules__parse(&r, bad[i].text, "t", err, sizeof(err)), -EINVAL,
+			  bad[i].want);
+		ASSERT_STREQ(err, bad[i].want, "message");
+		causerules__free(&r);
+	}
+	causerules__init(&r);
+	ASSERT_EQ(causerules__load(&r, "/nonexistent/x.rules", err, sizeof(err)), -ENOENT,
+		  "no file");
+	causerules__free(&r);
+}
+
+TEST(causerules_remedies_join_and_presets_select)
+{
+	const struct cause_rule *rule = NULL;
+	struct causerules r;
+	char err[256];
+
+	causerules__init(&r);
+	ASSERT_OK(causerules__parse(&r, rules_text, "t", err, sizeof(err)), err);
+	ASSERT_STREQ(r.causes[0].remedy, "a smaller -c; -ctk q8_0", "joined, comment cut");
+	ASSERT_EQ(causerules__match(&r, CAUSE_FRAME, "anything", NULL), -1, "no preset: none");
+	ASSERT_OK(causerules__use_preset(&r, "llama"), "llama");
+	ASSERT_EQ(causerules__match(&r, CAUSE_FRAME, "anything", NULL), -1, "other's unused");
+	ASSERT_EQ(causerules__match(&r, CAUSE_FRAME, "server_prompt_cache::alloc", &rule), 1, "pc");
+	ASSERT_STREQ(rule->text, "frame server_prompt_cache::*", "the rule as written");
+	ASSERT_OK(causerules__use_preset(&r, "other"), "other");
+	ASSERT_EQ(causerules__match(&r, CAUSE_FRAME, "anything", NULL), 4, "other's");
+	/* a later, preset-less cause overrides (what --causes files do) */
+	ASSERT_OK(causerules__parse(&r, "cause mine\nframe any*\n", "u", err, sizeof(err)), err);
+	ASSERT_EQ(causerules__match(&r, CAUSE_FRAME, "anything", NULL), 5, "later wins");
+	causerules__free(&r);
+}
+
+static void add_origin(struct model *m, __u32 tid, __u64 start, __u64 len, __u32 prot,
+		       const char *const *frames, __u32 n)
+{
+	struct origin o = { .pid = 1, .tid = tid, .start = start, .len = len, .prot = prot,
+			    .how = MP_ORIGIN_MMAP };
+
+	strcpy(o.comm, "llama-server");
+	ASSERT_OK(origins__add(&m->origins, &m->profile, &m->rules, &o, frames, n), "origin");
+}
+
+TEST(origins_label_arenas_and_find)
+{
+	static const char *const kv[] = { "main", "llama_kv_cache::llama_kv_cache(int, bool)",
+					  "operator new(unsigned long)", "malloc", "mmap" };
+	static const char *const arena[] = { "start_thread", "worker", "malloc", "mmap" };
+	static const char *const stack[] = { "main", "pthread_create", "mmap" };
+	static const char *const fn[] = { "std::function<void (int)>::operator()(int) const",
+					  "mmap" };
+	struct model *m = calloc(1, sizeof(*m));
+	char err[256];
+
+	if (!ASSERT_TRUE(m != NULL, "alloc"))
+		return;
+	model__init(m, 1, 0);
+	ASSERT_OK(causerules__parse(&m->rules, rules_text, "t", err, sizeof(err)), err);
+	add_origin(m, 1, 0x10000000, 24 * MIB, 3, kv, 5);
+	add_origin(m, 7, 0x20000000, 128 * MIB, 0, arena, 4);
+	add_origin(m, 7, 0x20000000, 64 * MIB, 0, arena, 4);	/* a retry: the same arena */
+	add_origin(m, 1, 0x40000000, 8 * MIB + 4096, 0, stack, 3);
+	add_origin(m, 1, 0x50000000, 2 * MIB, 3, fn, 2);
+	add_origin(m, 1, 0x10000000 + 4 * MIB, 1 * MIB, 3, stack, 3);	/* newer, inside kv */
+	ASSERT_STREQ(m->origins.v[0].label, "llama_kv_cache::llama_kv_cache", "no parameters");
+	ASSERT_STREQ(m->origins.v[1].label, "glibc arena of thread 7 (llama-server)", "arena");
+	ASSERT_TRUE(m->origins.v[1].arena && !m->origins.v[2].arena, "a stack is no arena");
+	ASSERT_EQ(m->origins.arenas, 1ULL, "one arena a thread");
+	ASSERT_STREQ(m->origins.v[2].label, "pthread_create", "stack");
+	ASSERT_STREQ(m->origins.v[3].label, "std::function<void (int)>::operator()", "operator()");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_ANON, 0x10000000 + MIB), 1U, "inside kv");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_ANON, 0x10000000 + 4 * MIB), 5U, "newest");
+	/* the retry at the same start replaced the first reservation */
+	ASSERT_EQ(m->origins.n, 5UL, "replaced");
+	ASSERT_EQ(m->origins.v[1].len, 64 * MIB, "the newer one");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_ANON, 0x20000000 + 100 * MIB), 0U, "gone");
+	ASSERT_EQ(origins__find(&m->origins, 2, MP_MAP_ANON, 0x10000000), 0U, "other pid's");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_ANON, 0x90000000), 0U, "none");
+	model__free(m);
+	free(m);
+}
+
+static bool phase2_only(void *ctx, const struct profile_stack *s)
+{
+	return s->phase == *(__u32 *)ctx;
+}
+
+TEST(causes_attribute_frames_then_origins)
+{
+	static const char *const kv[] = { "main", "llama_kv_cache::llama_kv_cache(int)", "malloc",
+					  "mmap" };
+	static const char *const arena[] = { "start_thread", "worker", "malloc", "mmap" };
+	/* the innermost matching frame decides: the prompt cache inside a KV-cache frame */
+	static const char *const both[] = { "main", "llama_kv_cache::llama_kv_cache(int)",
+					    "server_prompt_cache::alloc", "touch" };
+	static const char *const plain[] = { "start_thread", "worker", "touch" };
+	static const char *const other[] = { "main", "touch" };
+	struct model *m = calloc(1, sizeof(*m));
+	struct cause_report r = {};
+	__u32 two = 2;
+	char err[256];
+
+	if (!ASSERT_TRUE(m != NULL, "alloc"))
+		return;
+	model__init(m, 1, 0);
+	ASSERT_OK(causerules__parse(&m->rules, rules_text, "t", err, sizeof(err)), err);
+	ASSERT_OK(causerules__use_preset(&m->rules, "llama"), "preset");
+	add_origin(m, 1, 0x10000000, 24 * MIB, 3, kv, 4);
+	add_origin(m, 7, 0x20000000, 128 * MIB, 0, arena, 4);
+	add_origin(m, 1, 0x30000000, 2 * MIB, 3, other, 2);
+	/* frames: KV 24 MiB; prompt cache 16; arena growth by unnamed code (origin) 8;
+	 * unmatched 3 (no origin) + 1 (an origin no rule names) */
+	ASSERT_OK(profile__add_from(&m->profile, 1, "x", kv, 4, 24 * MIB, 0), "kv");
+	ASSERT_OK(profile__add_from(&m->profile, 2, "x", both, 4, 16 * MIB, 1), "prompt");
+	ASSERT_OK(profile__add_from(&m->profile, 2, "x", plain, 3, 8 * MIB, 2), "arena");
+	ASSERT_OK(profile__add_from(&m->profile, 2, "x", other, 2, 3 * MIB, 0), "nothing");
+	ASSERT_OK(profile__add_from(&m->profile, 3, "x", other, 2, 1 * MIB, 3), "unnamed");
+	if (!ASSERT_OK(causes__attribute(m, NULL, NULL, &r), "attribute"))
+		goto cleanup;
+	ASSERT_EQ(r.total, 52 * MIB, "total");
+	ASSERT_EQ(r.unmatched, 4 * MIB, "unmatched");
+	if (!ASSERT_EQ(r.n, 3UL, "three causes"))
+		goto cleanup;
+	ASSERT_STREQ(r.v[0].cause->name, "KV cache", "largest first");
+	ASSERT_EQ(r.v[0].bytes, 24 * MIB, "kv bytes");
+	ASSERT_STREQ(r.v[1].cause->name, "prompt cache", "innermost frame wins");
+	ASSERT_EQ(r.v[1].bytes, 16 * MIB, "prompt bytes");
+	ASSERT_STREQ(r.v[2].cause->name, "arenas", "by the grown mapping's origin");
+	ASSERT_STREQ(r.v[2].rule->text, "origin glibc arena*", "its rule");
+	causes__report_free(&r);
+	/* a subset: phase 2 only (what per-request attribution does) */
+	ASSERT_OK(causes__attribute(m, phase2_only, &two, &r), "subset");
+	ASSERT_EQ(r.total, 27 * MIB, "phase 2 total");
+	ASSERT_EQ(r.unmatched, 3 * MIB, "phase 2 unmatched");
+cleanup:
+	causes__report_free(&r);
+	model__free(m);
+	free(m);
+}
+
+TEST(causes_mapping_rules_match_the_origin_path)
+{
+	static const char *const pin[] = { "main", "worker", "mmap" };
+	static const char *const use[] = { "main", "touch" };
+	struct model *m = calloc(1, sizeof(*m));
+	struct cause_report r = {};
+	char err[256];
+
+	if (!ASSERT_TRUE(m != NULL, "alloc"))
+		return;
+	model__init(m, 1, 0);
+	ASSERT_OK(causerules__parse(&m->rules, rules_text, "t", err, sizeof(err)), err);
+	ASSERT_OK(causerules__use_preset(&m->rules, "llama"), "preset");
+	add_origin(m, 1, 0x10000000, 4 * MIB, 3, pin, 3);
+	ASSERT_OK(profile__add_from(&m->profile, 1, "x", use, 2, 4 * MIB, 1), "pinned");
+	ASSERT_OK(causes__attribute(m, NULL, NULL, &r), "before the path is known");
+	ASSERT_EQ(r.unmatched, 4 * MIB, "no path: unmatched");
+	causes__report_free(&r);
+	m->origins.v[0].path = profile__intern(&m->profile, "/dev/nvidia0");
+	ASSERT_OK(causes__attribute(m, NULL, NULL, &r), "with the path");
+	if (ASSERT_EQ(r.n, 1UL, "one cause"))
+		ASSERT_STREQ(r.v[0].cause->name, "pinned", "by mapping path");
+	causes__report_free(&r);
+	model__free(m);
+	free(m);
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Requests in the model from phase events (each carrying the process's RSS and the decode's
+ * tokens), the projection in requests, the context fit, and the text and JSON views.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "model/model.h"
+#include "report/requests.h"
+
+#define MS	1000000ULL
+#define MIB	(1LL << 20)
+
+enum { TOK = 1, PROMPT, GEN, MIXED, HOST, TEAR, NPH };
+
+static struct model *new_model(void)
+{
+	static const char *const n[NPH] = { "startup", "tokenize", "prompt", "generate", "mixed",
+					    "host", "teardown" };
+	struct model *m = calloc(1, sizeof(*m));
+	int i;
+
+	if (!m)
+		return NULL;
+	model__init(m, 100, 1000 * MS);
+	for (i = 1; i < NPH; i++)
+		model__set_phase_name(m, i, n[i]);
+	/* idle: host, tokenize, prompt; end: teardown; lead: tokenize */
+	model__set_requests(m, PROMPT, (1U << HOST) | (1U << TOK) | (1U << PROMPT),
+			    1U << TEAR, 1U << TOK);
+	return m;
+}
+
+static __u64 now = 1000 * MS;
+
+/* The process enters phase ph holding anon MiB; a decode's tokens and generation count. */
+static void ev(struct model *m, __u32 ph, __s64 anon_mib, __u64 tokens, __u64 gen)
+{
+	struct mp_event e = { .type = MP_EV_PHASE, .pid = 100, .arg = ph };
+
+	now += 10 * MS;
+	e.ts_ns = now;
+	e.rss[MP_ANON] = anon_mib * MIB;
+	e.rss[MP_FILE] = 1 * MIB;
+	if (tokens) {
+		e.record = MP_REC_TOKENS;
+		e.addr = tokens;
+		e.ino = gen;
+	}
+	model__on_event(m, &e);
+}
+
+/* One request: tokenize +1, two prompt batches +4 each, 3 tokens +1 each, with host between. */
+static __s64 request(struct model *m, __s64 anon)
+{
+	ev(m, TOK, anon, 0, 0);
+	ev(m, HOST, anon += 1, 0, 0);
+	ev(m, PROMPT, anon, 100, 0);
+	ev(m, HOST, anon += 4, 0, 0);
+	ev(m, PROMPT, anon, 100, 0);
+	ev(m, HOST, anon += 4, 0, 0);
+	ev(m, MIXED, anon, 10, 2);	/* 2 generation tokens joined with an 8-token chunk */
+	ev(m, HOST, anon += 1, 0, 0);
+	ev(m, GEN, anon, 2, 2);
+	ev(m, HOST, anon += 1, 0, 0);
+	return anon;
+}
+
+TEST(requests_from_phase_events)
+{
+	struct model *m = new_model();
+	const struct model_request *r;
+	struct linfit f;
+	unsigned int n;
+	size_t first;
+	__s64 anon = 10;
+	int i;
+
+	if (!ASSERT_OK_PTR(m, "model"))
+		return;
+	ev(m, HOST, anon, 0, 0);	/* start-up: no request yet */
+	for (i = 0; i < 3; i++)
+		anon = request(m, anon);
+	ev(m, TEAR, anon, 0, 0);
+	ev(m, HOST, anon - 30, 0, 0);	/* the frees after teardown belong to no request */
+	model__finish(m, now + MS);
+
+	ASSERT_EQ(m->nrequests, 3, "three requests");
+	for (i = 0; i < 3; i++) {
+		r = &m->requests[i];
+		/* 1 + 4 + 4 + 1 + 1 MiB, starting at the request's tokenize */
+		ASSERT_EQ(r->rss_end[MP_ANON] - r->rss_start[MP_ANON], 11 * MIB, "growth");
+		ASSERT_EQ(r->phase_growth[TOK], 1 * MIB, "tokenize is the request's own");
+		ASSERT_EQ(r->phase_growth[PROMPT], 8 * MIB, "prompt");
+		ASSERT_EQ(r->phase_growth[MIXED], 1 * MIB, "mixed");
+		ASSERT_EQ(r->phase_growth[GEN], 1 * MIB, "generate");
+		ASSERT_EQ(r->prompt_tokens, 208, "prompt tokens: 100 + 100 + 8");
+		ASSERT_EQ(r->gen_tokens, 4, "generated: 2 + 2");
+		ASSERT_NEQ(r->end_ns, 0, "closed");
+	}
+	ASSERT_EQ(m->requests[1].start_ns, m->requests[0].end_ns, "back to back");
+	f = model__request_fit(m, &first, &n);
+	ASSERT_TRUE(f.ok && n == 3 && first == 1, "fit over requests 2..3");
+	ASSERT_TRUE(f.slope > 11 * MIB - 1 && f.slope < 11 * MIB + 1, "11 MiB per request");
+	ASSERT_EQ(m->context.tokens_seen, 3 * 212, "context tokens");
+	free(m);
+}
+
+TEST(requests_projection_and_oom)
+{
+	struct model *m = new_model();
+	struct mp_event oom = { .type = MP_EV_OOM, .pid = 100 };
+	char *out = NULL;
+	size_t len = 0;
+	__s64 anon = 10;
+	FILE *f;
+	int i;
+
+	if (!ASSERT_OK_PTR(m, "model"))
+		return;
+	/* 100 MiB of cgroup room when the process held 11 MiB (10 anon + 1 file) */
+	model__proc(m, 100, true)->rss[MP_ANON] = 10 * MIB;
+	model__proc(m, 100, true)->rss[MP_FILE] = 1 * MIB;
+	model__set_room(m, true, 100 * MIB, false, 0);
+	for (i = 0; i < 3; i++)
+		anon = request(m, anon);
+	/* the 4th request's tokenize (the 3rd's end): 33 MiB used of 100, 11 each:
+	 * ceil(67 / 11) = 7 more requests */
+	ev(m, TOK, anon, 0, 0);
+	ev(m, PROMPT, anon + 1, 100, 0);
+	ASSERT_EQ(m->requests[2].left_cgroup, 7, "7 more requests");
+	ASSERT_EQ(m->requests[2].left_system, -2, "MemAvailable unknown");
+	now += 5 * MS;
+	oom.ts_ns = now;
+	oom.rss[MP_ANON] = (anon + 6) * MIB;
+	oom.rss[MP_FILE] = 1 * MIB;
+	model__on_event(m, &oom);
+	ASSERT_EQ(m->nrequests, 4, "four");
+	ASSERT_TRUE(m->requests[3].oom, "the 4th was killed");
+	ASSERT_EQ(m->requests[3].rss_end[MP_ANON] - m->requests[3].rss_start[MP_ANON], 6 * MIB,
+		  "what it added by the kill");
+	ASSERT_EQ(m->requests[3].phase_growth[PROMPT], 5 * MIB, "the kill's growth: prompt's");
+	ASSERT_TRUE(model__request_at(m, now) == &m->requests[3], "died in the 4th");
+	model__finish(m, now + MS);
+
+	f = open_memstream(&out, &len);
+	if (!ASSERT_OK_PTR(f, "memstream"))
+		return;
+	requests__print(f, m);
+	requests__print_oom(f, m, &m->ooms[0]);
+	fclose(f);
+	ASSERT_TRUE(strstr(out, "4 requests: +11.0 MiB, +11.0 MiB, +11.0 MiB, +6.00 MiB") != NULL,
+		    "headline");
+	ASSERT_TRUE(strstr(out, "steady +11.0 MiB per request after the first") != NULL,
+		    "steady");
+	ASSERT_TRUE(strstr(out, "the cgroup limit is reached after 7 more requests") != NULL,
+		    "projection");
+	ASSERT_TRUE(strstr(out, "in request 4 of 4") != NULL, "OOM names the request");
+	ASSERT_TRUE(strstr(out, "prompt +5.00 MiB (OOM-killed)") != NULL, "killed in prompt");
+	ASSERT_TRUE(strstr(out, "(after request 3)") != NULL, "projected after a whole one");
+	free(out);
+	free(m);
+}

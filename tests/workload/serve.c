@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * llama-serve: drives the fake libllama.so the way llama-server does, with known amounts:
+ *   1. the --fit probe: load the model, create a context, free both before any decode;
+ *   2. the real load and context (n_ctx --n-ctx), and the warm-up decode between
+ *      llama_set_warmup(ctx, true) and (ctx, false);
+ *   3. requests, one after another (--requests N, 0 = until killed): tokenize the prompt
+ *      (--tokenize-kib kept per call), decode it in --prompt-batches batches of
+ *      --batch-tokens with logits on the last token only (--batch-mib each), then --tokens
+ *      steps of one token per slot (--slots batches of one token per slot, all logits set,
+ *      --token-kib per token), the first of them joined with a prompt chunk when --mixed
+ *      (continuous batching: one prompt mapping + the slots' tokens), then detokenize.
+ *   4. llama_free, llama_model_free.
+ * What each request adds: batches * batch-mib + (tokens * slots) * token-kib + tokenize-kib
+ * (+ batch-mib for the mixed chunk). After each request starts, the report file (--report)
+ * is rewritten with "request=N" (write to FILE.tmp, rename), so a run killed midway says
+ * which request it died in. Nothing else is allocated per request.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "llama.h"
+
+#define MIB (1ULL << 20)
+#define KIB (1ULL << 10)
+#define MAX_BATCH 4096
+
+static struct {
+	const char *model, *report;
+	uint64_t n_ctx, ctx_mib, requests, batches, batch_tokens, batch_mib, tokens, token_kib;
+	uint64_t slots, tokenize_kib, sleep_ms;
+	int mixed, no_probe;
+} o = {
+	.n_ctx = 4096, .requests = 3, .batches = 2, .batch_tokens = 64, .tokens = 4, .slots = 1,
+};
+
+static llama_token toks[MAX_BATCH];
+static int8_t logits[MAX_BATCH];
+static llama_pos pos[MAX_BATCH];
+
+static void report(uint64_t req)
+{
+	char tmp[4096], buf[64];
+	FILE *f;
+
+	if (!o.report)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", o.report);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	snprintf(buf, sizeof(buf), "pid=%d\nrequest=%" PRIu64 "\n", (int)getpid(), req);
+	fputs(buf, f);
+	fclose(f);
+	rename(tmp, o.report);
+}
+
+static void pause_ms(void)
+{
+	struct timespec ts = { o.sleep_ms / 1000, (long)(o.sleep_ms % 1000) * 1000000L };
+
+	if (o.sleep_ms)
+		nanosleep(&ts, NULL);
+}
+
+static int decode(struct llama_context *ctx, int32_t n, int32_t gen_first, bool last_out)
+{
+	struct llama_batch b = { .n_tokens = n, .token = toks, .pos = pos, .logits = logits };
+	int32_t i;
+
+	for (i = 0; i < n; i++)
+		logits[i] = i < gen_first || (last_out && i == n - 1);
+	return llama_decode(ctx, b);
+}
+
+static int request(struct llama_context *ctx, const struct llama_vocab *vocab)
+{
+	char text[MAX_BATCH];
+	uint64_t i;
+	int32_t n = (int32_t)o.batch_tokens;
+
+	memset(text, 'a', sizeof(text));
+	if (llama_tokenize(vocab, text, n, toks, MAX_BATCH, true, true) != n)
+		return -1;
+	for (i = 0; i < o.batches; i++)
+		if (decode(ctx, n, 0, i + 1 == o.batches))
+			return -1;
+	pause_ms();
+	for (i = 0; i < o.tokens; i++) {
+		/* one token per slot, all asking for output; the first step joins a prompt chunk */
+		if (i == 0 && o.mixed) {
+			if (decode(ctx, (int32_t)o.slots + n, (int32_t)o.slots, false))
+				return -1;
+		} else if (decode(ctx, (int32_t)o.slots, (int32_t)o.slots, true)) {
+			return -1;
+		}
+	}
+	if (llama_detokenize(vocab, toks, 1, text, MAX_BATCH, false, false) != 1)
+		return -1;
+	pause_ms();
+	return 0;
+}
+
+static int num(const char *s, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || end == s || *end ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "model", 1, NULL, 'm' }, { "report", 1, NULL, 'r' },
+		{ "n-ctx", 1, NULL, 'c' }, { "ctx-mib", 1, NULL, 'C' },
+		{ "requests", 1, NULL, 'q' }, { "prompt-batches", 1, NULL, 'b' },
+		{ "batch-tokens", 1, NULL, 'n' }, { "batch-mib", 1, NULL, 'B' },
+		{ "tokens", 1, NULL, 't' }, { "token-kib", 1, NULL, 'T' },
+		{ "slots", 1, NULL, 's' }, { "tokenize-kib", 1, NULL, 'k' },
+		{ "sleep-ms", 1, NULL, 'z' }, { "mixed", 0, NULL, 'x' },
+		{ "no-probe", 0, NULL, 'p' }, {},
+	};
+	struct fakellama_work w = {};
+	struct llama_model_params mp = llama_model_default_params();
+	struct llama_context_params cp = llama_context_default_params();
+	struct llama_model *model;
+	struct llama_context *ctx;
+	uint64_t *v, r;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		v = NULL;
+		switch (c) {
+		case 'm': o.model = optarg; break;
+		case 'r': o.report = optarg; break;
+		case 'x': o.mixed = 1; break;
+		case 'p': o.no_probe = 1; break;
+		case 'c': v = &o.n_ctx; break;
+		case 'C': v = &o.ctx_mib; break;
+		case 'q': v = &o.requests; break;
+		case 'b': v = &o.batches; break;
+		case 'n': v = &o.batch_tokens; break;
+		case 'B': v = &o.batch_mib; break;
+		case 't': v = &o.tokens; break;
+		case 'T': v = &o.token_kib; break;
+		case 's': v = &o.slots; break;
+		case 'k': v = &o.tokenize_kib; break;
+		case 'z': v = &o.sleep_ms; break;
+		default:
+			fprintf(stderr, "usage: llama-serve [--model F] [--n-ctx N] "
+					"[--requests N] ...\n");
+			return 2;
+		}
+		if (v && num(optarg, v)) {
+			fprintf(stderr, "llama-serve: bad number '%s'\n", optarg);
+			return 2;
+		}
+	}
+	if (o.batch_tokens < 2 || o.batch_tokens + o.slots > MAX_BATCH || !o.slots) {
+		fprintf(stderr, "llama-serve: --batch-tokens 2..%d with --slots >= 1\n", MAX_BATCH);
+		return 2;
+	}
+	w.ctx_bytes = o.ctx_mib * MIB;
+	w.prompt_bytes_per_batch = o.batch_mib * MIB;
+	w.token_bytes = o.token_kib * KIB;
+	w.tokenize_bytes = o.tokenize_kib * KIB;
+	fakellama_configure(&w);
+	cp.n_ctx = (uint32_t)o.n_ctx;
+	report(0);
+	if (!o.no_probe) {
+		/* the --fit probe: a model and a context that only measure, freed unused */
+		model = llama_model_load_from_file(o.model, mp);
+		ctx = model ? llama_init_from_model(model, cp) : NULL;
+		if (!ctx)
+			return 1;
+		llama_free(ctx);
+		llama_model_free(model);
+	}
+	model = llama_model_load_from_file(o.model, mp);
+	ctx = model ? llama_init_from_model(model, cp) : NULL;
+	if (!ctx)
+		return 1;
+	/* common_init_from_params' warm-up: a decode of two tokens, bracketed */
+	llama_set_warmup(ctx, true);
+	if (decode(ctx, 2, 0, true))
+		return 1;
+	llama_set_warmup(ctx, false);
+	for (r = 1; !o.requests || r <= o.requests; r++) {
+		report(r);
+		if (request(ctx, llama_model_get_vocab(model)))
+			return 1;
+	}
+	llama_free(ctx);
+	llama_model_free(model);
+	return 0;
+}

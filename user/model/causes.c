@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What grew: sampled stacks to named causes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/causes.h"
+
+static int match_origin(const struct model *m, const struct origin *o,
+			const struct cause_rule **rule)
+{
+	const struct causerules *r = &m->rules;
+	int c;
+	__u32 i;
+
+	for (i = o->nframes; i > 0; i--) {
+		c = causerules__match(r, CAUSE_ORIGIN, o->frames[i - 1], rule);
+		if (c >= 0)
+			return c;
+	}
+	c = causerules__match(r, CAUSE_ORIGIN, o->label, rule);
+	if (c >= 0 || !o->path)
+		return c;
+	return causerules__match(r, CAUSE_MAPPING, o->path, rule);
+}
+
+int causes__match_stack(const struct model *m, const struct profile_stack *s,
+			const struct cause_rule **rule)
+{
+	const struct origin *o;
+	int c;
+	__u32 i;
+
+	for (i = s->nframes; i > 0; i--) {
+		c = causerules__match(&m->rules, CAUSE_FRAME, s->frames[i - 1], rule);
+		if (c >= 0)
+			return c;
+	}
+	o = origins__at(&m->origins, s->origin);
+	return o ? match_origin(m, o, rule) : -1;
+}
+
+/* bytes per (cause, rule): the rule reported is the one with the most */
+struct tally {
+	const struct cause_rule *rule;
+	int cause;
+	__u64 bytes;
+};
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct cause_bytes *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+int causes__attribute(const struct model *m, causes_keep_fn keep, void *ctx,
+		      struct cause_report *out)
+{
+	const struct profile *p = &m->profile;
+	size_t ncauses = m->rules.ncauses, ntally = 0, k, j;
+	const struct cause_rule *rule;
+	struct tally *t = NULL;
+	int c, err = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	out->v = calloc(ncauses ? ncauses : 1, sizeof(*out->v));
+	t = calloc(p->nstacks ? p->nstacks : 1, sizeof(*t));
+	if (!out->v || !t)
+		goto cleanup;
+	for (k = 0; k < p->nstacks; k++) {
+		const struct profile_stack *s = &p->stacks[k];
+
+		if (keep && !keep(ctx, s))
+			continue;
+		out->total += s->bytes;
+		rule = NULL;
+		c = causes__match_stack(m, s, &rule);
+		if (c < 0) {
+			out->unmatched += s->bytes;
+			continue;
+		}
+		out->v[c].cause = &m->rules.causes[c];
+		out->v[c].bytes += s->bytes;
+		for (j = 0; j < ntally && (t[j].rule != rule); j++)
+			;
+		if (j == ntally)
+			t[ntally++] = (struct tally){ .rule = rule, .cause = c };
+		t[j].bytes += s->bytes;
+	}
+	/* each cause's rule: the one that matched most of its bytes */
+	for (j = 0; j < ntally; j++) {
+		struct cause_bytes *cb = &out->v[t[j].cause];
+		size_t best;
+
+		for (best = 0; best < ntally; best++)
+			if (t[best].cause == t[j].cause && t[best].bytes > t[j].bytes)
+				break;
+		if (best == ntally && !cb->rule)
+			cb->rule = t[j].rule;
+	}
+	/* keep the causes that matched, most bytes first */
+	for (k = 0, j = 0; k < ncauses; k++)
+		if (out->v[k].cause)
+			out->v[j++] = out->v[k];
+	out->n = j;
+	qsort(out->v, out->n, sizeof(*out->v), by_bytes);
+	err = 0;
+cleanup:
+	free(t);
+	if (err)
+		causes__report_free(out);
+	return err;
+}
+
+void causes__report_free(struct cause_report *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}

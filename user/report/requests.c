@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Requests and the context (see requests.h). A request's growth is net: what the process
+ * held at its end less at its start, so what requests keep adds up to what the process holds.
+ */
+#include <inttypes.h>
+#include <string.h>
+#include "report/requests.h"
+#include "lib/util.h"
+
+#define LIST_MAX	10	/* growths listed on the headline */
+#define TABLE_MAX	20	/* requests in the table: the first and the last ones */
+
+static __s64 total(const __s64 rss[MP_NR_CLASSES])
+{
+	return rss[MP_FILE] + rss[MP_ANON] + rss[MP_SHMEM];
+}
+
+static __s64 req_growth(const struct model_request *r)
+{
+	return total(r->rss_end) - total(r->rss_start);
+}
+
+/* "+16.1 MiB", "-2.0 MiB" */
+static const char *signed_bytes(char *b, size_t len, __s64 v)
+{
+	char t[24];
+
+	snprintf(b, len, "%s%s", v < 0 ? "-" : "+", util__fmt_bytes(t, sizeof(t), v < 0 ? -v : v));
+	return b;
+}
+
+/* "1,300" */
+static const char *grouped(char *b, size_t len, long v)
+{
+	char raw[32];
+	size_t n, i, o = 0;
+
+	n = (size_t)snprintf(raw, sizeof(raw), "%ld", v);
+	for (i = 0; i < n && o + 2 < len; i++) {
+		if (i && raw[i] != '-' && (n - i) % 3 == 0 && raw[i - 1] != '-')
+			b[o++] = ',';
+		b[o++] = raw[i];
+	}
+	b[o] = '\0';
+	return b;
+}
+
+static double secs(const struct model *m, __u64 ns)
+{
+	return (ns > m->start_ns ? ns - m->start_ns : 0) / 1e9;
+}
+
+/* The last whole request (its projection is the latest). */
+static const struct model_request *last_closed(const struct model *m)
+{
+	unsigned int i;
+
+	for (i = m->nrequests; i-- > 0;)
+		if (m->requests[i].end_ns && !m->requests[i].oom)
+			return &m->requests[i];
+	return NULL;
+}
+
+/* "the cgroup limit is reached after 1 more request", "MemAvailable after ~1,300" */
+static void print_left(FILE *f, const char *what, long left, bool first)
+{
+	char n[32];
+
+	if (left == -2)
+		return;
+	fprintf(f, "%s%s", first ? "  at this rate " : "; ", what);
+	if (left == -1)
+		fprintf(f, " is never reached (requests do not grow)");
+	else if (left == 0)
+		fprintf(f, "%s in the next request (no room left)", first ? " is reached" : "");
+	else
+		fprintf(f, "%s after %s%s more request%s", !first ? "" :
+			strstr(what, "limit") ? " is reached" : " runs out",
+			left > 99 ? "~" : "", grouped(n, sizeof(n), left), left == 1 ? "" : "s");
+}
+
+static void print_phases(FILE *f, const struct model *m, const struct model_request *r)
+{
+	unsigned int i, shown = 0;
+	char b[32];
+
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+
+		if (!r->phase_growth[id])
+			continue;
+		fprintf(f, "%s%s %s", shown++ ? ", " : "", m->names[id],
+			signed_bytes(b, sizeof(b), r->phase_growth[id]));
+	}
+}
+
+static void print_context(FILE *f, const struct model *m)
+{
+	const struct model_context *cx = &m->context;
+	char a[32], b[32], c[32];
+	double per;
+
+	if (!cx->n_ctx && !cx->tokens_seen)
+		return;
+	fprintf(f, "context: n_ctx %s, %s tokens decoded", cx->n_ctx ?
+		grouped(a, sizeof(a), (long)cx->n_ctx) : "unknown",
+		grouped(b, sizeof(b), (long)cx->tokens_seen));
+	if (!model__context_fit(m, &per)) {
+		fprintf(f, "\n");
+		return;
+	}
+	fprintf(f, ", %s per token", signed_bytes(c, sizeof(c), (__s64)per));
+	if (cx->n_ctx > cx->tokens_seen && per > 0)
+		fprintf(f, "\n  at %s tokens this run would hold about %s more host RAM",
+			grouped(a, sizeof(a), (long)cx->n_ctx),
+			util__fmt_bytes(b, sizeof(b),
+					(__s64)(per * (cx->n_ctx - cx->tokens_seen))));
+	fprintf(f, "\n");
+}
+
+void requests__print(FILE *f, const struct model *m)
+{
+	const struct model_request *lc = last_closed(m);
+	unsigned int i, nclosed;
+	struct linfit fit;
+	char b[4][32];
+	size_t first;
+
+	if (m->nrequests) {
+		fprintf(f, "%u request%s:", m->nrequests, m->nrequests == 1 ? "" : "s");
+		for (i = 0; i < m->nrequests && i < LIST_MAX; i++)
+			fprintf(f, "%s %s", i ? "," : "", signed_bytes(b[0], 32,
+								  req_growth(&m->requests[i])));
+		fprintf(f, "%s (RSS each kept)", m->nrequests > LIST_MAX ? ", ..." : "");
+		fit = model__request_fit(m, &first, &nclosed);
+		if (fit.ok && nclosed > 1)
+			fprintf(f, "; steady %s per request%s (fit over %u, spread %s)",
+				signed_bytes(b[1], 32, (__s64)fit.slope),
+				first ? " after the first" : "", nclosed - (unsigned int)first,
+				util__fmt_bytes(b[2], 32, (__s64)fit.spread));
+		fprintf(f, "\n");
+		fprintf(f, "  REQ     START     TIME  PROMPT     GEN        +RSS  BY PHASE\n");
+		for (i = 0; i < m->nrequests; i++) {
+			const struct model_request *r = &m->requests[i];
+			__u64 end = r->end_ns ? r->end_ns : m->end_ns;
+
+			if (m->nrequests > TABLE_MAX && i >= TABLE_MAX / 2 &&
+			    i < m->nrequests - TABLE_MAX / 2) {
+				if (i == TABLE_MAX / 2)
+					fprintf(f, "  ...\n");
+				continue;
+			}
+			fprintf(f, "  %-4u %7.2fs %7.2fs %7" PRIu64 " %7" PRIu64 " %11s  ", i + 1,
+				secs(m, r->start_ns),
+				(end > r->start_ns ? end - r->start_ns : 0) / 1e9,
+				(uint64_t)r->prompt_tokens, (uint64_t)r->gen_tokens,
+				signed_bytes(b[3], 32, req_growth(r)));
+			print_phases(f, m, r);
+			fprintf(f, "%s\n", r->oom ? " (OOM-killed)" : r->end_ns ? "" : " (open)");
+		}
+		if (lc && (lc->left_cgroup != -2 || lc->left_system != -2)) {
+			print_left(f, "the cgroup limit", lc->left_cgroup, true);
+			print_left(f, "MemAvailable", lc->left_system, lc->left_cgroup == -2);
+			fprintf(f, " (after request %u)\n", (unsigned int)(lc - m->requests) + 1);
+		}
+		if (m->requests_dropped)
+			fprintf(f, "  %" PRIu64 " more requests not kept\n",
+				(uint64_t)m->requests_dropped);
+	}
+	print_context(f, m);
+}
+
+void requests__print_oom(FILE *f, const struct model *m, const struct model_oom *o)
+{
+	const struct model_request *r = model__request_at(m, o->ts_ns);
+	unsigned int i;
+	char b[32];
+
+	if (!m->nrequests)
+		return;
+	if (r)
+		fprintf(f, "  in request %u of %u (started %.1f s before the kill)\n",
+			(unsigned int)(r - m->requests) + 1, m->nrequests,
+			(o->ts_ns > r->start_ns ? o->ts_ns - r->start_ns : 0) / 1e9);
+	fprintf(f, "  each request added:");
+	for (i = 0; i < m->nrequests && i < 2 * LIST_MAX; i++)
+		fprintf(f, "%s %s", i ? "," : "", signed_bytes(b, sizeof(b),
+							      req_growth(&m->requests[i])));
+	fprintf(f, "%s\n", m->nrequests > 2 * LIST_MAX ? ", ..." : "");
+}
+
+static void left_field(struct jsonw *w, const char *name, long left)
+{
+	if (left < 0)
+		jsonw__null_field(w, name);
+	else
+		jsonw__s64_field(w, name, left);
+}
+
+static void json_fit(struct jsonw *w, const struct model *m)
+{
+	const struct model_request *lc = last_closed(m);
+	unsigned int nclosed;
+	struct linfit fit;
+	size_t first;
+
+	fit = model__request_fit(m, &first, &nclosed);
+	jsonw__name(w, "request_fit");
+	if (!fit.ok) {
+		jsonw__null(w);
+		return;
+	}
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "requests", nclosed - first);
+	jsonw__u64_field(w, "first_request", first + 1);
+	jsonw__double_field(w, "growth_per_request_bytes", fit.slope);
+	jsonw__double_field(w, "intercept_bytes", fit.intercept);
+	jsonw__double_field(w, "spread_bytes", fit.spread);
+	jsonw__name(w, "projection");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "after_request", lc ? (__u64)(lc - m->requests) + 1 : 0);
+	left_field(w, "cgroup_requests_left", lc ? lc->left_cgroup : -2);
+	left_field(w, "memavailable_requests_left", lc ? lc->left_system : -2);
+	jsonw__end_object(w);
+	jsonw__end_object(w);
+}
+
+static void json_context(struct jsonw *w, const struct model *m)
+{
+	const struct model_context *cx = &m->context;
+	double per;
+	bool ok = model__context_fit(m, &per);
+
+	jsonw__name(w, "context");
+	jsonw__start_object(w);
+	if (cx->n_ctx)
+		jsonw__u64_field(w, "n_ctx", cx->n_ctx);
+	else
+		jsonw__null_field(w, "n_ctx");
+	jsonw__u64_field(w, "tokens_seen", cx->tokens_seen);
+	if (ok)
+		jsonw__double_field(w, "growth_per_token_bytes", per);
+	else
+		jsonw__null_field(w, "growth_per_token_bytes");
+	if (ok && cx->n_ctx)
+		jsonw__double_field(w, "projected_full_context_bytes",
+				    cx->n_ctx > cx->tokens_seen && per > 0 ?
+				    per * (double)(cx->n_ctx - cx->tokens_seen) : 0);
+	else
+		jsonw__null_field(w, "projected_full_context_bytes");
+	jsonw__end_object(w);
+}
+
+void requests__json(struct jsonw *w, const struct model *m)
+{
+	unsigned int i, id, c;
+
+	jsonw__name(w, "requests");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nrequests; i++) {
+		const struct model_request *r = &m->requests[i];
+
+		jsonw__start_object(w);
+		jsonw__double_field(w, "start_s", secs(m, r->start_ns));
+		if (r->end_ns)
+			jsonw__double_field(w, "end_s", secs(m, r->end_ns));
+		else
+			jsonw__null_field(w, "end_s");
+		jsonw__bool_field(w, "oom_killed", r->oom);
+		/* the projection made when it ended, from the requests up to it */
+		left_field(w, "cgroup_requests_left", r->end_ns ? r->left_cgroup : -2);
+		left_field(w, "memavailable_requests_left", r->end_ns ? r->left_system : -2);
+		jsonw__name(w, "tokens");
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "prompt", r->prompt_tokens);
+		jsonw__u64_field(w, "generated", r->gen_tokens);
+		jsonw__end_object(w);
+		jsonw__name(w, "rss_growth_bytes");
+		jsonw__start_object(w);
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			jsonw__s64_field(w, mp_class_name(mp_class_order[c]),
+					 r->rss_end[mp_class_order[c]] -
+					 r->rss_start[mp_class_order[c]]);
+		jsonw__end_object(w);
+		jsonw__name(w, "phases");
+		jsonw__start_array(w);
+		for (id = 0; id < m->norder; id++) {
+			unsigned int p = m->order[id];
+
+			if (!r->phase_growth[p])
+				continue;
+			jsonw__start_object(w);
+			jsonw__string_field(w, "name", m->names[p]);
+			jsonw__s64_field(w, "growth_bytes", r->phase_growth[p]);
+			jsonw__end_object(w);
+		}
+		jsonw__end_array(w);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	json_fit(w, m);
+	json_context(w, m);
+}
