@@ -70,6 +70,15 @@ $(OUTPUT)/user/%.o: user/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+# The HTML report's page, as C strings (report/html.c includes it).
+$(OUTPUT)/report/html_assets.h: user/report/html.js user/report/html.css | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D); for f in js css; do \
+		echo "static const char html_$$f[] ="; \
+		sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/' user/report/html.$$f; \
+		echo ";"; \
+	done > $@
+$(OUTPUT)/user/report/html.o: $(OUTPUT)/report/html_assets.h
 # the built-in cause rules are assembled into this object (.incbin)
 $(OUTPUT)/user/collect/causes_data.o: data/causes.rules
 

@@ -30,6 +30,8 @@ struct env env = {
 	.oom_warn = 60.0,
 	.grace = 3.0,
 	.ringbuf_kib = 1024,
+	.report_from = -1,
+	.report_to = -1,
 };
 
 const char *argp_program_version = "memphase " MEMPHASE_VERSION;
@@ -42,6 +44,9 @@ static const char usage_doc[] =
 "\n"
 "  memphase run [OPTIONS] -- COMMAND [ARGS...]\n"
 "  memphase attach -p PID [OPTIONS]\n"
+"  memphase record -o FILE [OPTIONS] -- COMMAND [ARGS...]\n"
+"  memphase report FILE [--json F] [--folded F] [--svg F] [--perf-data F]\n"
+"      [--trace F] [--from T] [--to T] [--phase NAME]\n"
 "\v"
 "EXAMPLES:\n"
 "  sudo memphase run -- ./llama-cli -m model.gguf -c 32768 -p 'hello'\n"
@@ -84,7 +89,13 @@ enum {
 	OPT_TARGET_LOG,
 	OPT_USER,
 	OPT_ALLOW_ROOT,
+	OPT_RECORD,
+	OPT_RECORD_MAX,
+	OPT_FROM,
+	OPT_TO,
 };
+
+static bool record_cmd;		/* `memphase record -o FILE -- COMMAND` */
 
 static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to observe (attach)", 0 },
@@ -141,6 +152,15 @@ static const struct argp_option options[] = {
 	  "Event ring buffer size (default 1024; a power of 2, 16..1048576)", 0 },
 	{ "bpf-stats", OPT_BPF_STATS, NULL, 0,
 	  "Print memphase's own BPF run time per program and event at exit", 0 },
+	{ "record", OPT_RECORD, "FILE", 0,
+	  "Write a recording of the run to FILE as it goes ('memphase report FILE' reads it)", 0 },
+	{ "output", 'o', "FILE", 0, "record: the recording (the same as --record)", 0 },
+	{ "record-max", OPT_RECORD_MAX, "SIZE", 0,
+	  "Bound the recording (64K..1P): past half of it the RSS series is thinned out, "
+	  "past all of it stack samples are dropped; phase changes and OOM kills are kept", 0 },
+	{ "from", OPT_FROM, "T", 0, "report: from T into the run (a time: 90, 2.5, 500ms, 10m)",
+	  0 },
+	{ "to", OPT_TO, "T", 0, "report: up to T into the run", 0 },
 	{ "verbose", 'v', NULL, 0, "Print probes and libbpf debug output", 0 },
 	{},
 };
@@ -283,6 +303,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid pid '%s'", arg);
 		break;
 	case OPT_PHASE:
+		if (env.mode == MODE_REPORT) {
+			/* report --phase NAME: only that phase */
+			env.report_phase = arg;
+			break;
+		}
 		if (env.nspecs == ENV_MAX_SPECS)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "too many --phase options (max %d)",
 				     ENV_MAX_SPECS);
@@ -438,7 +463,39 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env.verbose++;
 		break;
+	case OPT_RECORD:
+	case 'o':
+		if (key == 'o' && !record_cmd)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "-o belongs to 'memphase record'");
+		if (env.mode == MODE_REPORT)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record belongs to run and attach");
+		env.record = arg;
+		break;
+	case OPT_FROM:
+	case OPT_TO:
+		if (env.mode != MODE_REPORT)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--%s belongs to 'memphase report'",
+				     key == OPT_FROM ? "from" : "to");
+		if (opt_seconds(arg, 0, YEAR_S,
+				key == OPT_FROM ? &env.report_from : &env.report_to))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--%s '%s': a time from 0 to 365d",
+				     key == OPT_FROM ? "from" : "to", arg);
+		break;
+	case OPT_RECORD_MAX:
+		if (opt_size(arg, 64 * KIB, PIB, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record-max '%s': a size from 64K to 1P", arg);
+		env.record_max = v;
+		break;
 	case ARGP_KEY_ARG:
+		if (env.mode == MODE_REPORT && !env.report_file) {
+			env.report_file = arg;
+			break;
+		}
 		if (env.mode != MODE_RUN)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "unexpected argument '%s'", arg);
 		/* the command and its arguments: stop parsing here */
@@ -448,6 +505,22 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (env.list_presets)
 			break;	/* nothing runs */
+		if (env.mode == MODE_REPORT) {
+			if (!env.report_file)
+				argp_failure(state, TARGET_EXIT_FAILED, 0,
+					     "report needs a recording (memphase report FILE)");
+			if (env.report_from >= 0 && env.report_to >= 0 &&
+			    env.report_to <= env.report_from)
+				argp_failure(state, TARGET_EXIT_FAILED, 0,
+					     "--to must be after --from");
+			break;
+		}
+		if (record_cmd && !env.record)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "record needs -o FILE (memphase record -o FILE -- COMMAND)");
+		if (env.record_max && !env.record)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record-max needs --record FILE");
 		stacks_needed(state);
 		if (env.mode == MODE_RUN && !env.argv)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
@@ -513,6 +586,10 @@ int env__parse(int argc, char **argv)
 		env.mode = MODE_RUN;
 	else if (!strcmp(cmd, "attach"))
 		env.mode = MODE_ATTACH;
+	else if (!strcmp(cmd, "record"))
+		env.mode = MODE_RUN, record_cmd = true;
+	else if (!strcmp(cmd, "report"))
+		env.mode = MODE_REPORT;
 	else {
 		fprintf(stderr, "memphase: unknown command '%s' (try 'memphase --help')\n", cmd);
 		return -EINVAL;

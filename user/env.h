@@ -16,6 +16,7 @@ enum env_mode {
 	MODE_NONE = 0,
 	MODE_RUN,
 	MODE_ATTACH,
+	MODE_REPORT,		/* memphase report FILE: a recording read back */
 };
 
 struct env {
@@ -50,6 +51,11 @@ struct env {
 	unsigned long long origin_min;	/* origins of every mapping this big (0: none) */
 	unsigned int ringbuf_kib;
 	bool bpf_stats;			/* print the BPF programs' own run time at exit */
+	const char *record;		/* --record FILE (record -o FILE) */
+	unsigned long long record_max;	/* --record-max: bound of the recording (0: none) */
+	const char *report_file;	/* report: the recording */
+	double report_from, report_to;	/* report --from/--to: seconds (-1: start, end) */
+	const char *report_phase;	/* report --phase NAME */
 	int verbose;
 };
 

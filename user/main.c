@@ -14,6 +14,9 @@ int main(int argc, char **argv)
 	err = env__parse(argc, argv);
 	if (err)
 		return err > 0 ? 0 : TARGET_EXIT_FAILED;
-	session__run(&env, &status);
+	if (env.mode == MODE_REPORT)
+		session__report(&env, &status);
+	else
+		session__run(&env, &status);
 	return status;
 }

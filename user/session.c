@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -21,6 +22,8 @@
 #include "collect/phases.h"
 #include "collect/cuda.h"
 #include "collect/probes.h"
+#include "collect/record.h"
+#include "collect/replay.h"
 #include "collect/target.h"
 #include "collect/watchdog.h"
 #include "guard.h"
@@ -52,6 +55,9 @@ struct session {
 	struct collector *collector;
 	struct guard *guard;
 	struct outputs out;
+	struct userfs_file rec_file;	/* --record: the recording */
+	bool rec_open, rec_committed;
+	struct recorder *rec;
 	struct watchdog wd;		/* run mode: continues held targets if memphase dies */
 	int stats_fd;			/* BPF_ENABLE_STATS while open */
 	bool use_tui;
@@ -169,6 +175,7 @@ static int collector_start(struct session *s)
 		.keep_raw = outputs__needs(&s->out) & OUTPUT_NEEDS_RAW,
 		.stop_on_map = e->mode == MODE_RUN,
 		.bpf_stats = e->bpf_stats,
+		.rec = s->rec,
 		.preset = e->preset ? e->preset->name : NULL,
 		.cause_files = e->cause_files,
 		.ncause_files = e->ncause_files,
@@ -190,6 +197,90 @@ static int collector_start(struct session *s)
 		return -errno;
 	s->guard = guard__new(s->collector, &go);
 	return s->guard ? 0 : -ENOMEM;
+}
+
+/* ---- the recording ---- */
+
+/*
+ * --record FILE is opened with the other outputs, as the invoking user, as a temporary
+ * file beside FILE. It takes FILE's name (rename) once the run starts, with its header
+ * and first chunk in it, and grows in place from then on: a run that fails to start
+ * leaves the old FILE; a reader of FILE always finds whole chunks, at worst followed by
+ * the cut one a killed memphase was writing, which `memphase report` leaves out and says
+ * so. (The helper removes an uncommitted temporary file when memphase dies.)
+ */
+static int record_open(struct session *s)
+{
+	struct recorder_opts ro = { .max_bytes = s->env->record_max };
+	char p[256];
+	int err;
+
+	if (!s->env->record)
+		return 0;
+	err = userfs__open(s->fs, s->env->record, &s->rec_file);
+	if (!err && s->rec_file.kind != USERFS_FILE)
+		err = -ESPIPE;
+	if (err) {
+		fprintf(stderr, "memphase: --record %s: %s\n",
+			utf8__esc_term(p, sizeof(p), s->env->record),
+			err == -ESPIPE ? "a recording must be a regular file" :
+			s->rec_file.why[0] ? s->rec_file.why : strerror(-err));
+		if (!err || err == -ESPIPE)
+			userfs__discard(s->fs, &s->rec_file);
+		return err ? err : -ESPIPE;
+	}
+	s->rec_open = true;
+	ro.fd = s->rec_file.fd;
+	s->rec = recorder__new(&ro);
+	if (!s->rec) {
+		err = -errno;
+		fprintf(stderr, "memphase: --record %s: %s\n",
+			utf8__esc_term(p, sizeof(p), s->env->record), strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* The run started: the recording takes its name. */
+static int record_commit(struct session *s)
+{
+	char p[256];
+	int err;
+
+	if (!s->rec)
+		return 0;
+	err = recorder__flush(s->rec);
+	if (!err)
+		err = userfs__commit(s->fs, &s->rec_file);
+	if (err) {
+		fprintf(stderr, "memphase: --record %s: %s\n",
+			utf8__esc_term(p, sizeof(p), s->env->record), strerror(-err));
+		return err;
+	}
+	s->rec_committed = true;
+	return 0;
+}
+
+/* The end: the last chunk written. 0 or -errno (reported). */
+static int record_close(struct session *s)
+{
+	char p[256];
+	int err = recorder__free(s->rec);
+
+	s->rec = NULL;
+	if (err)
+		fprintf(stderr, "memphase: writing the recording %s failed: %s\n",
+			utf8__esc_term(p, sizeof(p), s->env->record), strerror(-err));
+	if (!s->rec_open)
+		return err;
+	s->rec_open = false;
+	if (s->rec_committed && !err && fsync(s->rec_file.fd))
+		err = -errno;
+	if (s->rec_committed)
+		userfs__close(&s->rec_file);
+	else
+		userfs__discard(s->fs, &s->rec_file);
+	return err;
 }
 
 /* ---- targets ---- */
@@ -223,6 +314,9 @@ static int setup_run(struct session *s)
 	/* scanned already: its exec need not hold the target */
 	collect__seen_file(s->skel, s->target.exe);
 	collector__started(s->collector);
+	err = record_commit(s);
+	if (err)
+		return err;
 	err = target__resume(&s->target);
 	if (err)
 		return err;
@@ -264,7 +358,7 @@ static int setup_attach(struct session *s)
 		return -ESRCH;
 	}
 	collector__started(s->collector);
-	return 0;
+	return record_commit(s);
 }
 
 /* ---- loop ---- */
@@ -357,6 +451,7 @@ static int finish(struct session *s)
 	struct output_ctx oc = { .m = &s->model, .tl = collector__timeline(s->collector) };
 	int st = s->target.status;
 	bool reaped = s->target.spawned && s->target.reaped;
+	int err, err2;
 
 	collector__release(s->collector);
 	/* the summary and the last notices go to the restored terminal */
@@ -373,7 +468,13 @@ static int finish(struct session *s)
 	/* memphase's own cost, from the kernel's per-program run-time statistics */
 	if (s->env->bpf_stats)
 		summary__bpf_stats(stderr, &s->model);
-	return outputs__write(&s->out, &oc, true);
+	if (s->rec && recorder__thinned(s->rec))
+		fprintf(stderr, "memphase: --record-max: %llu RSS samples, counter snapshots "
+				"and stack samples were left out of the recording\n",
+			(unsigned long long)recorder__thinned(s->rec));
+	err = record_close(s);
+	err2 = outputs__write(&s->out, &oc, true);
+	return err ? err : err2;
 }
 
 int session__run(const struct env *e, int *status)
@@ -411,6 +512,8 @@ int session__run(const struct env *e, int *status)
 	if (!err)
 		err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,
 			    e->mode == MODE_RUN && (s->use_tui || e->target_log));
+	if (!err)
+		err = record_open(s);
 	if (err)
 		goto cleanup;
 
@@ -438,6 +541,8 @@ cleanup:
 	if (err && s->target.fail_status)
 		*status = s->target.fail_status;
 	live__free(s->live);
+	/* a run that failed after it started still leaves what it recorded */
+	record_close(s);
 	/* a command that never ran, or that memphase stops observing (not after 'q') */
 	if (!s->detached)
 		target__abort(&s->target);
@@ -456,5 +561,94 @@ cleanup:
 		close(s->stats_fd);
 	model__free(&s->model);
 	free(s);
+	return err;
+}
+
+/* ---- memphase report FILE ---- */
+
+int session__report(const struct env *e, int *status)
+{
+	struct replay_opts ro = { .from_s = e->report_from, .to_s = e->report_to,
+				  .phase = e->report_phase };
+	struct output_ctx oc = {};
+	struct replay_result res;
+	struct outputs out = {};
+	struct collector *c = NULL;
+	struct userfs *fs = NULL;
+	struct creds user;
+	struct model *m;
+	char why[256], p[256];
+	struct stat st;
+	FILE *f;
+	int err;
+
+	*status = TARGET_EXIT_FAILED;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	utf8__esc_term(p, sizeof(p), e->report_file);
+	f = fopen(e->report_file, "rbe");
+	if (!f) {
+		err = -errno;
+		fprintf(stderr, "memphase: cannot open %s: %s\n", p, strerror(-err));
+		free(m);
+		return err;
+	}
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		fprintf(stderr, "memphase: %s: %s\n", p, strerror(EISDIR));
+		goto out;
+	}
+	err = creds__invoking(&user);
+	if (err) {
+		fprintf(stderr, "memphase: SUDO_UID and SUDO_GID are not both valid ids\n");
+		goto out;
+	}
+	fs = userfs__new(&user);
+	if (!fs) {
+		err = -errno;
+		fprintf(stderr, "memphase: cannot act as uid %u for the output files: %s\n",
+			(unsigned int)user.uid, strerror(-err));
+		goto out;
+	}
+	err = outputs__open(&out, e->out_paths, NULL, fs, false);
+	if (err)
+		goto out;
+	ro.keep_raw = outputs__needs(&out) & OUTPUT_NEEDS_RAW;
+	c = replay__file(f, m, &ro, &res, why, sizeof(why));
+	if (!c) {
+		err = -errno;
+		fprintf(stderr, "memphase: %s: %s\n", p, why);
+		goto out;
+	}
+	if (res.truncated)
+		fprintf(stderr, "memphase: %s is truncated: read up to the last whole chunk "
+				"(%u chunks, %llu bytes cut off): the run was not finished by "
+				"memphase\n",
+			p, res.chunks, (unsigned long long)res.tail_bytes);
+	else if (!res.finished)
+		fprintf(stderr, "memphase: %s ends without the end of the run (%u whole chunks): "
+				"the run was not finished by memphase\n", p, res.chunks);
+	if (res.unknown)
+		fprintf(stderr, "memphase: %s: %llu records of kinds this memphase does not know "
+				"were skipped (a newer memphase wrote it)\n", p,
+			(unsigned long long)res.unknown);
+	/* a recording cut short ends where its last record does */
+	if (!m->finished)
+		model__finish(m, m->phase_since_ns > m->end_ns ? m->phase_since_ns : m->end_ns);
+	oc.m = m;
+	oc.tl = collector__timeline(c);
+	summary__print(out.to_stdout ? stderr : stdout, m);
+	err = outputs__write(&out, &oc, true);
+	if (!err)
+		*status = 0;
+out:
+	outputs__close(&out);
+	userfs__free(fs);
+	collector__free(c);
+	if (c)
+		model__free(m);
+	free(m);
+	fclose(f);
 	return err;
 }

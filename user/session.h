@@ -12,4 +12,7 @@
  */
 int session__run(const struct env *e, int *status);
 
+/* `memphase report FILE`: a recording read back, the summary and the files asked for. */
+int session__report(const struct env *e, int *status);
+
 #endif

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
+#include "collect/record.h"
 #include "collect/cuda.h"
 #include "collect/phases.h"
 #include "collect/probes.h"
@@ -313,16 +314,31 @@ static void origin_name(struct model *m, __u32 id, const char *path)
 		o->path = profile__intern(&m->profile, path);
 }
 
-int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths)
+void collect__mappings_clear(struct model *m)
+{
+	model__clear_mappings(m);
+	for (size_t i = 0; i < m->origins.n; i++)
+		m->origins.v[i].grown = 0;
+}
+
+void collect__mapping_origin(struct model *m, const struct model_mapping *mm)
+{
+	if (!mm->origin || mm->origin > m->origins.n)
+		return;
+	origin_name(m, mm->origin, mm->path);
+	m->origins.v[mm->origin - 1].grown += mm->bytes;
+}
+
+int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
+		      struct recorder *rec)
 {
 	int fd = bpf_map__fd(skel->maps.mappings);
 	struct mp_map_key key, next, *prev = NULL;
 	struct model_mapping mm;
 	struct mp_map_val v;
 
-	model__clear_mappings(m);
-	for (size_t i = 0; i < m->origins.n; i++)
-		m->origins.v[i].grown = 0;
+	collect__mappings_clear(m);
+	recorder__mappings_begin(rec);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -337,11 +353,25 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		mm.size = v.vm_end > v.vm_start ? v.vm_end - v.vm_start : 0;
 		mm.origin = key.kind != MP_MAP_UNKNOWN ?
 			    origins__find(&m->origins, v.tgid, key.kind, v.vm_start) : 0;
-		origin_name(m, mm.origin, mm.path);
-		if (mm.origin)
-			m->origins.v[mm.origin - 1].grown += v.bytes;
+		collect__mapping_origin(m, &mm);
 		model__offer_mapping(m, key.phase, &mm);
+		recorder__mapping(rec, key.phase, &mm);
 	}
+	recorder__mappings_end(rec);
+	return 0;
+}
+
+int collect__file_name(const struct strmap *paths, __u64 dev, __u64 ino, char *buf,
+		       size_t size)
+{
+	struct strmap_entry *e;
+	char key[64];
+
+	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, (uint64_t)dev, (uint64_t)ino);
+	e = strmap__find(paths, key);
+	if (!e || !e->value)
+		return -ENOENT;
+	snprintf(buf, size, "%s", ((struct known_file *)(uintptr_t)e->value)->path);
 	return 0;
 }
 
@@ -368,7 +398,8 @@ void collect__learn_paths(struct strmap *paths, __u32 pid)
 	paths_learn(paths, pid);
 }
 
-int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase)
+int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase,
+			 struct recorder *rec)
 {
 	int fd = bpf_map__fd(skel->maps.allocs), err;
 	struct mp_alloc_key cur, next, *prev = NULL, *keys = NULL, *grown;
@@ -400,6 +431,7 @@ int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, 
 		e.size = v.size;
 		e.cls = v.cls;
 		e.alloc_phase = v.phase;
+		recorder__alloc(rec, &e, sizeof(e));
 		model_gpu__on_event(&m->gpu, &e);
 	}
 	free(keys);

@@ -36,7 +36,17 @@ struct strmap;
  * found in /proc/PID/maps by device and inode and cached in paths ("dev:ino" -> path),
  * so a mapping seen once keeps its name after its process exits.
  */
-int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths);
+struct recorder;
+/* Each mapping offered to the model is recorded too (rec NULL: not). */
+/* The mapping counters cleared before a new pass (origins' growth too). */
+void collect__mappings_clear(struct model *m);
+/* A mapping of the pass tells its origin (id mm->origin, 0: none) its path and growth. */
+void collect__mapping_origin(struct model *m, const struct model_mapping *mm);
+int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
+		      struct recorder *rec);
+/* The path learned for a file (kernel dev_t numbering, inode). 0 or -ENOENT. */
+int collect__file_name(const struct strmap *paths, __u64 dev, __u64 ino, char *buf,
+		       size_t size);
 /* Learns one file's name (an executable the kernel mapped at exec); it is looked at
  * through path (e.g. /proc/PID/exe). */
 void collect__learn_file(struct strmap *paths, const char *path, const char *name);
@@ -53,7 +63,8 @@ void collect__learn_paths(struct strmap *paths, __u32 pid);
  * entries from the BPF allocation table and frees them in the model, in phase (its phase
  * at the exit). Returns how many, or -errno.
  */
-int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase);
+int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase,
+			 struct recorder *rec);
 int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns);
 /*
  * Reads every loaded program's run count and run time (bpf_obj_get_info_by_fd; the

@@ -16,6 +16,7 @@
 #include "collect/phases.h"
 #include "collect/presets.h"
 #include "collect/probes.h"
+#include "collect/record.h"
 #include "collect/stacks.h"
 #include "collect/target.h"
 #include "collect/unwind.h"
@@ -33,6 +34,13 @@ struct collector {
 	const struct phases *phases;
 	struct probes *probes;
 	struct collector_hooks hooks;
+	/* the cause rules' sources, for the recording */
+	const char *preset;
+	const char *const *allocators, *const *cause_files;
+	unsigned int nallocators, ncause_files;
+	struct recorder *rec;		/* --record: every input is written here too */
+	bool replay;			/* fed by collect/replay.c: no BPF, no /proc */
+	struct replay_base *base;	/* replay: the counters where a window opened */
 	bool mappings;
 	bool stop_on_map;
 	bool keep_raw;
@@ -75,8 +83,19 @@ static void notice(struct collector *c, const char *fmt, ...)
 
 static void markers_count(struct collector *c)
 {
-	c->m->markers_attached = probes__count(c->probes);
-	c->m->gpu.probes = probes__alloc_count(c->probes);
+	unsigned int n = probes__count(c->probes), na = probes__alloc_count(c->probes);
+
+	if (n != c->m->markers_attached || na != c->m->gpu.probes)
+		recorder__markers(c->rec, n, na);
+	c->m->markers_attached = n;
+	c->m->gpu.probes = na;
+}
+
+/* The counters collect__maps() read into the model. */
+static void read_maps(struct collector *c)
+{
+	collect__maps(c->skel, c->m);
+	recorder__counters(c->rec, c->m);
 }
 
 static void exec_scan(struct collector *c, __u32 pid)
@@ -115,9 +134,71 @@ static void oom_forensics(struct collector *c, const struct mp_event *e)
 	}
 	/* the counters as of now hold everything up to the kill */
 	collect__maps(c->skel, m);
+	recorder__counters_all(c->rec, m);
 	oom__ring_add(c->growth_ring, m, util__now_ns());
 	o->have_window = !oom__ring_window(c->growth_ring, util__now_ns(), OOM_WINDOW_S,
 					   o->before, &o->window_s);
+	recorder__oom_info(c->rec, o);
+}
+
+/* What an event does to the model: the same live and in a replay. */
+static void apply_event(struct collector *c, const struct mp_event *e)
+{
+	char comm[MP_COMM_LEN + 1];
+
+	model__on_event(c->m, e);
+	switch (e->type) {
+	case MP_EV_EXIT:
+		if (e->pid == c->m->root_pid)
+			c->root_exited = true;
+		break;
+	case MP_EV_OOM:
+		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
+		notice(c, "OOM kill of %s (pid %u)", utf8__esc_term(comm, sizeof(comm), comm),
+		       e->pid);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_sample(struct collector *c, const void *data, size_t len)
+{
+	struct stacks_sample s;
+
+	if (!stacks__resolve(c->stacks, data, len, &s)) {
+		recorder__sample(c->rec, &s);
+		stacks__apply(c->m, &s);
+	}
+	free((char *)s.comm);
+}
+
+static void on_origin(struct collector *c, const void *data, size_t len)
+{
+	struct stacks_sample s;
+
+	if (!stacks__resolve(c->stacks, data, len, &s)) {
+		recorder__origin(c->rec, &s);
+		stacks__origin_apply(c->m, &s);
+	}
+	free((char *)s.comm);
+}
+
+/* A mark of the run, recorded. */
+static void mark(struct collector *c, __u64 ts, __u32 kind, __u32 pid, const char *text)
+{
+	recorder__mark(c->rec, ts, kind, pid, text);
+	model__add_mark(c->m, ts, kind, pid, text);
+}
+
+/* A library (an executable file) mapped: its name, for the timeline. */
+static void library_mark(struct collector *c, const struct mp_event *e)
+{
+	char path[PATH_MAX];
+
+	if (collect__file_name(&c->paths, e->dev, e->ino, path, sizeof(path)))
+		snprintf(path, sizeof(path), "[inode %llu]", (unsigned long long)e->ino);
+	mark(c, e->ts_ns, HISTORY_LIBRARY, e->pid, path);
 }
 
 static void room_refresh(struct collector *c);
@@ -130,21 +211,28 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len >= sizeof(__u32) && e->type == MP_EV_STACK) {
 		if (c->stacks)
-			stacks__add(c->stacks, c->m, data, len);
+			on_sample(c, data, len);
 		return 0;
 	}
 	if (len >= sizeof(__u32) && e->type == MP_EV_ORIGIN) {
 		if (c->stacks)
-			stacks__origin(c->stacks, c->m, data, len);
+			on_origin(c, data, len);
 		return 0;
 	}
 	if (len >= sizeof(struct mp_alloc_event) &&
 	    (e->type == MP_EV_ALLOC || e->type == MP_EV_FREE)) {
+		recorder__alloc(c->rec, data, sizeof(struct mp_alloc_event));
 		model_gpu__on_event(&c->m->gpu, data);
 		return 0;
 	}
 	if (len < sizeof(*e))
 		return 0;
+	/* a request may end here: its projection wants the room as of now (recorded first) */
+	if (e->type == MP_EV_PHASE && (e->record == MP_REC_REQUEST ||
+	    (e->arg < MP_MAX_PHASES && ((int)e->arg == c->phases->request_phase ||
+					(c->phases->lead_mask & (1U << e->arg))))))
+		room_refresh(c);
+	recorder__event(c->rec, data, sizeof(*e));
 	switch (e->type) {
 	case MP_EV_FORK:
 		stacks__note_process(c->stacks, e->arg);
@@ -163,6 +251,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;
 	case MP_EV_EXEC_MAP:
 		collect__learn_paths(&c->paths, e->pid);
+		library_mark(c, e);
 		probes__scan_mapping(c->probes, e->pid, e->addr);
 		/* before SIGCONT: the library is in the snapshot before it runs */
 		stacks__note_process(c->stacks, e->pid);
@@ -172,36 +261,27 @@ static int on_event(void *ctx, void *data, size_t len)
 			kill(e->pid, SIGCONT);
 		break;
 	case MP_EV_EXIT:
-		if (e->pid == c->m->root_pid)
-			c->root_exited = true;
+		/* BPF's open allocations of the process: freed with it (recorded as frees) */
 		if (c->m->gpu.probes)
-			collect__allocs_exit(c->skel, c->m, e->pid, e->old_phase);
+			collect__allocs_exit(c->skel, c->m, e->pid, e->old_phase, c->rec);
 		break;
 	case MP_EV_OOM:
-		model__on_event(c->m, e);
+		apply_event(c, e);
 		oom_forensics(c, e);
-		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
-		notice(c, "OOM kill of %s (pid %u)", utf8__esc_term(comm, sizeof(comm), comm),
-		       e->pid);
 		return 0;
 	case MP_EV_GUARD:
-		model__on_event(c->m, e);
+		apply_event(c, e);
 		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
 		if (c->hooks.max_rss)
 			c->hooks.max_rss(c->hooks.ctx, e->pid, comm);
 		return 0;
 	case MP_EV_PHASE:
 		c->phase_changed = true;
-		/* a request may end here: its projection wants the room as of now */
-		if (e->record == MP_REC_REQUEST ||
-		    (e->arg < MP_MAX_PHASES && ((int)e->arg == c->phases->request_phase ||
-						(c->phases->lead_mask & (1U << e->arg)))))
-			room_refresh(c);
 		break;
 	default:
 		break;
 	}
-	model__on_event(c->m, e);
+	apply_event(c, e);
 	return 0;
 }
 
@@ -242,6 +322,7 @@ static void nvml_tick(struct collector *c, __u64 now)
 	c->phase_changed = false;
 	if (!c->nvml || nvml__read(c->nvml, dev, GPU_MAX_DEVICES, &n, observed, c->m))
 		return;
+	recorder__vram(c->rec, now, c->m->cur_phase, dev, n);
 	model_gpu__reading(&c->m->gpu, c->m->cur_phase, now, dev, n);
 }
 
@@ -258,9 +339,16 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	c->phases = o->phases;
 	c->probes = o->probes;
 	c->hooks = o->hooks;
+	c->rec = o->rec;
+	c->preset = o->preset;
+	c->allocators = o->allocators;
+	c->nallocators = o->nallocators;
+	c->cause_files = o->cause_files;
+	c->ncause_files = o->ncause_files;
 	c->mappings = o->mappings;
 	c->stop_on_map = o->stop_on_map;
-	c->keep_raw = o->stacks && o->keep_raw;
+	/* a recording keeps what perf.data needs: report may be asked for it */
+	c->keep_raw = o->stacks && (o->keep_raw || o->rec);
 	c->bpf_stats = o->bpf_stats;
 	strmap__init(&c->paths, strmap__free_ptr);
 	causerules__init(&c->rules);
@@ -303,8 +391,15 @@ void collector__free(struct collector *c)
 	timeline__free(c->tl);
 	free(c->growth_ring);
 	strmap__free(&c->paths);
+	free(c->base);
 	causerules__free(&c->rules);
 	free(c);
+}
+
+static void record_setup(struct collector *c)
+{
+	recorder__setup(c->rec, c->m, c->preset, c->allocators, c->nallocators, c->cause_files,
+			c->ncause_files);
 }
 
 static int model_begin(struct collector *c, pid_t pid, char *const argv[])
@@ -339,6 +434,8 @@ int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], con
 	err = model_begin(c, pid, argv);
 	if (err)
 		return err;
+	recorder__begin(c->rec, c->m, REC_MODE_RUN);
+	record_setup(c);
 	snprintf(c->exe, sizeof(c->exe), "%s", exe);
 	err = probes__scan_file(c->probes, exe, NULL);
 	if (err < 0 && err != -ENOENT) {
@@ -390,11 +487,16 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	free(argv);
 	if (err)
 		return err;
+	recorder__begin(c->rec, c->m, REC_MODE_ATTACH);
+	record_setup(c);
 	root = model__root(c->m);
-	if (root)
+	if (root) {
 		target__comm(pid, root->comm, sizeof(root->comm));
+		recorder__root_comm(c->rec, pid, root->comm);
+	}
 	/* what it holds already; an idle process may not touch memory again for a while */
 	rss_from_proc(c, pid);
+	recorder__counters_all(c->rec, c->m);
 	probes__scan_pid(c->probes, pid);
 	stacks__note_process(c->stacks, pid);
 	collect__learn_paths(&c->paths, pid);
@@ -402,9 +504,17 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	return 0;
 }
 
+static void apply_started(struct collector *c, __u64 ts)
+{
+	c->m->start_ns = c->m->phase_since_ns = ts;
+}
+
 void collector__started(struct collector *c)
 {
-	c->m->start_ns = c->m->phase_since_ns = util__now_ns();
+	__u64 now = util__now_ns();
+
+	recorder__started(c->rec, now);
+	apply_started(c, now);
 }
 
 static void marker_notice(struct collector *c)
@@ -429,17 +539,23 @@ static void marker_notice(struct collector *c)
  * phase the root is in now.
  */
 /* The room before an OOM kill, for the request projection (not after the process ended). */
-static void room_note(struct collector *c, const struct sysmem *sm)
+static void room_apply(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
+		       __s64 sys)
 {
 	struct model_proc *p = model__proc(c->m, c->m->focus_pid ? c->m->focus_pid :
 					   c->m->root_pid, false);
-	__s64 cg = 0;
-	bool cg_known;
 
 	if (!p || p->exited || p->oom_killed)
 		return;
-	cg_known = !sysmem__headroom(sm, SYSMEM_CGROUP, &cg);
-	model__set_room(c->m, cg_known, cg, sm->have_meminfo, (__s64)sm->mem_available);
+	model__set_room(c->m, cg_known, cg, sys_known, sys);
+}
+
+static void room_note(struct collector *c, const struct sysmem *sm)
+{
+	__s64 cg = 0;
+	bool cg_known = !sysmem__headroom(sm, SYSMEM_CGROUP, &cg);
+
+	room_apply(c, cg_known, cg, sm->have_meminfo, (__s64)sm->mem_available);
 }
 
 /* At a request boundary, at most every COLLECTOR_ROOM_NS: the room read afresh. */
@@ -451,17 +567,22 @@ static void room_refresh(struct collector *c)
 	if (now - c->last_room_ns < COLLECTOR_ROOM_NS)
 		return;
 	c->last_room_ns = now;
-	if (!sysmem__read(&sm, NULL, NULL, c->m->root_pid))
-		room_note(c, &sm);
+	if (!sysmem__read(&sm, NULL, NULL, c->m->root_pid)) {
+		__s64 cg = 0;
+		bool cg_known = !sysmem__headroom(&sm, SYSMEM_CGROUP, &cg);
+
+		recorder__room(c->rec, now, cg_known, cg, sm.have_meminfo,
+			       (__s64)sm.mem_available);
+		room_apply(c, cg_known, cg, sm.have_meminfo, (__s64)sm.mem_available);
+	}
 }
 
-static void sysmem_tick(struct collector *c)
+static void apply_sysmem(struct collector *c, struct sysmem sm, __u64 ts)
 {
-	struct sysmem sm = {}, old = c->sm;
+	struct sysmem old = c->sm;
 	struct model *m = c->m;
+	struct history_mem hm = { .ts_ns = ts };
 
-	if (sysmem__read(&sm, NULL, NULL, m->root_pid))
-		return;
 	if (!sm.cg_version && c->have_sm && old.cg_version) {
 		sm.cg_version = old.cg_version;
 		memcpy(sm.cg_path, old.cg_path, sizeof(sm.cg_path));
@@ -482,7 +603,34 @@ static void sysmem_tick(struct collector *c)
 	c->sm = sm;
 	c->have_sm = true;
 	c->sm_seq++;
+	hm.mem_available = sm.mem_available;
+	hm.swap_free = sm.swap_free;
+	if (sm.cg_version) {
+		hm.cg_usage = sm.cg_limited ? sm.cg_limit_usage : sm.cg_usage;
+		hm.cg_limit = sm.cg_limited ? sm.cg_limit : 0;
+	}
+	model__add_mem(m, &hm);
 	room_note(c, &c->sm);
+}
+
+static void sysmem_tick(struct collector *c)
+{
+	struct sysmem sm = {};
+
+	__u64 now;
+
+	if (sysmem__read(&sm, NULL, NULL, c->m->root_pid))
+		return;
+	now = util__now_ns();
+	recorder__sysmem(c->rec, &sm, now);
+	apply_sysmem(c, sm, now);
+}
+
+/* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
+static void apply_tick(struct collector *c, __u64 now)
+{
+	oom__ring_add(c->growth_ring, c->m, now);
+	timeline__add_model(c->tl, c->m, now);
 }
 
 int collector__poll(struct collector *c, int timeout_ms)
@@ -500,17 +648,18 @@ int collector__poll(struct collector *c, int timeout_ms)
 	ring_buffer__consume(c->rb);
 	now = util__now_ns();
 	if (now - c->last_tick_ns >= COLLECTOR_TICK_NS) {
-		collect__maps(c->skel, c->m);
-		collect__reap(c->skel, c->m, c->stacks, now);
-		oom__ring_add(c->growth_ring, c->m, now);
-		timeline__add_model(c->tl, c->m, now);
+		read_maps(c);
+		if (collect__reap(c->skel, c->m, c->stacks, now) > 0)
+			recorder__forgotten(c->rec, c->m);
+		recorder__tick(c->rec, c->m, now);
+		apply_tick(c, now);
 		nvml_tick(c, now);
 		c->last_tick_ns = now;
 	} else if (c->phase_changed) {
 		nvml_tick(c, now);
 	}
 	if (c->mappings && now - c->last_names_ns >= COLLECTOR_NAMES_NS) {
-		collect__mappings(c->skel, c->m, &c->paths);
+		collect__mappings(c->skel, c->m, &c->paths, c->rec);
 		c->last_names_ns = now;
 	}
 	if (now - c->last_sysmem_ns >= COLLECTOR_SYSMEM_NS) {
@@ -519,6 +668,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 	}
 	if (!c->notice_done && now - c->m->start_ns >= NOTICE_AFTER_NS)
 		marker_notice(c);
+	recorder__poll(c->rec, now);
 	return 0;
 }
 
@@ -546,6 +696,8 @@ const struct timeline *collector__timeline(const struct collector *c)
 
 void collector__stopped_by(struct collector *c, const char *why)
 {
+	mark(c, util__now_ns(), HISTORY_GUARD, c->m->root_pid, why);
+	recorder__stop_reason(c->rec, why);
 	snprintf(c->m->stop_reason, sizeof(c->m->stop_reason), "%s", why);
 }
 
@@ -553,8 +705,10 @@ struct model *collector__snapshot(struct collector *c)
 {
 	struct model *snap;
 
-	collect__maps(c->skel, c->m);
-	stacks__finish(c->stacks, c->m);
+	read_maps(c);
+	if (c->stacks && !stacks__finish(c->stacks, c->m))
+		recorder__profile(c->rec, &c->m->profile);
+	recorder__flush(c->rec);
 	snap = malloc(sizeof(*snap));
 	if (!snap)
 		return NULL;
@@ -582,6 +736,8 @@ static void root_status(struct collector *c, int st)
 {
 	struct model_proc *root = model__root(c->m);
 
+	recorder__root_status(c->rec, true, st);
+
 	if (!root)
 		return;
 	root->exited = true;
@@ -603,9 +759,12 @@ static void unmatched_markers(struct collector *c)
 	for (i = 0; c->probes && i < c->phases->nmarkers; i++) {
 		const struct marker *mk = &c->phases->markers[i];
 
-		if (probes__unmatched(c->probes, i, why, sizeof(why)))
-			model__add_unmatched(c->m, mk->request ? "" : c->phases->names[mk->phase],
-					     mk->binary, mk->symbol, why);
+		if (!probes__unmatched(c->probes, i, why, sizeof(why)))
+			continue;
+		model__add_unmatched(c->m, mk->request ? "" : c->phases->names[mk->phase],
+				     mk->binary, mk->symbol, why);
+		if (c->m->nunmatched)
+			recorder__unmatched(c->rec, &c->m->unmatched[c->m->nunmatched - 1]);
 	}
 }
 
@@ -618,18 +777,396 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	/* everything still in the ring buffer and the maps belongs to the run */
 	ring_buffer__consume(c->rb);
 	collect__maps(c->skel, m);
+	recorder__counters_all(c->rec, m);
 	if (c->mappings)
-		collect__mappings(c->skel, m, &c->paths);
-	stacks__finish(c->stacks, m);
+		collect__mappings(c->skel, m, &c->paths, c->rec);
+	if (c->stacks && !stacks__finish(c->stacks, m))
+		recorder__profile(c->rec, &m->profile);
 	nvml_tick(c, end);
-	if (c->bpf_stats)
+	if (c->bpf_stats) {
 		collect__bpf_stats(c->skel, m);
+		recorder__bpf_stats(c->rec, &m->bpf_stats);
+	}
 	if (reaped)
 		root_status(c, wait_status);
 	root = model__root(m);
 	if (root && root->exited && root->exit_ns && root->exit_ns < end)
 		end = root->exit_ns;
 	model__finish(m, end);
+	recorder__finish(c->rec, end);
 	unmatched_markers(c);
+	recorder__flush(c->rec);
 	marker_notice(c);
+}
+
+/* ---- replay (collect/replay.c): each recorded input, applied as it was live ---- */
+
+struct collector *collector__new_replay(struct model *m, bool keep_raw,
+					const struct collector_hooks *hooks)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->m = m;
+	c->replay = true;
+	c->keep_raw = keep_raw;
+	if (hooks)
+		c->hooks = *hooks;
+	strmap__init(&c->paths, strmap__free_ptr);
+	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
+	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
+	if (!c->growth_ring || !c->tl) {
+		collector__free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns,
+			    char names[][PHASE_NAME_MAX], unsigned int nphases, char *const argv[])
+{
+	unsigned int i;
+	int err;
+
+	model__init(c->m, pid, init_ns);
+	c->m->profile.keep_raw = c->keep_raw;
+	for (i = 0; i < nphases; i++) {
+		err = model__set_phase_name(c->m, i, names[i]);
+		if (err)
+			return err;
+	}
+	return argv ? model__set_argv(c->m, argv) : 0;
+}
+
+void collector__replay_started(struct collector *c, __u64 ts_ns)
+{
+	apply_started(c, ts_ns);
+}
+
+void collector__replay_event(struct collector *c, const struct mp_event *e)
+{
+	apply_event(c, e);
+}
+
+int collector__replay_sample(struct collector *c, const struct stacks_sample *s)
+{
+	return stacks__apply(c->m, s);
+}
+
+int collector__replay_origin(struct collector *c, const struct stacks_sample *s)
+{
+	return stacks__origin_apply(c->m, s);
+}
+
+void collector__replay_alloc(struct collector *c, const struct mp_alloc_event *e)
+{
+	model_gpu__on_event(&c->m->gpu, e);
+}
+
+void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
+			    __s64 sys)
+{
+	room_apply(c, cg_known, cg, sys_known, sys);
+}
+
+void collector__replay_vram(struct collector *c, __u64 ts_ns, __u32 phase,
+			    const struct model_gpu_device *dev, unsigned int n)
+{
+	model_gpu__reading(&c->m->gpu, phase, ts_ns, dev, n);
+}
+
+void collector__replay_nvml(struct collector *c, bool loaded, const char *why)
+{
+	c->m->gpu.nvml = loaded;
+	snprintf(c->m->gpu.nvml_why, sizeof(c->m->gpu.nvml_why), "%s", why);
+}
+
+void collector__replay_alloc_probes(struct collector *c, unsigned int n)
+{
+	c->m->gpu.probes = n;
+}
+
+int collector__replay_setup(struct collector *c, int request_phase, __u32 idle, __u32 end,
+			    __u32 lead, bool by_marker, const char *preset,
+			    const char *const *allocators, unsigned int nallocators,
+			    const char *const *names, const char *const *texts, unsigned int nfiles)
+{
+	struct causerules *r = &c->m->rules;
+	char err[512];
+	unsigned int i;
+	int ret;
+
+	model__set_requests(c->m, request_phase, idle, end, lead);
+	c->m->request_by_marker = by_marker;
+	causerules__free(r);
+	causerules__init(r);
+	ret = causerules__parse(r, presets__causes(), "data/causes.rules", err, sizeof(err));
+	for (i = 0; !ret && i < nfiles; i++)
+		ret = causerules__parse(r, texts[i], names[i], err, sizeof(err));
+	for (i = 0; !ret && i < nallocators; i++)
+		ret = causerules__add_allocator(r, allocators[i]);
+	if (!ret)
+		ret = causerules__use_preset(r, preset[0] ? preset : NULL);
+	if (ret)
+		fprintf(stderr, "memphase: the recording's cause rules: %s\n",
+			ret == -ENOMEM ? strerror(ENOMEM) : err);
+	return ret;
+}
+
+void collector__replay_stats(struct collector *c, unsigned int id,
+			     const struct mp_phase_stats *st)
+{
+	model__set_stats(c->m, id, st);
+}
+
+void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR_CLASSES],
+			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total)
+{
+	model__set_rss(c->m, pid, rss, peak, peak_total);
+}
+
+void collector__replay_drops(struct collector *c, const __u64 *d)
+{
+	c->m->lost_kernel = d[0];
+	c->m->lost_stacks = d[1];
+	c->m->mapping_lost_bytes = d[2];
+	c->m->vma_busy = d[3];
+	c->m->mappings_full = d[4];
+	c->m->stacks_capped = d[5];
+	c->m->vma_deferred = d[6];
+	c->m->origins_lost = d[7];
+	c->m->origins_capped = d[8];
+	c->m->origins_same = d[9];
+	c->m->gpu.allocs_full = d[10];
+	c->m->gpu.unread = d[11];
+}
+
+void collector__replay_tick(struct collector *c, __u64 now_ns)
+{
+	apply_tick(c, now_ns);
+}
+
+void collector__replay_forget(struct collector *c, __u32 pid)
+{
+	struct model_proc *p = model__proc(c->m, pid, false);
+
+	if (p)
+		p->forgotten = true;
+}
+
+void collector__replay_mappings_clear(struct collector *c)
+{
+	collect__mappings_clear(c->m);
+}
+
+void collector__replay_mapping(struct collector *c, unsigned int phase,
+			       const struct model_mapping *mm)
+{
+	collect__mapping_origin(c->m, mm);
+	model__offer_mapping(c->m, phase, mm);
+}
+
+void collector__replay_sysmem(struct collector *c, const struct sysmem *sm, __u64 ts_ns)
+{
+	apply_sysmem(c, *sm, ts_ns);
+}
+
+void collector__replay_mark(struct collector *c, __u64 ts_ns, __u32 kind, __u32 pid,
+			    const char *text)
+{
+	model__add_mark(c->m, ts_ns, kind, pid, text);
+}
+
+void collector__replay_oom_info(struct collector *c, const struct model_oom *info)
+{
+	struct model *m = c->m;
+	struct model_oom *o;
+
+	if (!m->nooms || m->ooms[m->nooms - 1].ts_ns != info->ts_ns)
+		return;
+	o = &m->ooms[m->nooms - 1];
+	o->cgroup_oom = info->cgroup_oom;
+	memcpy(o->cgroup, info->cgroup, sizeof(o->cgroup));
+	o->cgroup_limit = info->cgroup_limit;
+	o->have_window = info->have_window;
+	o->window_s = info->window_s;
+	memcpy(o->before, info->before, sizeof(o->before));
+}
+
+void collector__replay_markers(struct collector *c, unsigned int n)
+{
+	c->m->markers_attached = n;
+}
+
+void collector__replay_root_comm(struct collector *c, const char *comm)
+{
+	struct model_proc *root = model__root(c->m);
+
+	if (root)
+		snprintf(root->comm, sizeof(root->comm), "%.*s", (int)sizeof(root->comm) - 1,
+			 comm);
+}
+
+void collector__replay_unmatched(struct collector *c, const struct model_unmatched *u)
+{
+	model__add_unmatched(c->m, u->phase, u->binary, u->symbol, u->reason);
+}
+
+int collector__replay_profile_proc(struct collector *c, bool first, __u32 pid,
+				   const char *comm)
+{
+	if (first)
+		c->m->profile.nmaps = 0;
+	return profile__add_proc(&c->m->profile, pid, comm);
+}
+
+int collector__replay_profile_map(struct collector *c, __u32 pid, __u64 start, __u64 end,
+				  __u64 pgoff, const char *path, const unsigned char *build_id,
+				  int build_id_len)
+{
+	return profile__add_map(&c->m->profile, pid, start, end, pgoff, path, build_id,
+				build_id_len);
+}
+
+void collector__replay_profile_end(struct collector *c)
+{
+	profile__sort_raw(&c->m->profile);
+}
+
+void collector__replay_bpf_stats(struct collector *c, const struct model_bpf_stats *st)
+{
+	c->m->bpf_stats = *st;
+}
+
+void collector__replay_root_status(struct collector *c, int wait_status)
+{
+	root_status(c, wait_status);
+}
+
+void collector__replay_finish(struct collector *c, __u64 end_ns)
+{
+	model__finish(c->m, end_ns);
+}
+
+/* ---- a window of a replayed run (report --from/--to/--phase) ---- */
+
+struct replay_base {
+	struct mp_phase_stats stats[MP_MAX_PHASES];
+	__u64 psi_some_us[MP_MAX_PHASES], psi_full_us[MP_MAX_PHASES];
+};
+
+void collector__replay_window_open(struct collector *c)
+{
+	struct model *m = c->m;
+
+	if (!c->base)
+		c->base = calloc(1, sizeof(*c->base));
+	if (!c->base)
+		return;
+	memcpy(c->base->stats, m->stats, sizeof(m->stats));
+	memcpy(c->base->psi_some_us, m->psi_some_us, sizeof(m->psi_some_us));
+	memcpy(c->base->psi_full_us, m->psi_full_us, sizeof(m->psi_full_us));
+}
+
+static bool in_window(__u64 ts, __u64 from, __u64 to)
+{
+	return ts >= from && ts <= to;
+}
+
+/* Clips the history to [from, to] (and to one phase, when phase >= 0). */
+static void clip_history(struct history *h, __u64 from, __u64 to, int phase)
+{
+	size_t i, n;
+
+	for (i = n = 0; i < h->niv; i++) {
+		struct history_interval iv = h->iv[i];
+
+		if (iv.end_ns < from || iv.start_ns > to || (phase >= 0 && (int)iv.phase != phase))
+			continue;
+		iv.start_ns = iv.start_ns < from ? from : iv.start_ns;
+		iv.end_ns = iv.end_ns > to ? to : iv.end_ns;
+		h->iv[n++] = iv;
+	}
+	h->niv = n;
+	for (i = n = 0; i < h->nch; i++)
+		if (in_window(h->ch[i].ts_ns, from, to))
+			h->ch[n++] = h->ch[i];
+	h->nch = n;
+	for (i = n = 0; i < h->nmk; i++)
+		if (in_window(h->mk[i].ts_ns, from, to))
+			h->mk[n++] = h->mk[i];
+	h->nmk = n;
+	for (i = n = 0; i < h->nmem; i++)
+		if (in_window(h->mem[i].ts_ns, from, to))
+			h->mem[n++] = h->mem[i];
+	h->nmem = n;
+}
+
+void collector__replay_window_close(struct collector *c, __u64 from, __u64 to, int phase)
+{
+	struct model *m = c->m;
+	struct history *h = &m->history;
+	__u64 since, *s, *b;
+	unsigned int i, j, n;
+
+	if (!m->finished || m->end_ns > to)
+		m->end_ns = m->end_ns > to || !m->finished ? to : m->end_ns;
+	m->finished = true;
+	/* the open interval of the timeline becomes a closed one, to be clipped */
+	since = h->niv ? h->iv[h->niv - 1].end_ns : m->start_ns;
+	if (m->end_ns > since)
+		history__add_interval(h, m->cur_phase, m->focus_pid ? m->focus_pid : m->root_pid,
+				      since, m->end_ns);
+	if (from < m->start_ns)
+		from = m->start_ns;
+	clip_history(h, from, m->end_ns, phase);
+	/* the counters are totals: what the window added is the difference */
+	for (i = 0; c->base && i < MP_MAX_PHASES; i++) {
+		s = (__u64 *)&m->stats[i];
+		b = (__u64 *)&c->base->stats[i];
+		for (j = 0; j < sizeof(m->stats[i]) / sizeof(__u64); j++)
+			s[j] = s[j] >= b[j] ? s[j] - b[j] : 0;
+		m->psi_some_us[i] -= m->psi_some_us[i] >= c->base->psi_some_us[i] ?
+				     c->base->psi_some_us[i] : m->psi_some_us[i];
+		m->psi_full_us[i] -= m->psi_full_us[i] >= c->base->psi_full_us[i] ?
+				     c->base->psi_full_us[i] : m->psi_full_us[i];
+	}
+	memset(m->time_ns, 0, sizeof(m->time_ns));
+	for (i = 0; i < h->niv; i++)
+		if (h->iv[i].phase < MP_MAX_PHASES)
+			m->time_ns[h->iv[i].phase] += h->iv[i].end_ns - h->iv[i].start_ns;
+	h->closed = true;
+	m->start_ns = from;
+	for (i = n = 0; i < m->nooms; i++)
+		if (in_window(m->ooms[i].ts_ns, from, m->end_ns) &&
+		    (phase < 0 || m->ooms[i].phase == (__u32)phase))
+			m->ooms[n++] = m->ooms[i];
+	m->nooms = n;
+	/* phases the window saw nothing of are left out of the tables */
+	for (i = n = 0; i < m->norder; i++) {
+		const struct mp_phase_stats *st = &m->stats[m->order[i]];
+		bool seen = m->time_ns[m->order[i]] || st->calls || st->faults;
+		int k;
+
+		for (k = 0; k < MP_NR_CLASSES; k++)
+			seen |= st->growth[k] || st->shrink[k];
+		if (seen)
+			m->order[n++] = m->order[i];
+	}
+	m->norder = n;
+	if (phase < 0)
+		return;
+	/* one phase: the others are left out */
+	for (i = 0; i < MP_MAX_PHASES; i++) {
+		if ((int)i == phase)
+			continue;
+		memset(&m->stats[i], 0, sizeof(m->stats[i]));
+		m->time_ns[i] = m->samples[i] = m->sampled_bytes[i] = 0;
+		m->psi_some_us[i] = m->psi_full_us[i] = 0;
+		m->ntop[i] = 0;
+	}
+	m->order[0] = phase;
+	m->norder = 1;
 }

@@ -18,6 +18,8 @@
 #include "model/timeline.h"
 
 struct memphase_bpf;
+struct recorder;
+struct stacks_sample;
 struct phases;
 struct probes;
 struct collector;
@@ -46,6 +48,7 @@ struct collector_opts {
 	bool keep_raw;			/* keep raw samples and code mappings (perf.data) */
 	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
 	bool bpf_stats;			/* read the programs' run-time statistics at the end */
+	struct recorder *rec;		/* --record: every input written here too (or NULL) */
 	/* cause rules: the built-in data/causes.rules for this preset, plus these files */
 	const char *preset;		/* NULL: none */
 	const char *const *cause_files;
@@ -99,5 +102,66 @@ void collector__release(struct collector *c);
  * markers; the model is finished.
  */
 void collector__finish(struct collector *c, bool reaped, int wait_status);
+
+/*
+ * Replay (collect/replay.c feeds a recording back): a collector without BPF or /proc,
+ * whose inputs come from the records; each is applied to the model by the code the live
+ * collector applies it with, so the model (and every output) comes out the same.
+ */
+struct collector *collector__new_replay(struct model *m, bool keep_raw,
+					const struct collector_hooks *hooks);
+int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns,
+			    char names[][PHASE_NAME_MAX], unsigned int nphases, char *const argv[]);
+void collector__replay_started(struct collector *c, __u64 ts_ns);
+void collector__replay_event(struct collector *c, const struct mp_event *e);
+int collector__replay_sample(struct collector *c, const struct stacks_sample *s);
+int collector__replay_origin(struct collector *c, const struct stacks_sample *s);
+void collector__replay_alloc(struct collector *c, const struct mp_alloc_event *e);
+void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
+			    __s64 sys);
+void collector__replay_vram(struct collector *c, __u64 ts_ns, __u32 phase,
+			    const struct model_gpu_device *dev, unsigned int n);
+void collector__replay_alloc_probes(struct collector *c, unsigned int n);
+void collector__replay_nvml(struct collector *c, bool loaded, const char *why);
+/* Requests' phases and the cause rules (built in, the preset's, the run's files' text). */
+int collector__replay_setup(struct collector *c, int request_phase, __u32 idle, __u32 end,
+			    __u32 lead, bool by_marker, const char *preset,
+			    const char *const *allocators, unsigned int nallocators,
+			    const char *const *names, const char *const *texts, unsigned int nfiles);
+void collector__replay_stats(struct collector *c, unsigned int id,
+			     const struct mp_phase_stats *st);
+void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR_CLASSES],
+			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
+/* d: REC_DROPS_N counters, in the order of collect/record.h */
+void collector__replay_drops(struct collector *c, const __u64 *d);
+void collector__replay_tick(struct collector *c, __u64 now_ns);
+void collector__replay_forget(struct collector *c, __u32 pid);
+void collector__replay_mappings_clear(struct collector *c);
+void collector__replay_mapping(struct collector *c, unsigned int phase,
+			       const struct model_mapping *mm);
+void collector__replay_sysmem(struct collector *c, const struct sysmem *sm, __u64 ts_ns);
+void collector__replay_mark(struct collector *c, __u64 ts_ns, __u32 kind, __u32 pid,
+			    const char *text);
+void collector__replay_oom_info(struct collector *c, const struct model_oom *info);
+void collector__replay_markers(struct collector *c, unsigned int n);
+void collector__replay_root_comm(struct collector *c, const char *comm);
+void collector__replay_unmatched(struct collector *c, const struct model_unmatched *u);
+int collector__replay_profile_proc(struct collector *c, bool first, __u32 pid,
+				   const char *comm);
+int collector__replay_profile_map(struct collector *c, __u32 pid, __u64 start, __u64 end,
+				  __u64 pgoff, const char *path, const unsigned char *build_id,
+				  int build_id_len);
+void collector__replay_profile_end(struct collector *c);
+void collector__replay_bpf_stats(struct collector *c, const struct model_bpf_stats *st);
+void collector__replay_root_status(struct collector *c, int wait_status);
+void collector__replay_finish(struct collector *c, __u64 end_ns);
+/*
+ * A window of the run (report --from/--to/--phase): open notes the counters where the
+ * window starts; close makes the model say what happened between from and to (counters
+ * as differences, phase times, intervals, marks, memory readings and OOM kills inside)
+ * and, with phase >= 0, in that phase alone.
+ */
+void collector__replay_window_open(struct collector *c);
+void collector__replay_window_close(struct collector *c, __u64 from_ns, __u64 to_ns, int phase);
 
 #endif

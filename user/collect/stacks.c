@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Stack samples: unwinding (dwarf) or fp addresses -> symbols -> the model's profile. */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,120 +158,129 @@ static void origin_add(struct model *m, __u32 cls, __u32 phase, const char *cons
 	model_gpu__origin(&m->gpu, cls, phase, where, bytes);
 }
 
-/*
- * The frames of a sample or origin record, outermost first, into frames[] (names owned by
- * the symbol cache); *ips_out and *n_out: the addresses, innermost first. -EINVAL on a
- * malformed record.
- */
-static int record_frames(struct stacks *st, struct model *m, const struct mp_stack_event *h,
-			 size_t len, const char **frames, __u32 *nf_out, __u64 *ips, int *n_out)
+int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stacks_sample *s)
 {
-	/* samples count their unwind failures; origins do not */
-	bool sample = h->type == MP_EV_STACK && h->cls < MP_STACK_CLS_ALLOC;
-	const void *payload = (const char *)h + sizeof(*h);
-	int n = 0, i, nf = 0;
+	const struct mp_stack_event *h = data;
+	const void *payload = (const char *)data + sizeof(*h);
+	char raw_comm[MP_COMM_LEN + 1];
+	int n = 0, i;
 
+	memset(s, 0, offsetof(struct stacks_sample, frames));
+	if (len < sizeof(*h) || h->phase >= MP_MAX_PHASES)
+		return -EINVAL;
 	if (h->mode == MP_STACKS_DWARF) {
 		if (len < sizeof(*h) + h->stack_len)
 			return -EINVAL;
 		if (st->u)
-			n = unwinder__unwind(st->u, h->pid, h->regs, payload, h->stack_len, ips,
+			n = unwinder__unwind(st->u, h->pid, h->regs, payload, h->stack_len, s->ips,
 					     STACKS_MAX_FRAMES);
-		if (n <= 1 && sample)
-			m->unwind_failures++;
+		s->unwind_failed = n <= 1;
 		if (n <= 0) {
-			ips[0] = h->regs[MP_RIP];
+			s->ips[0] = h->regs[MP_RIP];
 			n = 1;
 		}
 	} else {
 		n = h->nframes < STACKS_MAX_FRAMES ? h->nframes : STACKS_MAX_FRAMES;
 		if (len < sizeof(*h) + n * sizeof(__u64))
 			return -EINVAL;
-		memcpy(ips, payload, n * sizeof(__u64));
-		if (n <= 1 && sample)
-			m->unwind_failures++;
+		memcpy(s->ips, payload, n * sizeof(__u64));
+		s->unwind_failed = n <= 1;
 	}
+	pid_note(st, h->pid, true);
+	memcpy(raw_comm, h->comm, MP_COMM_LEN);
+	raw_comm[MP_COMM_LEN] = '\0';
+	s->comm = frame_clean(raw_comm);
+	if (!s->comm)
+		return -ENOMEM;
+	s->pid = h->pid;
+	s->tid = h->tid;
+	s->phase = h->phase;
+	s->ts_ns = h->ts_ns;
+	s->weight = h->weight;
+	s->cls = h->cls;
+	s->addr = h->addr;
+	s->map_how = h->map_how;
+	s->map_prot = h->map_prot;
+	s->nips = n;
 	/* n == 0: the kernel's walk found nothing; the bytes stay, under [no stack] */
 	if (!n)
-		frames[nf++] = "[no stack]";
+		s->frames[s->nframes++] = "[no stack]";
 	for (i = n - 1; i >= 0; i--)
-		frames[nf++] = symbol(st, h->pid, ips[i], i > 0);
-	*nf_out = nf;
-	*n_out = n;
+		s->frames[s->nframes++] = symbol(st, h->pid, s->ips[i], i > 0);
+	return 0;
+}
+
+int stacks__apply(struct model *m, const struct stacks_sample *s)
+{
+	__u32 origin;
+	int err;
+
+	if (s->phase >= MP_MAX_PHASES)
+		return -EINVAL;
+	if (s->cls >= MP_STACK_CLS_ALLOC) {
+		/* an allocation probe's sample: its callers, not RSS growth */
+		origin_add(m, s->cls - MP_STACK_CLS_ALLOC, s->phase, s->frames, s->nframes,
+			   s->nips > 0, s->weight);
+		return 0;
+	}
+	if (s->unwind_failed)
+		m->unwind_failures++;
+	/* the mapping it grew, if memphase saw it created */
+	origin = s->addr ? origins__find(&m->origins, s->pid, MP_MAP_UNKNOWN, s->addr) : 0;
+	err = profile__add_from(&m->profile, s->phase, s->comm, s->frames, s->nframes, s->weight,
+				origin);
+	if (!err)
+		err = profile__add_when(&m->profile, s->ts_ns, s->weight);
+	if (err)
+		return err;
+	m->sampled_bytes[s->phase] += s->weight;
+	m->samples[s->phase]++;
+	if (s->nips)
+		return profile__add_raw(&m->profile, s->pid, s->tid, s->phase, s->ts_ns, s->weight,
+					s->ips, s->nips);
 	return 0;
 }
 
 int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len)
 {
-	const struct mp_stack_event *h = data;
-	const char *frames[STACKS_MAX_FRAMES + 1];
-	char *comm, raw_comm[MP_COMM_LEN + 1];
-	__u64 ips[STACKS_MAX_FRAMES];
-	__u32 nf = 0, origin;
-	int n = 0, err;
+	struct stacks_sample s;
+	int err;
 
-	if (len < sizeof(*h) || h->phase >= MP_MAX_PHASES)
+	err = stacks__resolve(st, data, len, &s);
+	if (!err)
+		err = stacks__apply(m, &s);
+	free((char *)s.comm);
+	return err;
+}
+
+int stacks__origin_apply(struct model *m, const struct stacks_sample *s)
+{
+	struct origin o = {};
+
+	if (s->phase >= MP_MAX_PHASES || !s->comm)
 		return -EINVAL;
-	err = record_frames(st, m, h, len, frames, &nf, ips, &n);
-	if (err)
-		return err;
-	pid_note(st, h->pid, true);
-	memcpy(raw_comm, h->comm, MP_COMM_LEN);
-	raw_comm[MP_COMM_LEN] = '\0';
-	comm = frame_clean(raw_comm);
-	if (!comm)
-		return -ENOMEM;
-	if (h->cls >= MP_STACK_CLS_ALLOC) {
-		/* an allocation probe's sample: its callers, not RSS growth */
-		origin_add(m, h->cls - MP_STACK_CLS_ALLOC, h->phase, frames, nf, n > 0,
-			   h->weight);
-		free(comm);
-		return 0;
-	}
-	/* the mapping it grew, if memphase saw it created */
-	origin = h->addr ? origins__find(&m->origins, h->pid, MP_MAP_UNKNOWN, h->addr) : 0;
-	err = profile__add_from(&m->profile, h->phase, comm, frames, nf, h->weight, origin);
-	free(comm);
-	if (err)
-		return err;
-	m->sampled_bytes[h->phase] += h->weight;
-	m->samples[h->phase]++;
-	if (n)
-		return profile__add_raw(&m->profile, h->pid, h->tid, h->phase, h->ts_ns, h->weight,
-					ips, n);
-	return 0;
+	snprintf(o.comm, sizeof(o.comm), "%s", s->comm);
+	o.pid = s->pid;
+	o.tid = s->tid;
+	o.phase = s->phase;
+	o.how = s->map_how;
+	o.prot = s->map_prot;
+	o.ts_ns = s->ts_ns;
+	o.start = s->addr;
+	o.len = s->weight;
+	return origins__add(&m->origins, &m->profile, &m->rules, &o, s->frames, s->nframes);
 }
 
 int stacks__origin(struct stacks *st, struct model *m, const void *data, size_t len)
 {
-	const struct mp_stack_event *h = data;
-	const char *frames[STACKS_MAX_FRAMES + 1];
-	__u64 ips[STACKS_MAX_FRAMES];
-	struct origin o = {};
-	char *comm;
-	__u32 nf = 0;
-	int n = 0, err;
+	struct stacks_sample s;
+	int err;
 
-	if (len < sizeof(*h) || h->phase >= MP_MAX_PHASES)
-		return -EINVAL;
-	err = record_frames(st, m, h, len, frames, &nf, ips, &n);
-	if (err)
-		return err;
-	memcpy(o.comm, h->comm, MP_COMM_LEN);
-	comm = frame_clean(o.comm);
-	if (!comm)
-		return -ENOMEM;
-	snprintf(o.comm, sizeof(o.comm), "%s", comm);
-	free(comm);
-	o.pid = h->pid;
-	o.tid = h->tid;
-	o.phase = h->phase;
-	o.how = h->map_how;
-	o.prot = h->map_prot;
-	o.ts_ns = h->ts_ns;
-	o.start = h->addr;
-	o.len = h->weight;
-	return origins__add(&m->origins, &m->profile, &m->rules, &o, frames, nf);
+	err = stacks__resolve(st, data, len, &s);
+	if (!err)
+		err = stacks__origin_apply(m, &s);
+	free((char *)s.comm);
+	return err;
 }
 
 struct map_ctx {

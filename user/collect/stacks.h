@@ -30,16 +30,37 @@ void stacks__note_process(struct stacks *st, __u32 pid);
  * mappings the profile needs at the end.
  */
 void stacks__forget_process(struct stacks *st, __u32 pid);
+/* One sample as the collector resolved it: what the profile and the recording take. */
+struct stacks_sample {
+	__u32 pid, tid, phase;
+	__u64 ts_ns, weight;
+	bool unwind_failed;		/* no frame past the first */
+	__u32 cls;			/* >= MP_STACK_CLS_ALLOC: an allocation probe's */
+	__u64 addr;			/* the address grown, or an origin's start */
+	__u32 map_how, map_prot;	/* an origin's syscall and protection */
+	const char *comm;		/* sanitized */
+	__u32 nframes;			/* outermost first */
+	const char *frames[STACKS_MAX_FRAMES + 1];
+	__u32 nips;			/* innermost first; 0: no stack */
+	__u64 ips[STACKS_MAX_FRAMES];
+};
+
 /*
- * One MP_EV_STACK record (header + payload as sent by BPF): unwound, symbolized and added
- * to m's profile and sample counters. 0 or -errno.
+ * One MP_EV_STACK record (header + payload as sent by BPF) unwound and symbolized into s.
+ * The strings live until the next call (s->comm is malloc'd: free it). 0 or -errno.
  */
+int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stacks_sample *s);
+/* A resolved sample into m's profile and sample counters. 0 or -errno. */
+int stacks__apply(struct model *m, const struct stacks_sample *s);
+/* stacks__resolve() then stacks__apply(). */
 int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len);
 /*
  * One MP_EV_ORIGIN record (the same layout): unwound, symbolized and added to m's origins,
  * labelled with m's allocator rules. 0 or -errno.
  */
 int stacks__origin(struct stacks *st, struct model *m, const void *data, size_t len);
+/* A resolved MP_EV_ORIGIN record into m's origins. 0 or -errno. */
+int stacks__origin_apply(struct model *m, const struct stacks_sample *s);
 /*
  * The sampled processes and (when the profile keeps raw samples) their code mappings into
  * m's profile, raw samples in time order. Again later: the mappings are replaced. 0 or

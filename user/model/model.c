@@ -44,6 +44,7 @@ void model__free(struct model *m)
 	if (!m)
 		return;
 	profile__free(&m->profile);
+	history__free(&m->history);
 	origins__free(&m->origins);
 	causerules__free(&m->rules);
 	if (!m->argv)
@@ -136,6 +137,10 @@ static void phase_switch(struct model *m, __u32 phase, __u64 ts)
 		return;
 	if (ts > m->phase_since_ns)
 		m->time_ns[m->cur_phase] += ts - m->phase_since_ns;
+	/* the open interval is closed here; model__finish() leaves the last one open (a
+	 * snapshot of the model shares the history) */
+	history__add_interval(&m->history, m->cur_phase, m->focus_pid ? m->focus_pid : m->root_pid,
+			      m->phase_since_ns, ts > m->phase_since_ns ? ts : m->phase_since_ns);
 	m->phase_since_ns = ts > m->phase_since_ns ? ts : m->phase_since_ns;
 	m->cur_phase = phase;
 	order_note(m, phase);
@@ -347,6 +352,7 @@ const struct model_request *model__request_at(const struct model *m, __u64 ts_ns
 
 void model__on_event(struct model *m, const struct mp_event *e)
 {
+	char text[HISTORY_TEXT];
 	struct model_proc *p, *c;
 
 	switch (e->type) {
@@ -358,6 +364,7 @@ void model__on_event(struct model *m, const struct mp_event *e)
 		 */
 		if (e->arg < MP_MAX_PHASES)
 			order_note(m, e->arg);
+		history__add_change(&m->history, e->ts_ns, e->pid, e->tid, e->arg, e->old_phase);
 		if (e->pid == m->root_pid)
 			m->root_phased = true;
 		if (!m->root_phased)
@@ -379,6 +386,12 @@ void model__on_event(struct model *m, const struct mp_event *e)
 		p = model__proc(m, e->pid, true);
 		if (p)
 			memcpy(p->comm, e->comm, MP_COMM_LEN);
+		snprintf(text, sizeof(text), "%.*s", MP_COMM_LEN, e->comm);
+		history__add_mark(&m->history, e->ts_ns, HISTORY_EXEC, e->pid, text);
+		break;
+	case MP_EV_GUARD:
+		snprintf(text, sizeof(text), "%.*s stopped: over --max-rss", MP_COMM_LEN, e->comm);
+		history__add_mark(&m->history, e->ts_ns, HISTORY_GUARD, e->pid, text);
 		break;
 	case MP_EV_EXIT:
 		/* under a wrapper, the time after the phased child ends is the wrapper's */
@@ -403,6 +416,8 @@ void model__on_event(struct model *m, const struct mp_event *e)
 		}
 		break;
 	case MP_EV_OOM:
+		snprintf(text, sizeof(text), "%.*s OOM-killed", MP_COMM_LEN, e->comm);
+		history__add_mark(&m->history, e->ts_ns, HISTORY_OOM, e->pid, text);
 		p = model__proc(m, e->pid, true);
 		if (p) {
 			p->oom_killed = true;
@@ -511,6 +526,16 @@ __u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap)
 {
 	return s->growth[MP_ANON] + s->growth[MP_FILE] + s->growth[MP_SHMEM] +
 	       (with_swap ? s->growth[MP_SWAP] : 0);
+}
+
+void model__add_mark(struct model *m, __u64 ts_ns, __u32 kind, __u32 pid, const char *text)
+{
+	history__add_mark(&m->history, ts_ns, kind, pid, text);
+}
+
+void model__add_mem(struct model *m, const struct history_mem *s)
+{
+	history__add_mem(&m->history, s);
 }
 
 void model__clear_mappings(struct model *m)

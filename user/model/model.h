@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "memphase.h"
 #include "lib/phasespec.h"
+#include "model/history.h"
 #include "model/gpu.h"
 #include "model/profile.h"
 #include "model/origins.h"
@@ -190,6 +191,8 @@ struct model {
 	/* memphase's own cost (--bpf-stats) */
 	struct model_bpf_stats bpf_stats;
 
+	/* the run over time: phase intervals and changes, marks, memory readings */
+	struct history history;
 	/* requests of the timeline's process (which phases: model__set_requests) */
 	int request_phase;		/* the prompt phase: starts requests (-1: none) */
 	bool request_by_marker;		/* --request: requests start at its calls instead */
@@ -234,6 +237,10 @@ void model__raise_peaks(struct model *m, __u32 pid, const __s64 peak[MP_NR_CLASS
 void model__offer_mapping(struct model *m, unsigned int id, const struct model_mapping *mm);
 /* Empties the top lists (before a fresh pass over the mapping counters). */
 void model__clear_mappings(struct model *m);
+/* Notes a mark of the run (history.h): a library loaded, a guard action. */
+void model__add_mark(struct model *m, __u64 ts_ns, __u32 kind, __u32 pid, const char *text);
+/* Notes a reading of the system's memory. */
+void model__add_mem(struct model *m, const struct history_mem *s);
 /* Records a --phase marker that never attached. */
 void model__add_unmatched(struct model *m, const char *phase, const char *binary,
 			  const char *symbol, const char *reason);

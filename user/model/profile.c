@@ -26,6 +26,7 @@ void profile__free(struct profile *p)
 	for (i = 0; i < p->nraw; i++)
 		free(p->raw[i]);
 	free(p->raw);
+	free(p->when);
 	free(p->maps);
 	free(p->procs);
 	strmap__free(&p->index);
@@ -114,6 +115,7 @@ int profile__add_from(struct profile *p, __u32 phase, const char *comm,
 		fv = NULL;
 		e->value = p->nstacks;
 	}
+	p->last = e->value - 1;
 	ps = &p->stacks[e->value - 1];
 	if (!ps->origin)
 		ps->origin = origin;
@@ -196,4 +198,19 @@ static int cmp_raw(const void *a, const void *b)
 void profile__sort_raw(struct profile *p)
 {
 	qsort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
+}
+
+int profile__add_when(struct profile *p, __u64 ts_ns, __u64 weight)
+{
+	if (!p->nstacks)
+		return -EINVAL;
+	if (p->nwhen >= PROFILE_MAX_WHEN) {
+		p->when_dropped++;
+		return 0;
+	}
+	if (grow((void **)&p->when, &p->capwhen, p->nwhen, sizeof(*p->when)))
+		return -ENOMEM;
+	p->when[p->nwhen++] = (struct profile_when){ .ts_ns = ts_ns, .weight = weight,
+						     .stack = p->last };
+	return 0;
 }

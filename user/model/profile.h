@@ -57,6 +57,16 @@ struct profile_proc {
 	char comm[MP_COMM_LEN + 1];
 };
 
+/* When a sample was taken, and which merged stack it went to (the timed views). */
+struct profile_when {
+	__u64 ts_ns;
+	__u64 weight;
+	__u32 stack;		/* index in stacks */
+	__u32 pad;
+};
+
+#define PROFILE_MAX_WHEN	(1U << 21)	/* timed samples kept, at most */
+
 struct profile {
 	bool keep_raw;			/* keep every sample and the mappings */
 	struct strmap strings;		/* interned names (values unused) */
@@ -70,6 +80,10 @@ struct profile {
 	struct profile_proc *procs;
 	size_t nprocs, capprocs;
 	__u64 total;			/* samples */
+	struct profile_when *when;	/* every sample's time, in the order added */
+	size_t nwhen, capwhen;
+	__u64 when_dropped;		/* past PROFILE_MAX_WHEN */
+	size_t last;			/* the stack profile__add() added to last */
 };
 
 void profile__init(struct profile *p, bool keep_raw);
@@ -82,6 +96,8 @@ const char *profile__intern(struct profile *p, const char *s);
  */
 int profile__add(struct profile *p, __u32 phase, const char *comm, const char *const *frames,
 		 __u32 n, __u64 weight);
+/* Notes when the sample profile__add() added last was taken. 0 or -ENOMEM. */
+int profile__add_when(struct profile *p, __u64 ts_ns, __u64 weight);
 /* profile__add() of a sample that grew the mapping of origin id (0: unknown). */
 int profile__add_from(struct profile *p, __u32 phase, const char *comm,
 		      const char *const *frames, __u32 n, __u64 weight, __u32 origin);

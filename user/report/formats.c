@@ -2,14 +2,18 @@
 /* The output formats memphase offers: one line each. */
 #include <stddef.h>
 #include "report/folded.h"
+#include "report/html.h"
 #include "report/perf.h"
 #include "report/report_json.h"
 #include "report/svg.h"
+#include "report/trace.h"
 
 const struct output_format *const output_formats[] = {
 	&report_json_format,
 	&folded_format,
 	&perf_format,
 	&svg_format,
+	&trace_format,
+	&html_format,
 	NULL,
 };

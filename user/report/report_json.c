@@ -218,6 +218,36 @@ static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id
 	jsonw__end_array(w);
 }
 
+/* "intervals": [ { "start_s", "end_s" } ]: when the phase timeline was in phase id,
+ * seconds from the start; the last one is open until the end */
+static void intervals(struct jsonw *w, const struct model *m, unsigned int id)
+{
+	const struct history *h = &m->history;
+	size_t i;
+
+	jsonw__name(w, "intervals");
+	jsonw__start_array(w);
+	for (i = 0; i < h->niv; i++) {
+		if (h->iv[i].phase != id)
+			continue;
+		jsonw__start_object(w);
+		jsonw__double_field(w, "start_s", report_json__rel_s(m, h->iv[i].start_ns));
+		jsonw__double_field(w, "end_s", report_json__rel_s(m, h->iv[i].end_ns));
+		jsonw__end_object(w);
+	}
+	/* the intervals follow each other: the open one starts where the last ended */
+	if (m->cur_phase == id && history__open_since(h, m->start_ns)) {
+		__u64 since = history__open_since(h, m->start_ns);
+
+		jsonw__start_object(w);
+		jsonw__double_field(w, "start_s", report_json__rel_s(m, since));
+		jsonw__double_field(w, "end_s", report_json__rel_s(m, m->end_ns > since ?
+								  m->end_ns : since));
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
 static void phases(struct jsonw *w, const struct model *m)
 {
 	unsigned int i;
@@ -246,6 +276,7 @@ static void phases(struct jsonw *w, const struct model *m)
 		histogram(w, "mmap_size", s->hist[MP_HIST_MMAP_SIZE]);
 		jsonw__end_object(w);
 		top_mappings(w, m, id);
+		intervals(w, m, id);
 		jsonw__name(w, "pressure");
 		jsonw__start_object(w);
 		jsonw__double_field(w, "reclaim_s", s->reclaim_ns / 1e9);
@@ -497,7 +528,49 @@ static void bpf_stats(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
+double report_json__rel_s(const struct model *m, __u64 ts_ns)
+{
+	return ts_ns > m->start_ns ? (ts_ns - m->start_ns) / 1e9 : 0;
+}
+
+/*
+ * "timeline": { "samples": [ { "t_s", "phase", "anon", "file", "shmem", "swap" } ] }:
+ * RSS of the observed processes over the run, at most REPORT_JSON_TIMELINE samples
+ * (evenly thinned; samples where the phase changed and the last one are kept).
+ */
+static void timeline(struct jsonw *w, const struct model *m, const struct timeline *tl)
+{
+	unsigned int n = tl ? timeline__len(tl) : 0, i, step, c;
+
+	step = n > REPORT_JSON_TIMELINE ? (n + REPORT_JSON_TIMELINE - 1) / REPORT_JSON_TIMELINE : 1;
+	jsonw__name(w, "timeline");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "samples_total", n);
+	jsonw__name(w, "samples");
+	jsonw__start_array(w);
+	for (i = 0; i < n; i++) {
+		const struct timeline_sample *t = timeline__at(tl, i);
+
+		if (i % step && i != n - 1 && !(t->flags & TIMELINE_PHASE_CHANGED))
+			continue;
+		jsonw__start_object(w);
+		jsonw__double_field(w, "t_s", report_json__rel_s(m, t->ts_ns));
+		jsonw__string_field(w, "phase", t->phase < m->nphases ? m->names[t->phase] : "?");
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			jsonw__s64_field(w, mp_class_name(mp_class_order[c]),
+					 t->rss[mp_class_order[c]]);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+}
+
 int report_json__write(FILE *f, const struct model *m)
+{
+	return report_json__write_tl(f, m, NULL);
+}
+
+int report_json__write_tl(FILE *f, const struct model *m, const struct timeline *tl)
 {
 	struct jsonw *w = jsonw__new(f, true);
 
@@ -541,6 +614,7 @@ int report_json__write(FILE *f, const struct model *m)
 	jsonw__end_object(w);
 	gpu(w, m);
 	bpf_stats(w, m);
+	timeline(w, m, tl);
 	jsonw__end_object(w);
 	jsonw__free(w);
 	fflush(f);
@@ -549,7 +623,7 @@ int report_json__write(FILE *f, const struct model *m)
 
 static int json_write(FILE *f, const struct output_ctx *ctx)
 {
-	return report_json__write(f, ctx->m);
+	return report_json__write_tl(f, ctx->m, ctx->tl);
 }
 
 const struct output_format report_json_format = {

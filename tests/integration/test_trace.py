@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: GPL-2.0
+"""--trace: the Chrome/Perfetto trace-event format, checked against the format's rules
+and imported by speedscope (npm) in headless chromium."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import MIB  # noqa: E402
+import test_oom  # noqa: E402
+import test_record  # noqa: E402
+
+NODE_DIR = os.path.join(harness.BUILD, "node")
+PHASES = ["startup", "load", "context", "prompt", "generate", "state", "teardown"]
+
+
+def phase_order(names):
+    """The phases in order, host (the driver's own time between decodes) left out and a
+    phase entered again right after itself counted once."""
+    names = [n for n in names if n != "host"]
+    return [n for i, n in enumerate(names) if not i or names[i - 1] != n]
+
+
+def check_format(doc):
+    """The trace-event rules Perfetto and chrome://tracing rely on."""
+    assert isinstance(doc, dict) and isinstance(doc["traceEvents"], list), type(doc)
+    for e in doc["traceEvents"]:
+        assert e["ph"] in ("X", "C", "i", "M"), e
+        assert isinstance(e["name"], str) and e["name"], e
+        assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
+        if e["ph"] == "M":
+            assert e["name"] in ("process_name", "thread_name") and e["args"]["name"], e
+            continue
+        assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+        if e["ph"] == "X":
+            assert isinstance(e["dur"], (int, float)) and e["dur"] >= 0, e
+        if e["ph"] == "C":
+            assert e["args"] and all(isinstance(v, int) for v in e["args"].values()), e
+        if e["ph"] == "i":
+            assert e["s"] in ("g", "p", "t"), e
+    # slices on one track never overlap (Perfetto nests overlapping X events wrongly)
+    tracks = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for k, sl in tracks.items():
+        sl.sort()
+        for a, b in zip(sl, sl[1:]):
+            assert a[1] <= b[0] + 0.002, (k, a, b)
+    return tracks
+
+
+def need_browser():
+    """chromium and, in build/node, speedscope and puppeteer-core (npm), installed when
+    missing; Skip (counted, with the reason) when they cannot be."""
+    chromium = shutil.which("chromium")
+    if not chromium:
+        r = harness.run(["apt-get", "install", "-y", "-q", "chromium"], timeout=600)
+        chromium = shutil.which("chromium")
+        if not chromium:
+            raise harness.Skip("chromium cannot be installed: " + r.stderr.strip()[-200:])
+    if not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "speedscope")) or \
+            not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "puppeteer-core")):
+        if not shutil.which("npm"):
+            raise harness.Skip("npm is not installed")
+        os.makedirs(NODE_DIR, exist_ok=True)
+        r = harness.run(["npm", "install", "--prefix", NODE_DIR, "--no-audit", "--no-fund",
+                         "speedscope@1", "puppeteer-core"], timeout=600)
+        if r.returncode:
+            raise harness.Skip("npm cannot install speedscope: " + r.stderr.strip()[-200:])
+    return chromium
+
+
+def speedscope_import(path):
+    """'OK ...' from speedscope_import.js, or raises Skip when the tools cannot be had."""
+    chromium = need_browser()
+    release = os.path.join(NODE_DIR, "node_modules", "speedscope", "dist", "release")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "speedscope_import.js")
+    r = subprocess.run(["node", script, chromium, release, path], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, NODE_PATH=os.path.join(
+                           NODE_DIR, "node_modules")))
+    return (r.stdout + r.stderr).strip()
+
+
+def test_trace_has_phases_per_thread_counters_and_marks():
+    harness.need_root()
+    with harness.workdir() as d:
+        t, j = os.path.join(d, "t.json"), os.path.join(d, "r.json")
+        r = harness.memphase(["run", "--no-tui", "--trace", t, "--json", j, "--"] +
+                             test_record.driver(d))
+        assert r.returncode == 0, r.stderr
+        doc, summ = json.load(open(t)), harness.load_json(j)
+        tracks = check_format(doc)
+        ev = doc["traceEvents"]
+        root = summ["target"]["pid"]
+        # the phase timeline: the phases in order, and their durations as in the JSON
+        tl = sorted((e["ts"], e["name"], e["dur"]) for e in ev
+                    if e["ph"] == "X" and e["pid"] == root and e["tid"] == 0)
+        names = [n for _, n, _ in tl]
+        assert phase_order(names) == PHASES, names
+        # a phase entered again (prompt, generate and host alternate) has a slice each time
+        for n in set(names):
+            durs = [x for _, m, x in tl if m == n]
+            err = abs(sum(durs) / 1e6 - harness.phase(summ, n)["time_s"])
+            assert err < 1e-5 + 1e-6 * len(durs), (n, durs)    # each slice in whole us
+        # the main thread's own track shows the same phases
+        assert [n for _, _, n in sorted((e["ts"], e["dur"], e["name"]) for e in ev
+                if e["ph"] == "X" and e["tid"] == root)] == names
+        assert (root, root) in tracks
+        meta = {(e["name"], e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
+        assert meta[("process_name", root, 0)].startswith("llama-driver (pid %d)" % root), meta
+        rss = [e["args"] for e in ev if e["ph"] == "C" and e["name"] == "RSS bytes"]
+        assert rss and max(a["anon"] for a in rss) >= 16 * MIB, rss[-1:]
+        assert any(e["ph"] == "C" and "MemAvailable" in e["args"] for e in ev)
+        libs = [e["name"] for e in ev if e["ph"] == "i" and e["cat"] == "library"]
+        assert any(n.endswith("/libllama.so") for n in libs), libs
+        out = speedscope_import(t)
+        assert out.startswith("OK"), out
+
+
+def test_trace_of_an_oom_kill_marks_it_with_cgroup_counters():
+    harness.need_root()
+    with harness.workdir() as d, test_oom.Cgroup(96 * MIB) as cg:
+        t = os.path.join(d, "t.json")
+        rec = os.path.join(d, "r.mprec")
+        r = harness.memphase(["run", "--no-tui", "--record", rec, "--trace", t, "--"] +
+                             cg.wrap(test_oom.growing_driver(d, 100)))
+        assert r.returncode == 128 + 9, r.stderr
+        doc = json.load(open(t))
+        check_format(doc)
+        ooms = [e for e in doc["traceEvents"] if e["ph"] == "i" and e["cat"] == "oom_kill"]
+        assert len(ooms) == 1 and ooms[0]["s"] == "g", ooms
+        cgs = [e["args"] for e in doc["traceEvents"]
+               if e["ph"] == "C" and e["name"] == "memory cgroup bytes"]
+        # the first readings may come before the command joined the cgroup
+        assert cgs and cgs[-1].get("limit") == 96 * MIB, cgs[-2:]
+        # report writes the same trace from the recording
+        t2 = os.path.join(d, "t2.json")
+        p = harness.memphase(["report", rec, "--trace", t2])
+        assert p.returncode == 0, p.stderr
+        assert json.load(open(t2)) == doc

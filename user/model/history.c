@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The run over time: intervals, phase changes, marks, memory readings. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/history.h"
+
+void history__free(struct history *h)
+{
+	free(h->iv);
+	free(h->ch);
+	free(h->mk);
+	free(h->mem);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Room for one more of size each in *p (n used, *cap allocated, max at most). */
+static void *room(void *p, size_t n, size_t *cap, size_t size, size_t max)
+{
+	size_t c;
+	void *q;
+
+	if (n < *cap)
+		return p;
+	if (n >= max)
+		return NULL;
+	c = *cap ? *cap * 2 : 64;
+	if (c > max)
+		c = max;
+	q = realloc(p, c * size);
+	if (q)
+		*cap = c;
+	return q;
+}
+
+void history__add_interval(struct history *h, __u32 phase, __u32 pid, __u64 start_ns,
+			   __u64 end_ns)
+{
+	struct history_interval *iv;
+
+	/* a phase entered again at once (one marker call after another) goes on */
+	if (h->niv && h->iv[h->niv - 1].phase == phase && h->iv[h->niv - 1].pid == pid &&
+	    h->iv[h->niv - 1].end_ns == start_ns) {
+		h->iv[h->niv - 1].end_ns = end_ns;
+		return;
+	}
+	iv = room(h->iv, h->niv, &h->capiv, sizeof(*iv), HISTORY_MAX_INTERVALS);
+	if (!iv) {
+		h->dropped++;
+		return;
+	}
+	h->iv = iv;
+	iv[h->niv++] = (struct history_interval){ .start_ns = start_ns, .end_ns = end_ns,
+						  .phase = phase, .pid = pid };
+}
+
+void history__add_change(struct history *h, __u64 ts_ns, __u32 pid, __u32 tid, __u32 phase,
+			 __u32 old_phase)
+{
+	struct history_change *ch;
+
+	ch = room(h->ch, h->nch, &h->capch, sizeof(*ch), HISTORY_MAX_CHANGES);
+	if (!ch) {
+		h->dropped++;
+		return;
+	}
+	h->ch = ch;
+	ch[h->nch++] = (struct history_change){ .ts_ns = ts_ns, .pid = pid, .tid = tid,
+						.phase = phase, .old_phase = old_phase };
+}
+
+void history__add_mark(struct history *h, __u64 ts_ns, __u32 kind, __u32 pid,
+		       const char *text)
+{
+	struct history_mark *mk;
+
+	mk = room(h->mk, h->nmk, &h->capmk, sizeof(*mk), HISTORY_MAX_MARKS);
+	if (!mk) {
+		h->dropped++;
+		return;
+	}
+	h->mk = mk;
+	mk = &mk[h->nmk++];
+	memset(mk, 0, sizeof(*mk));
+	mk->ts_ns = ts_ns;
+	mk->kind = kind;
+	mk->pid = pid;
+	snprintf(mk->text, sizeof(mk->text), "%s", text ? text : "");
+}
+
+void history__add_mem(struct history *h, const struct history_mem *s)
+{
+	struct history_mem *mem;
+	size_t i;
+
+	if (h->nmem == HISTORY_MAX_MEM) {
+		/* thin out: every other reading goes, the newest stays */
+		for (i = 0; i < h->nmem / 2; i++)
+			h->mem[i] = h->mem[2 * i + 1];
+		h->nmem /= 2;
+	}
+	mem = room(h->mem, h->nmem, &h->capmem, sizeof(*mem), HISTORY_MAX_MEM);
+	if (!mem)
+		return;
+	h->mem = mem;
+	mem[h->nmem++] = *s;
+}
+
+const char *history__mark_name(__u32 kind)
+{
+	switch (kind) {
+	case HISTORY_OOM:
+		return "oom_kill";
+	case HISTORY_GUARD:
+		return "guard";
+	case HISTORY_LIBRARY:
+		return "library";
+	case HISTORY_EXEC:
+		return "exec";
+	default:
+		return "mark";
+	}
+}

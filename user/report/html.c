@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The HTML report: the page (html.js, html.css) with the run's data inside. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/json.h"
+#include "lib/strmap.h"
+#include "report/html.h"
+/* html_js, html_css: generated from html.js and html.css into the build directory */
+#include "report/html_assets.h"
+
+static double rel_s(const struct model *m, __u64 ts)
+{
+	return ts > m->start_ns ? (ts - m->start_ns) / 1e9 : 0;
+}
+
+static void title(struct jsonw *w, const struct model *m)
+{
+	char buf[512] = "memphase";
+	size_t used = strlen(buf);
+	char **a;
+
+	for (a = m->argv; a && *a && used < sizeof(buf) - 1; a++) {
+		int n = snprintf(buf + used, sizeof(buf) - used, "%s%s", a == m->argv ? ": " : " ",
+				 *a);
+
+		used = n < 0 || used + n >= sizeof(buf) ? sizeof(buf) - 1 : used + n;
+	}
+	jsonw__string_field(w, "title", buf);
+}
+
+static void phases(struct jsonw *w, const struct model *m)
+{
+	const struct history *h = &m->history;
+	__u64 since = history__open_since(h, m->start_ns);
+	unsigned int i, c;
+	size_t k;
+
+	jsonw__name(w, "phase_names");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nphases; i++)
+		jsonw__string(w, m->names[i]);
+	jsonw__end_array(w);
+	jsonw__name(w, "phases");
+	jsonw__start_array(w);
+	for (i = 0; i < m->norder; i++) {
+		unsigned int id = m->order[i];
+		const struct mp_phase_stats *s = &m->stats[id];
+
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "id", id);
+		jsonw__string_field(w, "name", m->names[id]);
+		jsonw__double_field(w, "time_s", model__phase_time(m, id, m->end_ns) / 1e9);
+		jsonw__u64_field(w, "calls", s->calls);
+		jsonw__u64_field(w, "sampled_bytes", m->sampled_bytes[id]);
+		jsonw__name(w, "growth");
+		jsonw__start_object(w);
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			jsonw__u64_field(w, mp_class_name(c), s->growth[c]);
+		jsonw__end_object(w);
+		jsonw__name(w, "intervals");
+		jsonw__start_array(w);
+		for (k = 0; k <= h->niv; k++) {
+			__u64 a, b;
+
+			if (k < h->niv && h->iv[k].phase == id) {
+				a = h->iv[k].start_ns;
+				b = h->iv[k].end_ns;
+			} else if (k == h->niv && since && m->cur_phase == id) {
+				a = since;
+				b = m->end_ns > since ? m->end_ns : since;
+			} else {
+				continue;
+			}
+			jsonw__start_array(w);
+			jsonw__double(w, rel_s(m, a));
+			jsonw__double(w, rel_s(m, b));
+			jsonw__end_array(w);
+		}
+		jsonw__end_array(w);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+static void memory(struct jsonw *w, const struct model *m, const struct timeline *tl)
+{
+	const struct history *h = &m->history;
+	unsigned int i, n = tl ? timeline__len(tl) : 0;
+	__u64 limit = 0;
+	int c;
+
+	jsonw__name(w, "timeline");
+	jsonw__start_array(w);
+	for (i = 0; i < n; i++) {
+		const struct timeline_sample *t = timeline__at(tl, i);
+
+		jsonw__start_array(w);
+		jsonw__double(w, rel_s(m, t->ts_ns));
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			jsonw__s64(w, t->rss[mp_class_order[c]]);
+		jsonw__end_array(w);
+	}
+	jsonw__end_array(w);
+	for (i = 0; i < h->nmem; i++)
+		if (h->mem[i].cg_limit)
+			limit = h->mem[i].cg_limit;
+	for (i = 0; !limit && i < m->nooms; i++)
+		limit = m->ooms[i].cgroup_limit;
+	if (limit)
+		jsonw__u64_field(w, "limit", limit);
+	else
+		jsonw__null_field(w, "limit");
+	jsonw__name(w, "ooms");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nooms; i++) {
+		char comm[MP_COMM_LEN + 1];
+
+		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, m->ooms[i].comm);
+		jsonw__start_object(w);
+		jsonw__double_field(w, "t", rel_s(m, m->ooms[i].ts_ns));
+		jsonw__string_field(w, "comm", comm);
+		jsonw__u64_field(w, "pid", m->ooms[i].pid);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+}
+
+/* The string table: index of s, added the first time. -1 on ENOMEM. */
+static long str_index(struct jsonw *w, struct strmap *idx, long *n, const char *s)
+{
+	struct strmap_entry *e = strmap__get(idx, s);
+
+	if (!e)
+		return -1;
+	if (!e->value) {
+		e->value = ++*n;
+		jsonw__string(w, s);
+	}
+	return e->value - 1;
+}
+
+static int stacks(struct jsonw *w, const struct model *m)
+{
+	const struct profile *p = &m->profile;
+	struct strmap idx;
+	long n = 0;
+	size_t i, k;
+	int err = 0;
+
+	/* strings first (the stacks refer to them by index) */
+	strmap__init(&idx, NULL);
+	jsonw__name(w, "strings");
+	jsonw__start_array(w);
+	for (i = 0; i < p->nstacks && !err; i++) {
+		if (str_index(w, &idx, &n, p->stacks[i].comm) < 0)
+			err = -ENOMEM;
+		for (k = 0; k < p->stacks[i].nframes && !err; k++)
+			if (str_index(w, &idx, &n, p->stacks[i].frames[k]) < 0)
+				err = -ENOMEM;
+	}
+	jsonw__end_array(w);
+	jsonw__name(w, "stacks");
+	jsonw__start_array(w);
+	for (i = 0; i < p->nstacks && !err; i++) {
+		const struct profile_stack *s = &p->stacks[i];
+
+		jsonw__start_array(w);
+		jsonw__u64(w, s->phase);
+		jsonw__u64(w, strmap__find(&idx, s->comm)->value - 1);
+		jsonw__start_array(w);
+		for (k = 0; k < s->nframes; k++)
+			jsonw__u64(w, strmap__find(&idx, s->frames[k])->value - 1);
+		jsonw__end_array(w);
+		jsonw__end_array(w);
+	}
+	jsonw__end_array(w);
+	strmap__free(&idx);
+	/* every sample: time (ms), stack, bytes */
+	jsonw__name(w, "samples");
+	jsonw__start_array(w);
+	for (i = 0; i < p->nwhen && !err; i++) {
+		jsonw__double(w, (double)(__s64)(rel_s(m, p->when[i].ts_ns) * 1e6) / 1e3);
+		jsonw__u64(w, p->when[i].stack);
+		jsonw__u64(w, p->when[i].weight);
+	}
+	jsonw__end_array(w);
+	return err;
+}
+
+/* The data as JSON inside <script>: a '<' in it (only in strings) becomes \u003c, so
+ * no name can end the script. */
+static int data(FILE *f, const struct output_ctx *ctx)
+{
+	const struct model *m = ctx->m;
+	struct jsonw *w;
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *mem = open_memstream(&buf, &len);
+	int err;
+
+	if (!mem)
+		return -ENOMEM;
+	w = jsonw__new(mem, false);
+	if (!w) {
+		fclose(mem);
+		free(buf);
+		return -ENOMEM;
+	}
+	jsonw__start_object(w);
+	title(w, m);
+	jsonw__double_field(w, "duration_s", rel_s(m, m->end_ns));
+	phases(w, m);
+	memory(w, m, ctx->tl);
+	err = stacks(w, m);
+	jsonw__end_object(w);
+	jsonw__free(w);
+	if (fclose(mem) || !buf) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (i = 0; i < len && !err; i++) {
+		if (buf[i] == '<')
+			fputs("\\u003c", f);
+		else
+			fputc(buf[i], f);
+	}
+	free(buf);
+	return err;
+}
+
+static int html_write(FILE *f, const struct output_ctx *ctx)
+{
+	int err;
+
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
+	      "<title>memphase report</title>\n<style>\n", f);
+	fputs(html_css, f);
+	fputs("</style></head><body>\n<h1 id=\"title\"></h1>\n"
+	      "<h2>RSS over time<span class=\"legend\" id=\"legend\"></span></h2>\n"
+	      "<svg id=\"chart\" width=\"1000\" height=\"260\"></svg>\n"
+	      "<div>click a phase or drag a time range; the flame graph follows</div>\n"
+	      "<h2>Phases</h2>\n<table id=\"phases\"><thead><tr><th>phase</th><th>time</th>"
+	      "<th>calls</th><th>+anon</th><th>+file</th><th>+shmem</th><th>+swap</th>"
+	      "<th>sampled</th></tr></thead><tbody></tbody></table>\n"
+	      "<h2>Growth by code path: <span id=\"flame-total\"></span></h2>\n"
+	      "<div id=\"bar\"><button id=\"all\">whole run</button> "
+	      "<button id=\"unzoom\">reset zoom</button> search <input id=\"search\"> "
+	      "<span id=\"matched\"></span></div>\n<div id=\"tip\"></div>\n"
+	      "<div id=\"flame\" style=\"width:1000px\"></div>\n"
+	      "<script type=\"application/json\" id=\"data\">", f);
+	err = data(f, ctx);
+	fputs("</script>\n<script>\n", f);
+	fputs(html_js, f);
+	fputs("</script>\n</body></html>\n", f);
+	fflush(f);
+	if (err)
+		return err;
+	return ferror(f) ? -EIO : 0;
+}
+
+const struct output_format html_format = {
+	.name = "html",
+	.help = "Write a self-contained HTML report (RSS over time with the phases, the phase "
+		"table, a flame graph of the growth that follows the selection) to FILE",
+	.needs = OUTPUT_NEEDS_STACKS,
+	.write = html_write,
+};

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The run as trace-event JSON (Perfetto, chrome://tracing, speedscope). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/json.h"
+#include "report/trace.h"
+
+#define TIMELINE_TID	0	/* the phase timeline's track, under the root */
+
+static double us(const struct model *m, __u64 ts)
+{
+	return ts > m->start_ns ? (ts - m->start_ns) / 1e3 : 0;
+}
+
+static const char *phase_name(const struct model *m, __u32 id)
+{
+	return id < m->nphases ? m->names[id] : "?";
+}
+
+static void event_head(struct jsonw *w, const char *ph, const char *name, const char *cat,
+		       __u32 pid, __u32 tid, double ts)
+{
+	jsonw__start_object(w);
+	jsonw__string_field(w, "ph", ph);
+	jsonw__string_field(w, "name", name);
+	if (cat)
+		jsonw__string_field(w, "cat", cat);
+	jsonw__u64_field(w, "pid", pid);
+	jsonw__u64_field(w, "tid", tid);
+	jsonw__double_field(w, "ts", ts);
+}
+
+static void slice(struct jsonw *w, const struct model *m, __u32 pid, __u32 tid, __u32 phase,
+		  __u64 start, __u64 end)
+{
+	event_head(w, "X", phase_name(m, phase), "phase", pid, tid, us(m, start));
+	jsonw__double_field(w, "dur", end > start ? (end - start) / 1e3 : 0);
+	jsonw__end_object(w);
+}
+
+static void meta(struct jsonw *w, const char *what, __u32 pid, __u32 tid, const char *name)
+{
+	jsonw__start_object(w);
+	jsonw__string_field(w, "ph", "M");
+	jsonw__string_field(w, "name", what);
+	jsonw__u64_field(w, "pid", pid);
+	jsonw__u64_field(w, "tid", tid);
+	jsonw__name(w, "args");
+	jsonw__start_object(w);
+	jsonw__string_field(w, "name", name);
+	jsonw__end_object(w);
+	jsonw__end_object(w);
+}
+
+/* When a process's threads stop: its exit, or the end of the run. */
+static __u64 proc_end(const struct model *m, __u32 pid)
+{
+	const struct model_proc *p = model__proc((struct model *)m, pid, false);
+
+	return p && p->exited && p->exit_ns && p->exit_ns < m->end_ns ? p->exit_ns : m->end_ns;
+}
+
+static int cmp_change(const void *a, const void *b)
+{
+	const struct history_change *x = *(const struct history_change *const *)a;
+	const struct history_change *y = *(const struct history_change *const *)b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* Each thread's phases, from its changes. */
+static int thread_slices(struct jsonw *w, const struct model *m)
+{
+	const struct history *h = &m->history;
+	const struct history_change **ch;
+	char name[64];
+	size_t i;
+
+	if (!h->nch)
+		return 0;
+	ch = malloc(h->nch * sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	for (i = 0; i < h->nch; i++)
+		ch[i] = &h->ch[i];
+	qsort(ch, h->nch, sizeof(*ch), cmp_change);
+	for (i = 0; i < h->nch; i++) {
+		const struct history_change *c = ch[i];
+		bool first = !i || ch[i - 1]->tid != c->tid;
+		bool last = i + 1 == h->nch || ch[i + 1]->tid != c->tid;
+
+		if (first) {
+			snprintf(name, sizeof(name), "thread %u", c->tid);
+			meta(w, "thread_name", c->pid, c->tid, name);
+			/* before its first change it was in the phase it left */
+			slice(w, m, c->pid, c->tid, c->old_phase, m->start_ns, c->ts_ns);
+		}
+		slice(w, m, c->pid, c->tid, c->phase, c->ts_ns,
+		      last ? proc_end(m, c->pid) : ch[i + 1]->ts_ns);
+	}
+	free(ch);
+	return 0;
+}
+
+/* The phase timeline: its closed intervals, then the open one. */
+static void timeline_slices(struct jsonw *w, const struct model *m)
+{
+	const struct history *h = &m->history;
+	__u64 since = history__open_since(h, m->start_ns);
+	size_t i;
+
+	meta(w, "thread_name", m->root_pid, TIMELINE_TID, "phase timeline");
+	for (i = 0; i < h->niv; i++)
+		slice(w, m, m->root_pid, TIMELINE_TID, h->iv[i].phase, h->iv[i].start_ns,
+		      h->iv[i].end_ns);
+	if (since)
+		slice(w, m, m->root_pid, TIMELINE_TID, m->cur_phase, since,
+		      m->end_ns > since ? m->end_ns : since);
+}
+
+static void counter_head(struct jsonw *w, const struct model *m, const char *name, __u64 ts)
+{
+	event_head(w, "C", name, "memory", m->root_pid, 0, us(m, ts));
+	jsonw__name(w, "args");
+	jsonw__start_object(w);
+}
+
+static void counters(struct jsonw *w, const struct model *m, const struct timeline *tl)
+{
+	const struct history *h = &m->history;
+	unsigned int i, n = tl ? timeline__len(tl) : 0;
+	int c;
+
+	for (i = 0; i < n; i++) {
+		const struct timeline_sample *t = timeline__at(tl, i);
+
+		counter_head(w, m, "RSS bytes", t->ts_ns);
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			jsonw__s64_field(w, mp_class_name(mp_class_order[c]),
+					 t->rss[mp_class_order[c]]);
+		jsonw__end_object(w);
+		jsonw__end_object(w);
+	}
+	for (i = 0; i < h->nmem; i++) {
+		const struct history_mem *s = &h->mem[i];
+
+		counter_head(w, m, "system memory bytes", s->ts_ns);
+		jsonw__u64_field(w, "MemAvailable", s->mem_available);
+		jsonw__u64_field(w, "SwapFree", s->swap_free);
+		jsonw__end_object(w);
+		jsonw__end_object(w);
+		if (!s->cg_usage && !s->cg_limit)
+			continue;
+		counter_head(w, m, "memory cgroup bytes", s->ts_ns);
+		jsonw__u64_field(w, "usage", s->cg_usage);
+		if (s->cg_limit)
+			jsonw__u64_field(w, "limit", s->cg_limit);
+		jsonw__end_object(w);
+		jsonw__end_object(w);
+	}
+}
+
+static void marks(struct jsonw *w, const struct model *m)
+{
+	const struct history *h = &m->history;
+	size_t i;
+
+	for (i = 0; i < h->nmk; i++) {
+		const struct history_mark *k = &h->mk[i];
+
+		event_head(w, "i", k->text[0] ? k->text : history__mark_name(k->kind),
+			   history__mark_name(k->kind), k->pid, k->pid, us(m, k->ts_ns));
+		/* OOM kills and guard actions concern the whole run: global instants */
+		jsonw__string_field(w, "s", k->kind == HISTORY_OOM || k->kind == HISTORY_GUARD ?
+				    "g" : "p");
+		jsonw__end_object(w);
+	}
+}
+
+static int trace_write(FILE *f, const struct output_ctx *ctx)
+{
+	const struct model *m = ctx->m;
+	struct jsonw *w = jsonw__new(f, false);
+	char name[MP_COMM_LEN + 32];
+	unsigned int i;
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	jsonw__start_object(w);
+	jsonw__string_field(w, "displayTimeUnit", "ms");
+	jsonw__name(w, "traceEvents");
+	jsonw__start_array(w);
+	for (i = 0; i < m->nprocs; i++) {
+		const struct model_proc *p = &m->procs[i];
+
+		snprintf(name, sizeof(name), "%.*s (pid %u)", MP_COMM_LEN,
+			 p->comm[0] ? p->comm : "?", p->pid);
+		meta(w, "process_name", p->pid, 0, name);
+	}
+	timeline_slices(w, m);
+	err = thread_slices(w, m);
+	counters(w, m, ctx->tl);
+	marks(w, m);
+	jsonw__end_array(w);
+	jsonw__end_object(w);
+	jsonw__free(w);
+	fflush(f);
+	if (err)
+		return err;
+	return ferror(f) ? -EIO : 0;
+}
+
+const struct output_format trace_format = {
+	.name = "trace",
+	.help = "Write the run as a Chrome/Perfetto trace (trace-event JSON: phases per thread, "
+		"RSS and memory counters, OOM kills, guard actions, libraries) to FILE",
+	.write = trace_write,
+};
