@@ -67,8 +67,12 @@ def need_browser():
         if not shutil.which("npm"):
             raise harness.Skip("npm is not installed")
         os.makedirs(NODE_DIR, exist_ok=True)
-        r = harness.run(["npm", "install", "--prefix", NODE_DIR, "--no-audit", "--no-fund",
-                         "speedscope@1", "puppeteer-core"], timeout=600)
+        try:
+            r = harness.run(["npm", "install", "--prefix", NODE_DIR, "--no-audit",
+                             "--no-fund", "speedscope@1", "puppeteer-core"], timeout=300)
+        except subprocess.TimeoutExpired:
+            raise harness.Skip("npm install of speedscope and puppeteer-core did not finish "
+                               "in 300 s (registry unreachable?)")
         if r.returncode:
             raise harness.Skip("npm cannot install speedscope: " + r.stderr.strip()[-200:])
     return chromium
