@@ -146,3 +146,30 @@ def test_trace_of_an_oom_kill_marks_it_with_cgroup_counters():
         p = harness.memphase(["report", rec, "--trace", t2])
         assert p.returncode == 0, p.stderr
         assert json.load(open(t2)) == doc
+
+
+def test_trace_has_the_requests_on_their_own_track():
+    """llama-serve's requests: one slice each on a "requests" track, in order, with the
+    start, duration and tokens the JSON's requests[] has."""
+    harness.need_root()
+    import test_requests
+    with harness.workdir() as d:
+        t = os.path.join(d, "t.json")
+        _, summ, _ = test_requests.serve(d, ["--requests", "3", "--prompt-batches", "1",
+                                             "--batch-mib", "2", "--tokens", "4",
+                                             "--token-kib", "64"], opts=["--trace", t])
+        doc = json.load(open(t))
+        check_format(doc)
+        ev = doc["traceEvents"]
+        names = [e for e in ev if e["ph"] == "M" and e["args"].get("name") == "requests"]
+        assert len(names) == 1, names
+        tid = names[0]["tid"]
+        sl = sorted((e for e in ev if e["ph"] == "X" and e.get("cat") == "request"
+                     and e["tid"] == tid), key=lambda e: e["ts"])
+        reqs = summ["requests"]
+        assert len(reqs) == 3 and len(sl) == len(reqs), (len(sl), reqs)
+        for i, (e, q) in enumerate(zip(sl, reqs)):
+            assert e["name"] == "request %d" % (i + 1), e
+            assert abs(e["ts"] / 1e6 - q["start_s"]) < 0.002, (e, q)
+            assert abs((e["ts"] + e["dur"]) / 1e6 - q["end_s"]) < 0.002, (e, q)
+            assert e["args"]["generated_tokens"] == q["tokens"]["generated"], (e, q)

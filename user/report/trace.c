@@ -8,6 +8,7 @@
 #include "report/trace.h"
 
 #define TIMELINE_TID	0	/* the phase timeline's track, under the root */
+#define REQUESTS_TID	1	/* the requests' track, under the root */
 
 static double us(const struct model *m, __u64 ts)
 {
@@ -122,6 +123,37 @@ static void timeline_slices(struct jsonw *w, const struct model *m)
 		      m->end_ns > since ? m->end_ns : since);
 }
 
+/* The requests as slices on their own track: name "request N", their tokens and growth. */
+static void request_slices(struct jsonw *w, const struct model *m)
+{
+	char name[32];
+	unsigned int i, c;
+
+	if (!m->nrequests)
+		return;
+	meta(w, "thread_name", m->root_pid, REQUESTS_TID, "requests");
+	for (i = 0; i < m->nrequests; i++) {
+		const struct model_request *r = &m->requests[i];
+		__u64 end = r->end_ns ? r->end_ns : m->end_ns;
+		__s64 growth = 0;
+
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			if (c != MP_SWAP)
+				growth += r->rss_end[c] - r->rss_start[c];
+		snprintf(name, sizeof(name), "request %u", i + 1);
+		event_head(w, "X", name, "request", m->root_pid, REQUESTS_TID, us(m, r->start_ns));
+		jsonw__double_field(w, "dur", end > r->start_ns ? (end - r->start_ns) / 1e3 : 0);
+		jsonw__name(w, "args");
+		jsonw__start_object(w);
+		jsonw__u64_field(w, "prompt_tokens", r->prompt_tokens);
+		jsonw__u64_field(w, "generated_tokens", r->gen_tokens);
+		jsonw__s64_field(w, "rss_growth_bytes", growth);
+		jsonw__bool_field(w, "oom", r->oom);
+		jsonw__end_object(w);
+		jsonw__end_object(w);
+	}
+}
+
 static void counter_head(struct jsonw *w, const struct model *m, const char *name, __u64 ts)
 {
 	event_head(w, "C", name, "memory", m->root_pid, 0, us(m, ts));
@@ -203,6 +235,7 @@ static int trace_write(FILE *f, const struct output_ctx *ctx)
 		meta(w, "process_name", p->pid, 0, name);
 	}
 	timeline_slices(w, m);
+	request_slices(w, m);
 	err = thread_slices(w, m);
 	counters(w, m, ctx->tl);
 	marks(w, m);
@@ -218,6 +251,6 @@ static int trace_write(FILE *f, const struct output_ctx *ctx)
 const struct output_format trace_format = {
 	.name = "trace",
 	.help = "Write the run as a Chrome/Perfetto trace (trace-event JSON: phases per thread, "
-		"RSS and memory counters, OOM kills, guard actions, libraries) to FILE",
+		"requests, RSS and memory counters, OOM kills, guard actions, libraries) to FILE",
 	.write = trace_write,
 };
