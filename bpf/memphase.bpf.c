@@ -953,6 +953,39 @@ struct {
 } scratch SEC(".maps");
 
 /*
+ * One stack record in the scratch entry, sent: the header (every field, since the entry
+ * keeps the previous record's), the comm, then the user stack in mode. 0, or -errno when
+ * no scratch entry or the ring buffer had no room (the caller counts its own drop).
+ */
+static __always_inline int stack_send(void *ctx, __u32 type, __u32 tgid, __u32 phase,
+				      __u32 mode, __u32 cls, __u64 weight, __u64 addr,
+				      __u32 prot, __u32 how)
+{
+	struct mp_stack_event *h;
+	__u32 zero = 0;
+
+	h = bpf_map_lookup_elem(&scratch, &zero);
+	if (!h)
+		return -ENOENT;
+	h->type = type;
+	h->pid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->phase = phase;
+	h->ts_ns = bpf_ktime_get_ns();
+	h->weight = weight;
+	h->addr = addr;
+	h->mode = mode;
+	h->cls = cls;
+	h->nframes = 0;
+	h->stack_len = 0;
+	h->err = 0;
+	h->map_prot = prot;
+	h->map_how = how;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	return mode == MP_STACKS_DWARF ? sample_dwarf(ctx, h) : sample_fp(ctx, h);
+}
+
+/*
  * One stack sample per cfg.sample_bytes of a thread's growth, weighted by the bytes it
  * stands for, so that weights add up to the growth. Bytes left when the thread's phase
  * changes stay unsampled (user space reports them as such).
@@ -960,9 +993,7 @@ struct {
 static __always_inline void stack_account(void *ctx, struct thread_state *ts, __u32 tgid,
 					  __u32 phase, __u32 cls, __u64 bytes)
 {
-	struct mp_stack_event *h;
 	struct mp_drops *d;
-	__u32 zero = 0;
 	int err;
 
 	if (ts->acc_phase != phase || !ts->acc_next) {
@@ -981,28 +1012,8 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 			d->stacks_capped++;
 		return;
 	}
-	h = bpf_map_lookup_elem(&scratch, &zero);
-	if (!h)
-		return;
-	h->type = MP_EV_STACK;
-	h->pid = tgid;
-	h->tid = (__u32)bpf_get_current_pid_tgid();
-	h->phase = phase;
-	h->ts_ns = bpf_ktime_get_ns();
-	h->weight = ts->acc_bytes;
-	h->addr = ts->map.kind != MP_MAP_UNKNOWN ? ts->vm_start : 0;
-	h->mode = cfg.stack_mode;
-	h->cls = cls;
-	h->nframes = 0;
-	h->stack_len = 0;
-	h->err = 0;
-	h->map_prot = 0;
-	h->map_how = 0;
-	bpf_get_current_comm(h->comm, sizeof(h->comm));
-	if (cfg.stack_mode == MP_STACKS_DWARF)
-		err = sample_dwarf(ctx, h);
-	else
-		err = sample_fp(ctx, h);
+	err = stack_send(ctx, MP_EV_STACK, tgid, phase, cfg.stack_mode, cls, ts->acc_bytes,
+			 ts->map.kind != MP_MAP_UNKNOWN ? ts->vm_start : 0, 0, 0);
 	if (err) {
 		d = drops_get();
 		if (d)
@@ -1086,37 +1097,17 @@ static __always_inline bool origin_repeat(__u32 tgid, __u64 start, __u64 len)
 static __always_inline void origin_send(void *ctx, __u32 tgid, struct mp_target *t,
 					__u64 start, __u64 len, __u32 prot, __u32 how)
 {
-	struct mp_stack_event *h;
 	struct mp_drops *d;
-	__u32 zero = 0;
 	int err;
 
 	if (!cfg.origin_min_bytes || origin_repeat(tgid, start, len))
 		return;
 	if (len < cfg.origin_min_bytes && !origin_small_allows())
 		return;
-	h = bpf_map_lookup_elem(&scratch, &zero);
-	if (!h)
-		return;
-	h->type = MP_EV_ORIGIN;
-	h->pid = tgid;
-	h->tid = (__u32)bpf_get_current_pid_tgid();
-	h->phase = t->phase;
-	h->ts_ns = bpf_ktime_get_ns();
-	h->weight = len;
-	h->addr = start;
-	h->mode = cfg.stack_mode == MP_STACKS_DWARF ? MP_STACKS_DWARF : MP_STACKS_FP;
-	h->cls = 0;
-	h->nframes = 0;
-	h->stack_len = 0;
-	h->err = 0;
-	h->map_prot = prot;
-	h->map_how = how;
-	bpf_get_current_comm(h->comm, sizeof(h->comm));
-	if (h->mode == MP_STACKS_DWARF)
-		err = sample_dwarf(ctx, h);
-	else
-		err = sample_fp(ctx, h);
+	/* origins are rare: dwarf where samples are dwarf, else the kernel's fp walk */
+	err = stack_send(ctx, MP_EV_ORIGIN, tgid, t->phase,
+			 cfg.stack_mode == MP_STACKS_DWARF ? MP_STACKS_DWARF : MP_STACKS_FP, 0, len,
+			 start, prot, how);
 	if (err) {
 		d = drops_get();
 		if (d)
@@ -2227,33 +2218,13 @@ static __always_inline void alloc_event(__u32 type, __u32 tgid, __u32 phase, __u
 static __always_inline void alloc_sample(void *ctx, __u32 tgid, __u32 phase, __u32 cls,
 					 __u64 size)
 {
-	struct mp_stack_event *h;
 	struct mp_drops *d;
-	__u32 zero = 0;
 	int err;
 
 	if (cfg.stack_mode == MP_STACKS_NONE)
 		return;
-	h = bpf_map_lookup_elem(&scratch, &zero);
-	if (!h)
-		return;
-	h->type = MP_EV_STACK;
-	h->pid = tgid;
-	h->tid = (__u32)bpf_get_current_pid_tgid();
-	h->phase = phase;
-	h->ts_ns = bpf_ktime_get_ns();
-	h->weight = size;
-	h->addr = 0;
-	h->mode = cfg.stack_mode;
-	h->cls = MP_STACK_CLS_ALLOC + cls;
-	h->nframes = 0;
-	h->stack_len = 0;
-	h->err = 0;
-	bpf_get_current_comm(h->comm, sizeof(h->comm));
-	if (cfg.stack_mode == MP_STACKS_DWARF)
-		err = sample_dwarf(ctx, h);
-	else
-		err = sample_fp(ctx, h);
+	err = stack_send(ctx, MP_EV_STACK, tgid, phase, cfg.stack_mode,
+			 MP_STACK_CLS_ALLOC + cls, size, 0, 0, 0);
 	if (err) {
 		d = drops_get();
 		if (d)
