@@ -145,3 +145,46 @@ def test_a_buffer_mapped_in_a_loop_costs_one_origin():
         o = harness.load_json(js)["origins"]
         assert o["repeats_skipped"] >= 1990, o
         assert o["recorded"] < 100, o
+
+
+def test_each_requests_causes_match_what_it_allocated():
+    """--request server_context::handle_request: each request is one worker's request;
+    every stack sample goes to the request open when it was taken, so requests[].causes
+    holds what that request allocated per cause (within 5%, as the totals above), and the
+    summary's PER REQ column and causes[].per_request the mean over the requests the fit runs
+    over (the 2nd and 3rd: the 4th is still open at the end, the first is left out). A
+    recording's report gives the same keys."""
+    harness.need_root()
+    with harness.workdir() as d:
+        rec = os.path.join(d, "run.mpr")
+        r, doc, rep, _ = explain_run(d, ["--request", "server_context::handle_request",
+                                         "--record", rec])
+        assert doc["lost"]["stacks"] == 0, "lost samples: %s" % doc["lost"]
+        want = {k[len("request."):]: v for k, v in rep.items() if k.startswith("request.")}
+        assert len(want) == 5, want
+        reqs = doc["requests"]
+        assert len(reqs) == rep["requests"], reqs
+        for i, q in enumerate(reqs):
+            got = {c["name"]: c["bytes"] for c in q["causes"]}
+            for name, expected in want.items():
+                harness.assert_close(got.get(name, 0), expected, expected // 20,
+                                     "request %d cause %r" % (i + 1, name))
+            # what the run did once (the model, the KV cache) is no request's
+            assert "model weights" not in got and "KV cache" not in got, (i, got)
+            assert q["causes_unmatched_bytes"] < MIB, q
+        assert doc["causes_per_request_over"] == [2, 3], doc["causes_per_request_over"]
+        causes = {c["name"]: c for c in doc["causes"]}
+        for name, expected in want.items():
+            harness.assert_close(causes[name]["per_request"], expected, expected // 20,
+                                 "per request %r" % name)
+        assert causes["model weights"]["per_request"] == 0, causes["model weights"]
+        out = r.stdout
+        assert "per request: mean of 2 requests from request 2 on" in out, out
+        line = [ln for ln in out.splitlines() if ln.startswith("prompt cache")]
+        assert line and line[0].split()[-2:] == ["16.0", "MiB"], line
+        js = os.path.join(d, "report.json")
+        p = harness.memphase(["report", rec, "--json", js])
+        assert p.returncode == 0, p.stderr
+        again = harness.load_json(js)
+        assert again["requests"] == reqs, "the report's requests differ from the live run's"
+        assert again["causes"] == doc["causes"], "the report's causes differ"

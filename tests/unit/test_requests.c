@@ -69,6 +69,7 @@ static __s64 request(struct model *m, __s64 anon)
 
 TEST(requests_from_phase_events)
 {
+	static unsigned int idx[MODEL_MAX_REQUESTS];
 	struct model *m = new_model();
 	const struct model_request *r;
 	struct linfit f;
@@ -104,6 +105,15 @@ TEST(requests_from_phase_events)
 	ASSERT_TRUE(f.ok && n == 3 && first == 1, "fit over requests 2..3");
 	ASSERT_TRUE(f.slope > 11 * MIB - 1 && f.slope < 11 * MIB + 1, "11 MiB per request");
 	ASSERT_EQ(m->context.tokens_seen, 3 * 212, "context tokens");
+	/* samples to requests: by time, in the request's own process, none after teardown */
+	ASSERT_EQ(model__request_of(m, 100, m->requests[0].start_ns - 1), -1, "before");
+	ASSERT_EQ(model__request_of(m, 100, m->requests[0].start_ns), 0, "first's start");
+	ASSERT_EQ(model__request_of(m, 100, m->requests[1].start_ns - 1), 0, "first's end");
+	ASSERT_EQ(model__request_of(m, 100, m->requests[1].start_ns + 1), 1, "second");
+	ASSERT_EQ(model__request_of(m, 101, m->requests[1].start_ns + 1), -1, "other pid");
+	ASSERT_EQ(model__request_of(m, 100, m->requests[2].end_ns + 1), -1, "after teardown");
+	ASSERT_EQ(model__steady_requests(m, idx), 2, "steady: two");
+	ASSERT_TRUE(idx[0] == 1 && idx[1] == 2, "requests 2 and 3");
 	free(m);
 }
 

@@ -346,6 +346,12 @@ int main(int argc, char **argv)
 		fprintf(f, "cause.context checkpoints=%zu\n", o.requests * o.ckpt);
 		fprintf(f, "cause.tokenizer buffers=%zu\n", o.requests * o.tok);
 		fprintf(f, "cause.glibc malloc arenas=%zu\n", o.requests * o.arena);
+		/* what each request allocates, by cause (handle_request) */
+		fprintf(f, "request.compute buffer=%zu\n", o.kq_step);
+		fprintf(f, "request.prompt cache=%zu\n", o.cache);
+		fprintf(f, "request.context checkpoints=%zu\n", o.ckpt);
+		fprintf(f, "request.tokenizer buffers=%zu\n", o.tok);
+		fprintf(f, "request.glibc malloc arenas=%zu\n", o.arena);
 		for (i = 0; i < o.requests; i++)
 			fprintf(f, "tid.%u=%d\n", i, tids[i]);
 		fclose(f);

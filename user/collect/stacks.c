@@ -230,14 +230,14 @@ int stacks__apply(struct model *m, const struct stacks_sample *s)
 	err = profile__add_from(&m->profile, s->phase, s->comm, s->frames, s->nframes, s->weight,
 				origin);
 	if (!err)
-		err = profile__add_when(&m->profile, s->ts_ns, s->weight);
+		err = profile__add_when(&m->profile, s->pid, s->ts_ns, s->weight);
 	if (err)
 		return err;
 	m->sampled_bytes[s->phase] += s->weight;
 	m->samples[s->phase]++;
 	if (s->nips)
 		return profile__add_raw(&m->profile, s->pid, s->tid, s->phase, s->ts_ns, s->weight,
-					s->ips, s->nips);
+					s->cls, origin, s->ips, s->nips);
 	return 0;
 }
 

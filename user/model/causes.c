@@ -117,3 +117,64 @@ void causes__report_free(struct cause_report *r)
 	free(r->v);
 	memset(r, 0, sizeof(*r));
 }
+
+int causes__by_request(const struct model *m, struct cause_requests *out)
+{
+	const struct profile *p = &m->profile;
+	const struct cause_rule *rule;
+	int *cause_of = NULL, c, r;
+	size_t k, width;
+
+	memset(out, 0, sizeof(*out));
+	out->nreq = m->nrequests;
+	out->ncauses = m->rules.ncauses;
+	width = out->ncauses + 1;
+	out->bytes = calloc(out->nreq ? out->nreq * width : 1, sizeof(*out->bytes));
+	cause_of = calloc(p->nstacks ? p->nstacks : 1, sizeof(*cause_of));
+	if (!out->bytes || !cause_of) {
+		free(cause_of);
+		causes__requests_free(out);
+		return -ENOMEM;
+	}
+	/* each stack's cause once, as causes__attribute() finds it */
+	for (k = 0; k < p->nstacks; k++) {
+		c = causes__match_stack(m, &p->stacks[k], &rule);
+		cause_of[k] = c < 0 ? (int)out->ncauses : c;
+	}
+	for (k = 0; k < p->nwhen && out->nreq; k++) {
+		const struct profile_when *w = &p->when[k];
+
+		r = model__request_of(m, w->pid, w->ts_ns);
+		if (r >= 0 && w->stack < p->nstacks)
+			out->bytes[(size_t)r * width + cause_of[w->stack]] += w->weight;
+	}
+	out->dropped_samples = p->when_dropped;
+	out->nsteady = model__steady_requests(m, out->steady);
+	free(cause_of);
+	return 0;
+}
+
+bool causes__per_request(const struct cause_requests *cr, size_t c, double *per)
+{
+	double sum = 0;
+	unsigned int i;
+
+	*per = 0;
+	if (!cr->nsteady || c > cr->ncauses)
+		return false;
+	for (i = 0; i < cr->nsteady; i++)
+		sum += (double)causes__request_bytes(cr, cr->steady[i], c);
+	*per = sum / cr->nsteady;
+	return true;
+}
+
+size_t causes__index(const struct model *m, const struct cause *cause)
+{
+	return cause ? (size_t)(cause - m->rules.causes) : m->rules.ncauses;
+}
+
+void causes__requests_free(struct cause_requests *cr)
+{
+	free(cr->bytes);
+	memset(cr, 0, sizeof(*cr));
+}

@@ -39,4 +39,35 @@ int causes__attribute(const struct model *m, causes_keep_fn keep, void *ctx,
 		      struct cause_report *out);
 void causes__report_free(struct cause_report *r);
 
+/*
+ * What grew in each request, by cause: every sample (the profile's timed samples) goes to
+ * the request its process had open when it was taken (model__request_of), and to its
+ * stack's cause. bytes[r * (ncauses + 1) + c] for cause c of m->rules; column ncauses is
+ * the unmatched. Samples past PROFILE_MAX_WHEN are not counted (dropped_samples).
+ */
+struct cause_requests {
+	size_t nreq, ncauses;
+	__u64 *bytes;
+	__u64 dropped_samples;
+	/* the requests a per-request figure is the mean over (model__steady_requests) */
+	unsigned int nsteady;
+	unsigned int steady[MODEL_MAX_REQUESTS];
+};
+
+/* 0 or -ENOMEM (out emptied). */
+int causes__by_request(const struct model *m, struct cause_requests *out);
+/* Bytes of cause c (ncauses: the unmatched) in request r. */
+static inline __u64 causes__request_bytes(const struct cause_requests *cr, size_t r, size_t c)
+{
+	return cr->bytes[r * (cr->ncauses + 1) + c];
+}
+/*
+ * Cause c's bytes per request: the mean over the steady requests, the ones the request fit
+ * runs over, so the causes add up to the steady growth per request. False if none.
+ */
+bool causes__per_request(const struct cause_requests *cr, size_t c, double *per);
+/* The index of cause in m->rules. */
+size_t causes__index(const struct model *m, const struct cause *cause);
+void causes__requests_free(struct cause_requests *cr);
+
 #endif

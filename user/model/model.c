@@ -201,6 +201,43 @@ struct linfit model__request_fit(const struct model *m, size_t *first, unsigned 
 	return linfit__requests(g, n, first);
 }
 
+unsigned int model__steady_requests(const struct model *m, unsigned int *idx)
+{
+	unsigned int i, n = 0, nclosed;
+	size_t first;
+
+	model__request_fit(m, &first, &nclosed);
+	for (i = 0; i < m->nrequests; i++)
+		if (m->requests[i].end_ns && !m->requests[i].oom)
+			idx[n++] = i;
+	if (first >= n)
+		return 0;
+	memmove(idx, idx + first, (n - first) * sizeof(*idx));
+	return n - (unsigned int)first;
+}
+
+int model__request_of(const struct model *m, __u32 pid, __u64 ts_ns)
+{
+	unsigned int lo = 0, hi = m->nrequests;
+	const struct model_request *r;
+
+	/* requests follow each other in time: the last one started by ts_ns */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (m->requests[mid].start_ns <= ts_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	r = &m->requests[lo - 1];
+	if (r->pid != pid || (r->end_ns && r->end_ns < ts_ns))
+		return -1;
+	return (int)(lo - 1);
+}
+
 /* Room now: the room at the last reading less what the process grew since. */
 static long request_left(const struct model *m, bool known, __s64 room, __s64 rss_now,
 			 double per_request)
@@ -309,6 +346,7 @@ static void request_event(struct model *m, const struct mp_event *e)
 		r = &m->requests[m->nrequests++];
 		memset(r, 0, sizeof(*r));
 		r->start_ns = start;
+		r->pid = e->pid;
 		memcpy(r->rss_start, m->lead ? m->lead_rss : rss, sizeof(rss));
 		memcpy(r->rss_end, rss, sizeof(rss));
 		if (m->lead)

@@ -52,6 +52,7 @@ struct model_mapping {
  */
 struct model_request {
 	__u64 start_ns, end_ns;		/* end_ns 0: still open */
+	__u32 pid;			/* the process it ran in */
 	__s64 rss_start[MP_NR_CLASSES];
 	__s64 rss_end[MP_NR_CLASSES];	/* latest while open */
 	__s64 phase_growth[MP_MAX_PHASES];	/* net change (file+anon+shmem) in each phase */
@@ -256,6 +257,16 @@ void model__set_room(struct model *m, bool cg_known, __s64 cg_room, bool sys_kno
 		     __s64 sys_room);
 /* The open request (NULL: none), the one an OOM kill at ts_ns fell in. */
 const struct model_request *model__request_at(const struct model *m, __u64 ts_ns);
+/*
+ * The request (index in requests) that pid's sample taken at ts_ns belongs to, -1 if none:
+ * the request of that process open at that time, by the requests' final boundaries.
+ */
+int model__request_of(const struct model *m, __u32 pid, __u64 ts_ns);
+/*
+ * The requests the fit runs over (closed, not cut short by an OOM kill, the first left out
+ * from three on): their indices in requests, in order, into idx[MODEL_MAX_REQUESTS].
+ */
+unsigned int model__steady_requests(const struct model *m, unsigned int *idx);
 /* Per-request growth fit (lib/linfit) over the closed requests; first: 0-based start. */
 struct linfit model__request_fit(const struct model *m, size_t *first, unsigned int *nclosed);
 /* Growth per context token from the fit; false when it cannot be told. */

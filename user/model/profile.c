@@ -130,7 +130,7 @@ cleanup:
 }
 
 int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64 ts_ns,
-		     __u64 weight, const __u64 *ips, __u32 n)
+		     __u64 weight, __u32 cls, __u32 origin, const __u64 *ips, __u32 n)
 {
 	struct profile_sample *r;
 
@@ -142,7 +142,8 @@ int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64
 	if (!r)
 		return -ENOMEM;
 	*r = (struct profile_sample){ .pid = pid, .tid = tid, .phase = phase, .n = n,
-				      .ts_ns = ts_ns, .weight = weight };
+				      .ts_ns = ts_ns, .weight = weight,
+				      .stack = (__u32)p->last, .cls = cls, .origin = origin };
 	memcpy(r->ips, ips, n * sizeof(__u64));
 	p->raw[p->nraw++] = r;
 	return 0;
@@ -200,7 +201,7 @@ void profile__sort_raw(struct profile *p)
 	qsort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
 }
 
-int profile__add_when(struct profile *p, __u64 ts_ns, __u64 weight)
+int profile__add_when(struct profile *p, __u32 pid, __u64 ts_ns, __u64 weight)
 {
 	if (!p->nstacks)
 		return -EINVAL;
@@ -211,6 +212,6 @@ int profile__add_when(struct profile *p, __u64 ts_ns, __u64 weight)
 	if (grow((void **)&p->when, &p->capwhen, p->nwhen, sizeof(*p->when)))
 		return -ENOMEM;
 	p->when[p->nwhen++] = (struct profile_when){ .ts_ns = ts_ns, .weight = weight,
-						     .stack = p->last };
+						     .stack = p->last, .pid = pid };
 	return 0;
 }

@@ -39,7 +39,11 @@ struct profile_stack {
 struct profile_sample {
 	__u32 pid, tid, phase, n;
 	__u64 ts_ns, weight;
-	__u64 ips[];
+	__u32 stack;		/* the merged stack it went to: index in stacks */
+	__u32 cls;		/* enum mp_class of the growth */
+	__u32 origin;		/* the mapping it grew: 1 + index in the origins, 0 unknown */
+	__u32 pad;
+	__u64 ips[];		/* symbolized innermost first: stacks[stack].frames reversed */
 };
 
 /* An executable mapping of a sampled process. */
@@ -62,7 +66,7 @@ struct profile_when {
 	__u64 ts_ns;
 	__u64 weight;
 	__u32 stack;		/* index in stacks */
-	__u32 pad;
+	__u32 pid;		/* the process that took it */
 };
 
 #define PROFILE_MAX_WHEN	(1U << 21)	/* timed samples kept, at most */
@@ -96,14 +100,17 @@ const char *profile__intern(struct profile *p, const char *s);
  */
 int profile__add(struct profile *p, __u32 phase, const char *comm, const char *const *frames,
 		 __u32 n, __u64 weight);
-/* Notes when the sample profile__add() added last was taken. 0 or -ENOMEM. */
-int profile__add_when(struct profile *p, __u64 ts_ns, __u64 weight);
+/* Notes when (and in which process) the sample profile__add() added last was taken. */
+int profile__add_when(struct profile *p, __u32 pid, __u64 ts_ns, __u64 weight);
 /* profile__add() of a sample that grew the mapping of origin id (0: unknown). */
 int profile__add_from(struct profile *p, __u32 phase, const char *comm,
 		      const char *const *frames, __u32 n, __u64 weight, __u32 origin);
-/* Keeps a raw sample (when keep_raw; otherwise does nothing). 0 or -ENOMEM. */
+/*
+ * Keeps a raw sample (when keep_raw; otherwise does nothing) of the stack profile__add() added
+ * last, of growth class cls in the mapping of origin (0: unknown). 0 or -ENOMEM.
+ */
 int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64 ts_ns,
-		     __u64 weight, const __u64 *ips, __u32 n);
+		     __u64 weight, __u32 cls, __u32 origin, const __u64 *ips, __u32 n);
 /* Notes a process that took samples (once per pid). 0 or -ENOMEM. */
 int profile__add_proc(struct profile *p, __u32 pid, const char *comm);
 /* Records an executable mapping of a sampled process (when keep_raw). 0 or -ENOMEM. */

@@ -135,11 +135,28 @@ static void origin(struct jsonw *w, const struct model *m, __u32 id)
 	jsonw__end_object(w);
 }
 
+/*
+ * One cause's bytes per request: the mean over the requests the fit runs over (null without
+ * any), as the summary's "What grew" table shows it.
+ */
+static void per_request_field(struct jsonw *w, const char *name,
+			      const struct cause_requests *cr, size_t c)
+{
+	double per;
+
+	if (causes__per_request(cr, c, &per))
+		jsonw__double_field(w, name, per);
+	else
+		jsonw__null_field(w, name);
+}
+
 /* What grew: sampled growth by named cause (model/causes.h). */
 static void causes(struct jsonw *w, const struct model *m)
 {
 	const struct model_proc *p = model__main((struct model *)m);
+	struct cause_requests cr = {};
 	struct cause_report r;
+	unsigned int k;
 	size_t i;
 
 	jsonw__name(w, "causes");
@@ -148,10 +165,12 @@ static void causes(struct jsonw *w, const struct model *m)
 		jsonw__end_array(w);
 		return;
 	}
+	causes__by_request(m, &cr);	/* on ENOMEM empty: per_request null */
 	for (i = 0; i < r.n; i++) {
 		jsonw__start_object(w);
 		jsonw__string_field(w, "name", r.v[i].cause->name);
 		jsonw__u64_field(w, "bytes", r.v[i].bytes);
+		per_request_field(w, "per_request", &cr, causes__index(m, r.v[i].cause));
 		if (p && p->peak_total > 0)
 			jsonw__double_field(w, "share_of_peak",
 					    (double)r.v[i].bytes / p->peak_total);
@@ -163,7 +182,15 @@ static void causes(struct jsonw *w, const struct model *m)
 	}
 	jsonw__end_array(w);
 	jsonw__u64_field(w, "causes_unmatched_bytes", r.unmatched);
+	per_request_field(w, "causes_unmatched_per_request", &cr, cr.ncauses);
 	jsonw__u64_field(w, "causes_sampled_bytes", r.total);
+	/* which requests per_request is the mean over (1-based, as in requests[]) */
+	jsonw__name(w, "causes_per_request_over");
+	jsonw__start_array(w);
+	for (k = 0; k < cr.nsteady; k++)
+		jsonw__u64(w, cr.steady[k] + 1);
+	jsonw__end_array(w);
+	causes__requests_free(&cr);
 	causes__report_free(&r);
 	jsonw__name(w, "origins");
 	jsonw__start_object(w);

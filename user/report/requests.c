@@ -4,9 +4,11 @@
  * held at its end less at its start, so what requests keep adds up to what the process holds.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include "report/requests.h"
 #include "lib/util.h"
+#include "model/causes.h"
 
 #define LIST_MAX	10	/* growths listed on the headline */
 #define TABLE_MAX	20	/* requests in the table: the first and the last ones */
@@ -252,9 +254,41 @@ static void json_context(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
+/* A request's sampled growth by cause (model/causes.h), most bytes first. */
+static void json_request_causes(struct jsonw *w, const struct model *m,
+				const struct cause_requests *cr, unsigned int r)
+{
+	size_t c, k, n = 0, *order = calloc(cr->ncauses + 1, sizeof(*order));
+
+	for (c = 0; order && r < cr->nreq && c < cr->ncauses; c++) {
+		__u64 b = causes__request_bytes(cr, r, c);
+
+		if (!b)
+			continue;
+		for (k = n++; k > 0 && causes__request_bytes(cr, r, order[k - 1]) < b; k--)
+			order[k] = order[k - 1];
+		order[k] = c;
+	}
+	jsonw__name(w, "causes");
+	jsonw__start_array(w);
+	for (k = 0; k < n; k++) {
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", m->rules.causes[order[k]].name);
+		jsonw__u64_field(w, "bytes", causes__request_bytes(cr, r, order[k]));
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__u64_field(w, "causes_unmatched_bytes",
+			 r < cr->nreq ? causes__request_bytes(cr, r, cr->ncauses) : 0);
+	free(order);
+}
+
 void requests__json(struct jsonw *w, const struct model *m)
 {
+	struct cause_requests cr = {};
 	unsigned int i, id, c;
+
+	causes__by_request(m, &cr);	/* on ENOMEM empty: no causes listed */
 
 	jsonw__name(w, "requests");
 	jsonw__start_array(w);
@@ -296,9 +330,11 @@ void requests__json(struct jsonw *w, const struct model *m)
 			jsonw__end_object(w);
 		}
 		jsonw__end_array(w);
+		json_request_causes(w, m, &cr, i);
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
+	causes__requests_free(&cr);
 	json_fit(w, m);
 	json_context(w, m);
 }

@@ -421,11 +421,31 @@ static void print_wrapped(FILE *f, const char *text, int indent)
 	fprintf(f, "\n");
 }
 
-/* What grew: the sampled growth by named cause, with what to change. */
+/* "  +4.00 MiB": cause c's bytes per request, if requests were seen */
+static void print_per_request(FILE *f, const struct cause_requests *cr, size_t c)
+{
+	char b[24];
+	double per;
+
+	if (!cr->nsteady)
+		return;
+	if (causes__per_request(cr, c, &per))
+		fprintf(f, " %9s", util__fmt_bytes(b, sizeof(b), (__u64)(per + 0.5)));
+	else
+		fprintf(f, " %9s", "-");
+}
+
+/*
+ * What grew: the sampled growth by named cause, with what to change, and what each cause
+ * costs per request: the mean over the requests the request fit runs over (the first left
+ * out from three on, as it carries one-time costs), so the column adds up to the steady
+ * growth per request the requests section shows (sampled).
+ */
 static void print_causes(FILE *f, const struct model *m)
 {
 	const struct model_proc *p = model__main((struct model *)m);
 	__s64 peak = p ? p->peak_total : 0;
+	struct cause_requests cr = {};
 	struct cause_report r;
 	char b[24], n[1024];
 	size_t i;
@@ -434,23 +454,36 @@ static void print_causes(FILE *f, const struct model *m)
 		causes__report_free(&r);
 		return;
 	}
-	fprintf(f, "What grew (sampled stacks, %s rules)\n%-40s %9s %8s\n",
-		m->rules.preset ? m->rules.preset : "no preset's", "CAUSE", "GROWTH", "OF PEAK");
+	if (m->nrequests && causes__by_request(m, &cr))
+		memset(&cr, 0, sizeof(cr));
+	fprintf(f, "What grew (sampled stacks, %s rules", m->rules.preset ? m->rules.preset :
+		"no preset's");
+	if (cr.nsteady)
+		fprintf(f, "; per request: mean of %u request%s from request %u on", cr.nsteady,
+			cr.nsteady == 1 ? "" : "s", cr.steady[0] + 1);
+	fprintf(f, ")\n%-40s %9s %8s%s\n", "CAUSE", "GROWTH", "OF PEAK",
+		cr.nsteady ? "   PER REQ" : "");
 	for (i = 0; i < r.n; i++) {
 		utf8__esc_term(n, sizeof(n), r.v[i].cause->name);
-		fprintf(f, "%-40.40s %9s %7.1f%%\n", n,
+		fprintf(f, "%-40.40s %9s %7.1f%%", n,
 			util__fmt_bytes(b, sizeof(b), r.v[i].bytes),
 			peak > 0 ? 100.0 * r.v[i].bytes / peak : 0.0);
+		print_per_request(f, &cr, causes__index(m, r.v[i].cause));
+		fprintf(f, "\n");
 		if (r.v[i].cause->remedy[0]) {
 			utf8__esc_term(n, sizeof(n), r.v[i].cause->remedy);
 			print_wrapped(f, n, 4);
 		}
 	}
-	if (r.unmatched)
-		fprintf(f, "%-40s %9s %7.1f%%\n", "(no rule matched: see the stacks)",
+	if (r.unmatched) {
+		fprintf(f, "%-40s %9s %7.1f%%", "(no rule matched: see the stacks)",
 			util__fmt_bytes(b, sizeof(b), r.unmatched),
 			peak > 0 ? 100.0 * r.unmatched / peak : 0.0);
+		print_per_request(f, &cr, cr.ncauses);
+		fprintf(f, "\n");
+	}
 	fprintf(f, "\n");
+	causes__requests_free(&cr);
 	causes__report_free(&r);
 }
 
