@@ -410,6 +410,7 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 
 	memcpy(why, c->m->gpu.nvml_why, sizeof(why));
 	model__init(c->m, pid, util__now_ns());
+	c->m->start_wall_ns = util__wall_ns();
 	c->m->gpu.nvml = c->nvml != NULL;
 	memcpy(c->m->gpu.nvml_why, why, sizeof(why));
 	c->m->profile.keep_raw = c->keep_raw;
@@ -824,13 +825,14 @@ struct collector *collector__new_replay(struct model *m, bool keep_raw,
 	return c;
 }
 
-int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns,
+int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns, __u64 wall_ns,
 			    char names[][PHASE_NAME_MAX], unsigned int nphases, char *const argv[])
 {
 	unsigned int i;
 	int err;
 
 	model__init(c->m, pid, init_ns);
+	c->m->start_wall_ns = wall_ns;
 	c->m->profile.keep_raw = c->keep_raw;
 	for (i = 0; i < nphases; i++) {
 		err = model__set_phase_name(c->m, i, names[i]);

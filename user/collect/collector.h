@@ -110,7 +110,7 @@ void collector__finish(struct collector *c, bool reaped, int wait_status);
  */
 struct collector *collector__new_replay(struct model *m, bool keep_raw,
 					const struct collector_hooks *hooks);
-int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns,
+int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns, __u64 wall_ns,
 			    char names[][PHASE_NAME_MAX], unsigned int nphases, char *const argv[]);
 void collector__replay_started(struct collector *c, __u64 ts_ns);
 void collector__replay_event(struct collector *c, const struct mp_event *e);

@@ -166,6 +166,8 @@ void recorder__begin(struct recorder *r, const struct model *m, int mode)
 	recbuf__u32(&r->b, argc);
 	for (i = 0; i < argc; i++)
 		recbuf__str(&r->b, m->argv[i]);
+	/* appended later: a reader that stops at argv still reads the rest */
+	recbuf__u64(&r->b, m->start_wall_ns);
 	put(r, REC_BEGIN);
 }
 

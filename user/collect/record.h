@@ -28,7 +28,7 @@ struct recorder;
 
 /* Record types (never renumbered; a new kind of data takes the next number). */
 enum rec_type {
-	REC_BEGIN = 1,		/* root pid, mode, init time, keep_raw, phase names, argv */
+	REC_BEGIN = 1,		/* root pid, mode, init time, phase names, argv, wall clock */
 	REC_STARTED = 2,	/* observation starts: time */
 	REC_EVENT = 3,		/* one struct mp_event as BPF sent it */
 	REC_STRING = 4,		/* id, string: what samples and mappings refer to */

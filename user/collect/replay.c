@@ -74,7 +74,7 @@ static int on_begin(struct replay *r, struct reccur *cur)
 	static char names[MP_MAX_PHASES][PHASE_NAME_MAX];
 	__u32 pid, nphases, argc, i;
 	char **argv = NULL;
-	__u64 init;
+	__u64 init, wall = 0;
 	int err = -EBADMSG;
 
 	if (r->begun)
@@ -101,9 +101,12 @@ static int on_begin(struct replay *r, struct reccur *cur)
 		if (!s || !(argv[i] = strndup(s, n)))
 			goto out;
 	}
+	/* the wall clock at init (older recordings end at argv: unknown) */
+	if (!cur->bad && cur->left >= sizeof(__u64))
+		wall = reccur__u64(cur);
 	if (cur->bad)
 		goto out;
-	err = collector__replay_begin(r->c, pid, init, names, nphases, argc ? argv : NULL);
+	err = collector__replay_begin(r->c, pid, init, wall, names, nphases, argc ? argv : NULL);
 	r->begun = !err;
 	if (!err && r->o->phase) {
 		for (i = 0; i < nphases && strcmp(names[i], r->o->phase); i++)

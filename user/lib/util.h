@@ -9,6 +9,8 @@
 
 /* CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns(). */
 __u64 util__now_ns(void);
+/* CLOCK_REALTIME in ns (the wall clock: for formats that carry a date). */
+__u64 util__wall_ns(void);
 /* "0 B", "512 B", "4.0 KiB", "1.25 GiB": at most 11 chars; returns buf. */
 const char *util__fmt_bytes(char *buf, size_t len, __s64 bytes);
 /* Parses "512M", "4GiB", "1.5g", "4096" (bytes; K/M/G/T binary); the result must be a

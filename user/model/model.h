@@ -160,6 +160,7 @@ struct model {
 	__u32 cur_phase;
 	__u64 phase_since_ns;
 	__u64 start_ns, end_ns;		/* CLOCK_MONOTONIC */
+	__u64 start_wall_ns;		/* CLOCK_REALTIME at start_ns (0: unknown) */
 	bool finished;
 
 	/* what was run */
