@@ -5,10 +5,11 @@
 set -eu
 # sudo: the README's commands use it (a root shell without it can run `make demo` and
 # `make test` directly); procps, passwd: the safety tests; g++: the C++ stand-ins;
-# chromium, nodejs, npm: the trace and HTML tests open the files in a headless browser
+# chromium, nodejs, npm: the trace and HTML tests open the files in a headless browser;
+# golang-go: the pprof test reads the profile with `go tool pprof`
 pkgs=(clang-14 llvm-14 bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
       libncurses-dev make gcc g++ python3 linux-perf tmux binutils sudo procps passwd
-      chromium)
+      chromium golang-go)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

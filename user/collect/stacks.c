@@ -235,10 +235,9 @@ int stacks__apply(struct model *m, const struct stacks_sample *s)
 		return err;
 	m->sampled_bytes[s->phase] += s->weight;
 	m->samples[s->phase]++;
-	if (s->nips)
-		return profile__add_raw(&m->profile, s->pid, s->tid, s->phase, s->ts_ns, s->weight,
-					s->cls, origin, s->ips, s->nips);
-	return 0;
+	/* every sample, [no stack] ones too (n 0): pprof's totals are the phases' sampled bytes */
+	return profile__add_raw(&m->profile, s->pid, s->tid, s->phase, s->ts_ns, s->weight,
+				s->cls, origin, s->ips, s->nips);
 }
 
 int stacks__add(struct stacks *st, struct model *m, const void *data, size_t len)

@@ -4,6 +4,7 @@
 #include "report/folded.h"
 #include "report/html.h"
 #include "report/perf.h"
+#include "report/pprof.h"
 #include "report/report_json.h"
 #include "report/svg.h"
 #include "report/trace.h"
@@ -12,6 +13,7 @@ const struct output_format *const output_formats[] = {
 	&report_json_format,
 	&folded_format,
 	&perf_format,
+	&pprof_format,
 	&svg_format,
 	&trace_format,
 	&html_format,

@@ -66,7 +66,7 @@ static int perf_write(FILE *f, const struct output_ctx *ctx)
 	}
 	for (k = 0; k < p->nraw; k++) {
 		i = p->raw[k]->phase & (MP_MAX_PHASES - 1);
-		if (have[i])
+		if (have[i] || !p->raw[k]->n)
 			continue;
 		have[i] = true;
 		event_of[i] = nevents;
@@ -87,6 +87,9 @@ static int perf_write(FILE *f, const struct output_ctx *ctx)
 	for (k = 0; k < p->nraw; k++) {
 		const struct profile_sample *r = p->raw[k];
 		__u32 phase = r->phase & (MP_MAX_PHASES - 1);
+
+		if (!r->n)
+			continue;	/* no address: nothing perf could show */
 
 		/* the thread's comm is its phase: rename it when the phase changes */
 		for (j = 0; j < ntp && tp[j].tid != r->tid; j++)
