@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include "report/folded.h"
 #include "report/html.h"
+#include "report/metrics.h"
 #include "report/perf.h"
 #include "report/report_json.h"
 #include "report/svg.h"
@@ -15,5 +16,6 @@ const struct output_format *const output_formats[] = {
 	&svg_format,
 	&trace_format,
 	&html_format,
+	&metrics_textfile_format,
 	NULL,
 };
