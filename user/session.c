@@ -43,6 +43,9 @@
 
 #define POLL_MS		100
 #define TEXTFILE_NS	(5ULL * 1000000000)	/* --metrics-textfile period */
+/* after the run: wait for one more scrape this much past the scrape interval, at most */
+#define METRICS_LINGER_SLACK_NS	(2ULL * 1000000000)
+#define METRICS_LINGER_MAX_NS	(65ULL * 1000000000)
 
 struct session {
 	const struct env *env;
@@ -71,6 +74,8 @@ struct session {
 	int textfile;			/* --metrics-textfile: its registry index (-1: none) */
 	__u64 textfile_next;		/* its next write while the run goes on */
 	struct output_self self;	/* memphase's own cost, for the metrics */
+	__u64 scrapes;			/* GET /metrics answered */
+	__u64 scrape_ns, scrape_gap_ns;	/* the last one, and the time since the one before */
 };
 
 /* origins of mappings under --origin-min: this many a second, and in all */
@@ -393,8 +398,15 @@ static int metrics_get(void *ctx, const struct httpd_request *rq, FILE *body,
 	__u64 t0 = util__now_ns();
 	struct output_ctx oc = metrics_ctx(s, t0);
 	double om = httpd__accept_q(rq->accept, "application/openmetrics-text", false);
-	bool use_om = om > 0 && om >= httpd__accept_q(rq->accept, "text/plain", true);
+	/* no Accept header: the text format, as Prometheus's own exporters answer */
+	bool use_om = rq->accept[0] && om > 0 &&
+		      om >= httpd__accept_q(rq->accept, "text/plain", true);
 	int err;
+
+	if (s->scrape_ns)
+		s->scrape_gap_ns = t0 - s->scrape_ns;
+	s->scrape_ns = t0;
+	s->scrapes++;
 
 	err = metrics__render(body, &oc, 1, use_om ? METRICS_OPENMETRICS : METRICS_TEXT);
 	*content_type = use_om ? METRICS_CT_OPENMETRICS : METRICS_CT_TEXT;
@@ -434,6 +446,35 @@ static void metrics_tick(struct session *s, __u64 now)
 	s->textfile_next = now + TEXTFILE_NS;
 	oc = metrics_ctx(s, now);
 	outputs__write_one(&s->out, s->textfile, &oc);
+}
+
+/*
+ * The run is over and the model final: a scraper has not seen its last figures (the
+ * growth at the end, an OOM kill). Serve them until the next scrape, at most one scrape
+ * interval as measured (capped), unless nothing ever scraped or a signal comes.
+ */
+static void metrics_linger(struct session *s)
+{
+	__u64 now = util__now_ns(), seen = s->scrapes, until;
+
+	if (!s->httpd || !s->scrape_gap_ns)
+		return;
+	until = s->scrape_ns + s->scrape_gap_ns + METRICS_LINGER_SLACK_NS;
+	if (until > now + METRICS_LINGER_MAX_NS)
+		until = now + METRICS_LINGER_MAX_NS;
+	if (until <= now)
+		return;
+	if (s->env->verbose || until - now > 2000000000ULL)
+		fprintf(stderr, "memphase: serving the final metrics until the next scrape "
+				"(at most %.0f s)\n", (until - now) / 1e9);
+	while (!exiting_sig && now < until) {
+		httpd__serve(s->httpd, now);
+		/* the answer to a scrape after the end is out: done */
+		if (s->scrapes > seen && !httpd__writing(s->httpd))
+			return;
+		usleep(POLL_MS * 1000 / 4);
+		now = util__now_ns();
+	}
 }
 
 /* ---- loop ---- */
@@ -615,6 +656,8 @@ int session__run(const struct env *e, int *status)
 		err = poll_loop(s);
 	if (!err)
 		err = finish(s);
+	if (!err)
+		metrics_linger(s);
 	if (!err)
 		*status = s->status;
 cleanup:

@@ -361,6 +361,16 @@ const char *httpd__addr(const struct httpd *h)
 	return h->addr;
 }
 
+bool httpd__writing(const struct httpd *h)
+{
+	int i;
+
+	for (i = 0; h && i < HTTPD_MAX_CONNS; i++)
+		if (h->conns[i].state == CONN_WRITE)
+			return true;
+	return false;
+}
+
 __u64 httpd__answered(const struct httpd *h)
 {
 	return h->answered;

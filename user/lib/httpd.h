@@ -86,6 +86,8 @@ struct httpd *httpd__new(const char *spec, const char *path, httpd_handler_fn fn
 const char *httpd__addr(const struct httpd *h);
 /* Accepts, reads, answers and writes what can be done now, never waiting. */
 void httpd__serve(struct httpd *h, __u64 now_ns);
+/* Is an answer still being sent? */
+bool httpd__writing(const struct httpd *h);
 /* Answers given (any status). */
 __u64 httpd__answered(const struct httpd *h);
 /* Closes every connection and the listening socket. NULL-safe. */
