@@ -118,11 +118,46 @@ def json_growth(doc):
     return {(p["name"], c): v for p in doc["phases"] for c, v in p["rss_growth_bytes"].items()}
 
 
+def node_exporter_textfile(d):
+    """node_exporter's own /metrics with only its textfile collector reading d."""
+    exe = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    if not exe:
+        raise harness.Skip("the prometheus-node-exporter package is not installed "
+                           "(scripts/install-deps.sh could not install it)")
+    port = free_port()
+
+    def as_nobody():
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+    p = subprocess.Popen([exe, "--collector.disable-defaults", "--collector.textfile",
+                          "--collector.textfile.directory=" + d,
+                          "--web.listen-address=127.0.0.1:%d" % port],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=as_nobody)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            assert p.poll() is None, "node_exporter exited: %s" % p.stderr.read()
+            try:
+                st, _, body = get(port)
+                if st == 200:
+                    return body
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError("node_exporter did not answer")
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+
+
 def test_metrics_server_and_textfile():
     """During a run: GET /metrics is text 0.0.4 (promtool: no error, no lint message) unless
     the client asks for OpenMetrics (then its content type, # EOF, counters' families without
     _total); HEAD, 404, 405. The textfile is written while the run goes on and at the end;
-    at the end it is lint-clean and holds --json's growth per phase and class exactly."""
+    at the end it is lint-clean and holds --json's growth per phase and class exactly, and
+    node_exporter's textfile collector serves it without an error."""
     need_prometheus()
     with harness.workdir() as d:
         port, tf, out = free_port(), os.path.join(d, "memphase.prom"), os.path.join(d, "o.json")
@@ -169,6 +204,11 @@ def test_metrics_server_and_textfile():
         closed = [r for r in doc["requests"] if r["end_s"] is not None]
         cnt = [v for n, _, v in samp if n == "memphase_request_growth_bytes_count"]
         assert cnt == [len(closed)], (cnt, len(closed))
+        # what node_exporter makes of it
+        ne = samples(node_exporter_textfile(d))
+        err = [v for n, _, v in ne if n == "node_textfile_scrape_error"]
+        assert err == [0.0], (err, [x for x in ne if x[0].startswith("node_textfile")])
+        assert growth_by_phase(ne) == json_growth(doc), growth_by_phase(ne)
 
 
 def test_metrics_bad_address_fails_before_the_command():
