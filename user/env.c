@@ -12,6 +12,7 @@
 #include "memphase.h"
 #include "collect/target.h"
 #include "lib/causerules.h"
+#include "lib/httpd.h"
 #include "lib/util.h"
 
 /* The documented ranges of the numeric options (README, --help). */
@@ -92,6 +93,7 @@ enum {
 	OPT_RECORD,
 	OPT_RECORD_MAX,
 	OPT_FROM,
+	OPT_METRICS,
 	OPT_TO,
 };
 
@@ -112,6 +114,9 @@ static const struct argp_option options[] = {
 	{ "min-available", OPT_MIN_AVAILABLE, "SIZE", 0,
 	  "Guard: the same when the memory left to the command (the system's MemAvailable, "
 	  "or its memory cgroup's room below the limit if less) falls below SIZE (1M..1P)", 0 },
+	{ "metrics", OPT_METRICS, "ADDR:PORT", 0,
+	  "Serve Prometheus/OpenMetrics metrics on http://ADDR:PORT/metrics (ADDR 127.0.0.1 "
+	  "when only :PORT or PORT is given; 0.0.0.0 or [::] only when written)", 0 },
 	{ "oom-warn", OPT_OOM_WARN, "SECONDS", 0,
 	  "Warn when the projected time to OOM is shorter (default 60; 0..365d)", 0 },
 	{ "no-mappings", OPT_NO_MAPPINGS, NULL, 0, "Do not classify faults by mapping", 0 },
@@ -302,6 +307,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_pid(arg, &env.pid))
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid pid '%s'", arg);
 		break;
+	case OPT_METRICS: {
+		struct sockaddr_storage ss;
+		socklen_t len;
+
+		if (env.mode == MODE_REPORT)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--metrics belongs to run and attach");
+		if (httpd__parse_addr(arg, &ss, &len, err, sizeof(err)))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--metrics '%s': %s", arg, err);
+		env.metrics = arg;
+		break;
+	}
 	case OPT_PHASE:
 		if (env.mode == MODE_REPORT) {
 			/* report --phase NAME: only that phase */

@@ -51,6 +51,7 @@ struct env {
 	unsigned long long origin_min;	/* origins of every mapping this big (0: none) */
 	unsigned int ringbuf_kib;
 	bool bpf_stats;			/* print the BPF programs' own run time at exit */
+	const char *metrics;		/* --metrics ADDR:PORT: serve /metrics */
 	const char *record;		/* --record FILE (record -o FILE) */
 	unsigned long long record_max;	/* --record-max: bound of the recording (0: none) */
 	const char *report_file;	/* report: the recording */

@@ -27,6 +27,7 @@
 #include "collect/target.h"
 #include "collect/watchdog.h"
 #include "guard.h"
+#include "lib/httpd.h"
 #include "lib/userfs.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
@@ -34,12 +35,17 @@
 #include "preflight.h"
 #include "users.h"
 #include "report/live/live.h"
+#include "report/metrics.h"
 #include "report/outputs.h"
 #include "report/summary.h"
 #include "session.h"
 #include "memphase.skel.h"
 
 #define POLL_MS		100
+#define TEXTFILE_NS	(5ULL * 1000000000)	/* --metrics-textfile period */
+/* after the run: wait for one more scrape this much past the scrape interval, at most */
+#define METRICS_LINGER_SLACK_NS	(2ULL * 1000000000)
+#define METRICS_LINGER_MAX_NS	(65ULL * 1000000000)
 
 struct session {
 	const struct env *env;
@@ -64,6 +70,12 @@ struct session {
 	struct live *live;
 	__u64 kill_at;			/* SIGKILL the target at this time (0: no) */
 	bool detached;			/* 'q': stop observing, leave the command running */
+	struct httpd *httpd;		/* --metrics: served from the poll loop */
+	int textfile;			/* --metrics-textfile: its registry index (-1: none) */
+	__u64 textfile_next;		/* its next write while the run goes on */
+	struct output_self self;	/* memphase's own cost, for the metrics */
+	__u64 scrapes;			/* GET /metrics answered */
+	__u64 scrape_ns, scrape_gap_ns;	/* the last one, and the time since the one before */
 };
 
 /* origins of mappings under --origin-min: this many a second, and in all */
@@ -361,6 +373,110 @@ static int setup_attach(struct session *s)
 	return record_commit(s);
 }
 
+/* ---- metrics ---- */
+
+/* The model as things stand, with the system's memory and memphase's own cost. */
+static struct output_ctx metrics_ctx(struct session *s, __u64 now)
+{
+	struct output_ctx oc = {
+		.m = &s->model,
+		.tl = collector__timeline(s->collector),
+		.sm = collector__sysmem(s->collector, NULL),
+		.now_ns = s->model.finished ? 0 : now,
+		.self = &s->self,
+	};
+
+	util__self_usage(&s->self.cpu_s, &s->self.rss_bytes);
+	return oc;
+}
+
+/* GET /metrics: OpenMetrics when the client asks for it, else text format 0.0.4. */
+static int metrics_get(void *ctx, const struct httpd_request *rq, FILE *body,
+		       const char **content_type)
+{
+	struct session *s = ctx;
+	__u64 t0 = util__now_ns();
+	struct output_ctx oc = metrics_ctx(s, t0);
+	double om = httpd__accept_q(rq->accept, "application/openmetrics-text", false);
+	/* no Accept header: the text format, as Prometheus's own exporters answer */
+	bool use_om = rq->accept[0] && om > 0 &&
+		      om >= httpd__accept_q(rq->accept, "text/plain", true);
+	int err;
+
+	if (s->scrape_ns)
+		s->scrape_gap_ns = t0 - s->scrape_ns;
+	s->scrape_ns = t0;
+	s->scrapes++;
+
+	err = metrics__render(body, &oc, 1, use_om ? METRICS_OPENMETRICS : METRICS_TEXT);
+	*content_type = use_om ? METRICS_CT_OPENMETRICS : METRICS_CT_TEXT;
+	s->self.render_s = (util__now_ns() - t0) / 1e9;
+	s->self.render_bytes = ftell(body) > 0 ? (__u64)ftell(body) : 0;
+	return err;
+}
+
+/* --metrics: listen before the target starts (a port in use fails the run at once). */
+static int metrics_open(struct session *s)
+{
+	char why[256];
+	int k = outputs__find(metrics_textfile_format.name);
+
+	s->textfile = k >= 0 && s->env->out_paths[k] ? k : -1;
+	if (!s->env->metrics)
+		return 0;
+	s->httpd = httpd__new(s->env->metrics, "/metrics", metrics_get, s, why, sizeof(why));
+	if (!s->httpd) {
+		fprintf(stderr, "memphase: --metrics %s: %s\n", s->env->metrics, why);
+		return -errno;
+	}
+	if (s->env->verbose)
+		fprintf(stderr, "memphase: metrics on http://%s/metrics\n",
+			httpd__addr(s->httpd));
+	return 0;
+}
+
+/* From the poll loop: scrapes answered, the textfile rewritten every TEXTFILE_NS. */
+static void metrics_tick(struct session *s, __u64 now)
+{
+	struct output_ctx oc;
+
+	httpd__serve(s->httpd, now);
+	if (s->textfile < 0 || now < s->textfile_next)
+		return;
+	s->textfile_next = now + TEXTFILE_NS;
+	oc = metrics_ctx(s, now);
+	outputs__write_one(&s->out, s->textfile, &oc);
+}
+
+/*
+ * The run is over and the model final: a scraper has not seen its last figures (the
+ * growth at the end, an OOM kill). Serve them until the next scrape, at most one scrape
+ * interval as measured (capped), unless nothing ever scraped or a signal comes.
+ */
+static void metrics_linger(struct session *s)
+{
+	__u64 now = util__now_ns(), seen = s->scrapes, until;
+
+	if (!s->httpd || !s->scrape_gap_ns)
+		return;
+	until = s->scrape_ns + s->scrape_gap_ns + METRICS_LINGER_SLACK_NS;
+	if (until > now + METRICS_LINGER_MAX_NS)
+		until = now + METRICS_LINGER_MAX_NS;
+	if (until <= now)
+		return;
+	if (s->env->verbose || until - now > 2000000000ULL)
+		fprintf(stderr, "memphase: serving the final metrics until the next scrape "
+				"(at most %.0f s)\n", (until - now) / 1e9);
+	while (!exiting_sig && now < until) {
+		httpd__serve(s->httpd, now);
+		/* the answer to a scrape after the end is out: done */
+		if (s->scrapes > seen && !httpd__writing(s->httpd))
+			return;
+		usleep(POLL_MS * 1000 / 4);
+		now = util__now_ns();
+	}
+}
+
 /* ---- loop ---- */
 
 static void handle_signal(struct session *s)
@@ -416,6 +532,7 @@ static int poll_loop(struct session *s)
 		if (err)
 			return err;
 		now = util__now_ns();
+		metrics_tick(s, now);
 		if (exiting_sig)
 			handle_signal(s);
 		guard__tick(s->guard, now);
@@ -448,7 +565,7 @@ static int poll_loop(struct session *s)
 
 static int finish(struct session *s)
 {
-	struct output_ctx oc = { .m = &s->model, .tl = collector__timeline(s->collector) };
+	struct output_ctx oc;
 	int st = s->target.status;
 	bool reaped = s->target.spawned && s->target.reaped;
 	int err, err2;
@@ -473,6 +590,7 @@ static int finish(struct session *s)
 				"and stack samples were left out of the recording\n",
 			(unsigned long long)recorder__thinned(s->rec));
 	err = record_close(s);
+	oc = metrics_ctx(s, 0);
 	err2 = outputs__write(&s->out, &oc, true);
 	return err ? err : err2;
 }
@@ -491,6 +609,7 @@ int session__run(const struct env *e, int *status)
 	s->target.exec_fd = -1;
 	s->stats_fd = -1;
 	s->wd.pid = s->wd.fd = -1;
+	s->textfile = -1;
 	s->use_tui = !e->no_tui && isatty(STDOUT_FILENO);
 	libbpf_set_print(libbpf_print);
 
@@ -514,6 +633,8 @@ int session__run(const struct env *e, int *status)
 			    e->mode == MODE_RUN && (s->use_tui || e->target_log));
 	if (!err)
 		err = record_open(s);
+	if (!err)
+		err = metrics_open(s);
 	if (err)
 		goto cleanup;
 
@@ -536,6 +657,8 @@ int session__run(const struct env *e, int *status)
 	if (!err)
 		err = finish(s);
 	if (!err)
+		metrics_linger(s);
+	if (!err)
 		*status = s->status;
 cleanup:
 	if (err && s->target.fail_status)
@@ -546,6 +669,7 @@ cleanup:
 	/* a command that never ran, or that memphase stops observing (not after 'q') */
 	if (!s->detached)
 		target__abort(&s->target);
+	httpd__free(s->httpd);
 	outputs__close(&s->out);
 	userfs__free(s->fs);
 	collector__release(s->collector);

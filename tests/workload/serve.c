@@ -14,7 +14,8 @@
  * What each request adds: batches * batch-mib + (tokens * slots) * token-kib + tokenize-kib
  * (+ batch-mib for the mixed chunk). After each request starts, the report file (--report)
  * is rewritten with "request=N" (write to FILE.tmp, rename), so a run killed midway says
- * which request it died in. Nothing else is allocated per request.
+ * which request it died in. Nothing else is allocated per request. --hold-ms N: sleep N ms
+ * after the teardown, before exiting (a scraper sees the final figures).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,7 +35,7 @@
 static struct {
 	const char *model, *report;
 	uint64_t n_ctx, ctx_mib, requests, batches, batch_tokens, batch_mib, tokens, token_kib;
-	uint64_t slots, tokenize_kib, sleep_ms;
+	uint64_t slots, tokenize_kib, sleep_ms, hold_ms;
 	int mixed, no_probe;
 } o = {
 	.n_ctx = 4096, .requests = 3, .batches = 2, .batch_tokens = 64, .tokens = 4, .slots = 1,
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
 		{ "tokens", 1, NULL, 't' }, { "token-kib", 1, NULL, 'T' },
 		{ "slots", 1, NULL, 's' }, { "tokenize-kib", 1, NULL, 'k' },
 		{ "sleep-ms", 1, NULL, 'z' }, { "mixed", 0, NULL, 'x' },
-		{ "no-probe", 0, NULL, 'p' }, {},
+		{ "no-probe", 0, NULL, 'p' }, { "hold-ms", 1, NULL, 'h' }, {},
 	};
 	struct fakellama_work w = {};
 	struct llama_model_params mp = llama_model_default_params();
@@ -146,6 +147,7 @@ int main(int argc, char **argv)
 		case 'c': v = &o.n_ctx; break;
 		case 'C': v = &o.ctx_mib; break;
 		case 'q': v = &o.requests; break;
+		case 'h': v = &o.hold_ms; break;
 		case 'b': v = &o.batches; break;
 		case 'n': v = &o.batch_tokens; break;
 		case 'B': v = &o.batch_mib; break;
@@ -200,5 +202,12 @@ int main(int argc, char **argv)
 	}
 	llama_free(ctx);
 	llama_model_free(model);
+	/* --hold-ms: alive after the teardown, so a scraper sees the final figures */
+	if (o.hold_ms) {
+		struct timespec ts = { o.hold_ms / 1000, (long)(o.hold_ms % 1000) * 1000000L };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 	return 0;
 }

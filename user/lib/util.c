@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
 #include "lib/util.h"
 
 __u64 util__now_ns(void)
@@ -96,5 +98,27 @@ int util__parse_seconds(const char *s, double *out)
 	else if (*end && strcmp(end, "s"))
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+int util__self_usage(double *cpu_s, __u64 *rss_bytes)
+{
+	unsigned long long size, resident;
+	struct rusage ru;
+	FILE *f;
+	int n;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -errno;
+	*cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		 ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	f = fopen("/proc/self/statm", "re");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%llu %llu", &size, &resident);
+	fclose(f);
+	if (n != 2)
+		return -EIO;
+	*rss_bytes = resident * (__u64)sysconf(_SC_PAGESIZE);
 	return 0;
 }

@@ -19,4 +19,7 @@ int util__parse_size(const char *s, __u64 *out);
 /* Parses a duration in seconds: "10", "2.5", "500ms", "3s", "2m", "1h", "1d". 0 or
  * -EINVAL. */
 int util__parse_seconds(const char *s, double *out);
+/* This process's CPU time (user + system, seconds) and resident memory (bytes). 0 or
+ * -errno. */
+int util__self_usage(double *cpu_s, __u64 *rss_bytes);
 #endif

@@ -10,12 +10,24 @@
 
 #include <stdio.h>
 #include "model/model.h"
+#include "lib/headroom.h"
 #include "model/timeline.h"
+
+/* memphase's own cost, measured by the orchestrator (report/metrics.h exports it). */
+struct output_self {
+	double cpu_s;			/* user + system CPU time so far */
+	__u64 rss_bytes;		/* resident memory now */
+	double render_s;		/* the previous exposition took this long (0: none yet) */
+	__u64 render_bytes;		/* and was this big */
+};
 
 /* What every writer gets. */
 struct output_ctx {
-	const struct model *m;		/* finished (model__finish) */
+	const struct model *m;		/* finished (model__finish), or live (metrics) */
 	const struct timeline *tl;	/* the RSS history, or NULL */
+	const struct sysmem *sm;	/* the last system memory reading, or NULL */
+	__u64 now_ns;			/* the time of a live model (0: finished, its end) */
+	const struct output_self *self;	/* this memphase's own run, or NULL (a recording) */
 };
 
 enum output_needs {

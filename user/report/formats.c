@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include "report/folded.h"
 #include "report/html.h"
+#include "report/metrics.h"
 #include "report/perf.h"
 #include "report/pprof.h"
 #include "report/report_json.h"
@@ -17,5 +18,6 @@ const struct output_format *const output_formats[] = {
 	&svg_format,
 	&trace_format,
 	&html_format,
+	&metrics_textfile_format,
 	NULL,
 };

@@ -229,6 +229,15 @@ int outputs__write(struct outputs *o, const struct output_ctx *ctx, bool final)
 	return ret;
 }
 
+int outputs__write_one(struct outputs *o, unsigned int k, const struct output_ctx *ctx)
+{
+	struct output *out = k < OUTPUTS_MAX ? &o->out[k] : NULL;
+
+	if (!out || !out->open || !out->fmt || out->file.kind != USERFS_FILE)
+		return 0;
+	return write_out(o, out, ctx);
+}
+
 int outputs__log_fd(const struct outputs *o)
 {
 	return o->log.open ? o->log.file.fd : -1;

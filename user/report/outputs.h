@@ -55,6 +55,12 @@ unsigned int outputs__needs(const struct outputs *o);
  * contents).
  */
 int outputs__write(struct outputs *o, const struct output_ctx *ctx, bool final);
+/*
+ * Writes one open output (registry index k) from ctx while the run goes on (a regular file
+ * only: a stream is written once, at the end). 0 when it is not open or not a regular file,
+ * or -errno (reported; the file keeps its previous contents).
+ */
+int outputs__write_one(struct outputs *o, unsigned int k, const struct output_ctx *ctx);
 /* The command's log: its fd for the child, or -1 (no log: inherit memphase's). */
 int outputs__log_fd(const struct outputs *o);
 /* Its path when it is open, else NULL. */

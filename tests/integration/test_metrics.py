@@ -1,0 +1,533 @@
+# SPDX-License-Identifier: GPL-2.0
+"""--metrics ADDR:PORT and --metrics-textfile PATH, checked with the real thing: promtool
+(Debian's prometheus package) lints the text exposition from the server and the textfile,
+and a Prometheus started here scrapes memphase every second during a llama-serve run; a
+PromQL query through its HTTP API gives the per-phase growth of --json. promtool 2.42 parses
+only the text format 0.0.4: the OpenMetrics exposition is checked by Prometheus itself,
+which asks for it and keeps the types only OpenMetrics has (info). The Grafana dashboard
+refers only to metric names memphase exports."""
+import http.client
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import MIB  # noqa: E402
+
+SERVE = os.path.join(harness.WORKLOAD, "llama-serve")
+DASHBOARD = os.path.join(harness.ROOT, "scripts", "grafana-memphase.json")
+OM_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+             "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+CT_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+CT_OM = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def need_prometheus():
+    harness.need_root()
+    if not shutil.which("promtool") or not shutil.which("prometheus"):
+        raise harness.Skip("the prometheus package is not installed "
+                           "(scripts/install-deps.sh could not install it)")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve_args(requests=4, hold_ms=2000, sleep_ms=150):
+    return [SERVE, "--requests", str(requests), "--prompt-batches", "2", "--batch-mib", "2",
+            "--tokens", "4", "--token-kib", "64", "--ctx-mib", "4", "--sleep-ms", str(sleep_ms),
+            "--hold-ms", str(hold_ms)]
+
+
+def start(args):
+    return subprocess.Popen(harness.mp_argv(args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def get(port, path="/metrics", method="GET", headers=None, timeout=5):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        c.request(method, path, headers=headers or {})
+        r = c.getresponse()
+        return r.status, dict(r.getheaders()), r.read().decode()
+    finally:
+        c.close()
+
+
+def wait_metrics(proc, port, want=None, timeout=30):
+    """The exposition once the server answers (and holds want), while memphase runs."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError("memphase ended before serving: %s" % proc.stderr.read())
+        try:
+            st, _, body = get(port)
+            if st == 200 and (not want or want in body):
+                return body
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("no /metrics on port %d within %d s" % (port, timeout))
+
+
+def finish(proc, timeout=120):
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, (proc.returncode, err)
+    return out, err
+
+
+def samples(text):
+    """[(name, {labels}, value)] of an exposition."""
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, "not a sample line: %r" % line
+        labels = {k: v for k, v in LABEL.findall(m.group(3) or "")}
+        out.append((m.group(1), labels, float(m.group(4))))
+    return out
+
+
+def promtool_clean(text, what):
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and not (r.stdout + r.stderr).strip(), \
+        "%s: promtool check metrics: rc %d: %s%s" % (what, r.returncode, r.stdout, r.stderr)
+
+
+def growth_by_phase(samp):
+    return {(lb["phase"], lb["class"]): int(v) for n, lb, v in samp
+            if n == "memphase_phase_growth_bytes_total"}
+
+
+def json_growth(doc):
+    return {(p["name"], c): v for p in doc["phases"] for c, v in p["rss_growth_bytes"].items()}
+
+
+def node_exporter_textfile(d):
+    """node_exporter's own /metrics with only its textfile collector reading d."""
+    exe = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+    if not exe:
+        raise harness.Skip("the prometheus-node-exporter package is not installed "
+                           "(scripts/install-deps.sh could not install it)")
+    port = free_port()
+
+    def as_nobody():
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+    p = subprocess.Popen([exe, "--collector.disable-defaults", "--collector.textfile",
+                          "--collector.textfile.directory=" + d,
+                          "--web.listen-address=127.0.0.1:%d" % port],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=as_nobody)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            assert p.poll() is None, "node_exporter exited: %s" % p.stderr.read()
+            try:
+                st, _, body = get(port)
+                if st == 200:
+                    return body
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError("node_exporter did not answer")
+    finally:
+        p.terminate()
+        p.communicate(timeout=30)
+
+
+def test_metrics_server_and_textfile():
+    """During a run: GET /metrics is text 0.0.4 (promtool: no error, no lint message) unless
+    the client asks for OpenMetrics (then its content type, # EOF, counters' families without
+    _total); HEAD, 404, 405. The textfile is written while the run goes on and at the end;
+    at the end it is lint-clean and holds --json's growth per phase and class exactly, and
+    node_exporter's textfile collector serves it without an error."""
+    need_prometheus()
+    with harness.workdir() as d:
+        port, tf, out = free_port(), os.path.join(d, "memphase.prom"), os.path.join(d, "o.json")
+        p = start(["run", "--no-tui", "--metrics", str(port), "--metrics-textfile", tf,
+                   "--json", out, "--"] + serve_args(requests=6))
+        try:
+            body = wait_metrics(p, port, want="memphase_requests_total{")
+            st, hdr, body = get(port)
+            assert st == 200 and hdr["Content-Type"] == CT_TEXT, (st, hdr)
+            assert not body.rstrip().endswith("# EOF"), body[-200:]
+            promtool_clean(body, "the server's text exposition")
+            st, hdr, om = get(port, headers={"Accept": OM_ACCEPT})
+            assert st == 200 and hdr["Content-Type"] == CT_OM, (st, hdr)
+            assert om.endswith("\n# EOF\n"), om[-200:]
+            assert "# TYPE memphase_phase_growth_bytes counter\n" in om, om[:2000]
+            assert "# TYPE memphase_phase_growth_bytes_total counter\n" in body
+            assert "# TYPE memphase_run info\n" in om
+            st, hdr, head = get(port, method="HEAD")
+            assert st == 200 and head == "" and int(hdr["Content-Length"]) > 1000, (st, hdr)
+            assert get(port, "/")[0] == 404 and get(port, "/metricsx")[0] == 404
+            st, hdr, _ = get(port, method="POST")
+            assert st == 405 and hdr.get("Allow") == "GET, HEAD", (st, hdr)
+            # the textfile: written while the command runs
+            deadline = time.time() + 20
+            while not os.path.exists(tf) and p.poll() is None and time.time() < deadline:
+                time.sleep(0.1)
+            assert os.path.exists(tf) and p.poll() is None, "no textfile during the run"
+        finally:
+            finish(p)
+        doc = harness.load_json(out)
+        with open(tf) as f:
+            text = f.read()
+        promtool_clean(text, "the textfile")
+        samp = samples(text)
+        assert growth_by_phase(samp) == json_growth(doc), (growth_by_phase(samp),
+                                                            json_growth(doc))
+        ended = [v for n, _, v in samp if n == "memphase_target_ended"]
+        assert ended == [1.0], ended
+        nreq = [v for n, _, v in samp if n == "memphase_requests_total"]
+        assert nreq == [len(doc["requests"])] and nreq[0] >= 6, (nreq, len(doc["requests"]))
+        ids = {(lb["comm"], lb["pid"]) for _, lb, _ in samp}
+        assert ids == {("llama-serve", str(doc["target"]["pid"]))}, ids
+        # the histogram holds every finished request
+        closed = [r for r in doc["requests"] if r["end_s"] is not None]
+        cnt = [v for n, _, v in samp if n == "memphase_request_growth_bytes_count"]
+        assert cnt == [len(closed)], (cnt, len(closed))
+        # what node_exporter makes of it
+        ne = samples(node_exporter_textfile(d))
+        err = [v for n, _, v in ne if n == "node_textfile_scrape_error"]
+        assert err == [0.0], (err, [x for x in ne if x[0].startswith("node_textfile")])
+        assert growth_by_phase(ne) == json_growth(doc), growth_by_phase(ne)
+
+
+def test_metrics_bad_address_fails_before_the_command():
+    """A bad address or port, or a port in use: one line on stderr, a non-zero exit, and
+    the command never started (its marker file is not created)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        mark = os.path.join(d, "started")
+        cmd = ["--", "sh", "-c", "touch " + mark]
+        for spec in ("abc", ":0", "70000", "1.2.3.4.5:80", "[::1", "host.example:80", "",
+                     "::1:80"):
+            r = harness.memphase(["run", "--no-tui", "--metrics", spec] + cmd)
+            lines = r.stderr.strip().splitlines()
+            assert r.returncode != 0 and len(lines) == 1 and "--metrics" in lines[0], \
+                (spec, r.returncode, r.stderr)
+            assert not os.path.exists(mark), spec
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            port = s.getsockname()[1]
+            r = harness.memphase(["run", "--no-tui", "--metrics", ":%d" % port] + cmd)
+            lines = r.stderr.strip().splitlines()
+            assert r.returncode != 0 and len(lines) == 1, (r.returncode, r.stderr)
+            assert "in use" in lines[0] and "127.0.0.1:%d" % port in lines[0], lines
+            assert not os.path.exists(mark), "the command ran although the port was taken"
+            # attach: the same, before attaching
+            sl = subprocess.Popen(["sleep", "30"])
+            try:
+                r = harness.memphase(["attach", "-p", str(sl.pid), "--no-tui", "--metrics",
+                                      str(port)])
+                assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+            finally:
+                sl.kill()
+                sl.wait()
+        r = harness.memphase(["report", os.path.join(d, "x.rec"), "--metrics", "9"])
+        assert r.returncode != 0 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def listening(port, v6=False):
+    """Local addresses (hex, as /proc/net/tcp{,6} writes them) listening on port."""
+    out = set()
+    with open("/proc/net/tcp6" if v6 else "/proc/net/tcp") as f:
+        for line in f.readlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            addr, p = local.split(":")
+            if int(p, 16) == port and state == "0A":
+                out.add(addr)
+    return out
+
+
+def test_metrics_loopback_unless_a_wildcard_is_written():
+    """PORT and :PORT listen on 127.0.0.1 only; 0.0.0.0 and [::1] when written."""
+    harness.need_root()
+    for spec, v6, want in (("%d", False, "0100007F"), (":%d", False, "0100007F"),
+                           ("0.0.0.0:%d", False, "00000000"),
+                           ("[::1]:%d", True, "00000000000000000000000001000000")):
+        port = free_port()
+        p = start(["run", "--no-tui", "--metrics", spec % port, "--", "sleep", "30"])
+        try:
+            deadline = time.time() + 20
+            while not listening(port, v6) and time.time() < deadline and p.poll() is None:
+                time.sleep(0.1)
+            assert listening(port, v6) == {want}, (spec, listening(port, v6))
+            if not v6:
+                assert listening(port, True) == set(), "also on IPv6"
+        finally:
+            p.terminate()
+            p.communicate(timeout=30)
+
+
+def test_metrics_server_bounded_and_never_blocking():
+    """Clients that stall (half a request, or never reading their answers) hold at most
+    HTTPD_MAX_CONNS (4) slots: the next client is refused at once (503), a stalled request
+    is dropped after its read timeout, a head too large gets 431; meanwhile the run goes on:
+    the command ends and memphase with it, every phase in the JSON."""
+    harness.need_root()
+    with harness.workdir() as d:
+        port, out = free_port(), os.path.join(d, "o.json")
+        p = start(["run", "--no-tui", "--metrics", str(port), "--json", out, "--"] +
+                  serve_args(requests=20, hold_ms=1000))
+        socks = []
+        try:
+            wait_metrics(p, port)
+            # a client that asks again and again and never reads: its answers pile up
+            hog = socket.socket()
+            hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            hog.connect(("127.0.0.1", port))
+            hog.setblocking(False)
+            try:
+                for _ in range(2000):
+                    hog.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            except BlockingIOError:
+                pass
+            socks.append(hog)
+            for _ in range(3):
+                s = socket.create_connection(("127.0.0.1", port))
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                socks.append(s)
+            time.sleep(0.5)
+            extra = socket.create_connection(("127.0.0.1", port), timeout=5)
+            extra.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+            ans = extra.recv(100)
+            assert ans.startswith(b"HTTP/1.1 503 "), ans
+            extra.close()
+            # the half requests are dropped after HTTPD_READ_NS (5 s)
+            socks[1].settimeout(20)
+            assert socks[1].recv(100) == b"", "a stalled request was never dropped"
+            big = socket.create_connection(("127.0.0.1", port), timeout=10)
+            big.sendall(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 8192 + b"\r\n\r\n")
+            assert big.recv(100).startswith(b"HTTP/1.1 431 ")
+            big.close()
+        finally:
+            finish(p, timeout=120)
+            for s in socks:
+                s.close()
+        doc = harness.load_json(out)
+        names = [x["name"] for x in doc["phases"]]
+        assert "generate" in names and "teardown" in names, names
+        assert len(doc["requests"]) == 20, len(doc["requests"])
+
+
+PROM_CONFIG = """global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: memphase
+    static_configs:
+      - targets: ['127.0.0.1:%d']
+"""
+
+
+class Prometheus:
+    """A prometheus of our own: a free port, its own config and storage in d, as nobody."""
+
+    def __init__(self, d, target_port):
+        self.port = free_port()
+        cfg, data = os.path.join(d, "prometheus.yml"), os.path.join(d, "data")
+        os.mkdir(data)
+        os.chmod(data, 0o777)
+        with open(cfg, "w") as f:
+            f.write(PROM_CONFIG % target_port)
+        os.chmod(cfg, 0o644)
+        self.log = open(os.path.join(d, "prometheus.log"), "w")
+
+        def as_nobody():
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+        self.proc = subprocess.Popen(
+            ["prometheus", "--config.file=" + cfg, "--storage.tsdb.path=" + data,
+             "--web.listen-address=127.0.0.1:%d" % self.port], stdout=self.log,
+            stderr=subprocess.STDOUT, preexec_fn=as_nobody, cwd=d)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            assert self.proc.poll() is None, "prometheus exited: %s" % self.logtext()
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:%d/-/ready" % self.port,
+                                            timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError("prometheus not ready: %s" % self.logtext())
+
+    def logtext(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()[-2000:]
+
+    def api(self, path, **params):
+        url = "http://127.0.0.1:%d/api/v1/%s?%s" % (self.port, path,
+                                                     urllib.parse.urlencode(params))
+        with urllib.request.urlopen(url, timeout=10) as r:
+            doc = json.load(r)
+        assert doc["status"] == "success", doc
+        return doc["data"]
+
+    def query(self, q):
+        return self.api("query", query=q)["result"]
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def test_prometheus_scrapes_growth_per_phase_equal_to_json():
+    """A real Prometheus (scrape every 1 s, OpenMetrics negotiated) scrapes memphase during a
+    llama-serve run that holds 3 s after its teardown; afterwards PromQL through the HTTP API
+    gives, per phase and class, exactly --json's rss_growth_bytes (and per phase, summed
+    over the classes); the scrapes were OpenMetrics (info type kept), up was 1."""
+    need_prometheus()
+    with harness.workdir() as d:
+        port, out = free_port(), os.path.join(d, "o.json")
+        prom = Prometheus(d, port)
+        try:
+            p = start(["run", "--no-tui", "--metrics", str(port), "--json", out, "--"] +
+                      serve_args(requests=10, hold_ms=3000))
+            try:
+                wait_metrics(p, port)
+                # scraped while it runs
+                deadline = time.time() + 30
+                up = []
+                while time.time() < deadline and p.poll() is None:
+                    up = prom.query('up{job="memphase"}')
+                    if up and up[0]["value"][1] == "1":
+                        break
+                    time.sleep(0.5)
+                assert up and up[0]["value"][1] == "1", (up, prom.api("targets"))
+                time.sleep(1.5)
+                during = time.time()
+            finally:
+                finish(p)
+            doc = harness.load_json(out)
+            pid = str(doc["target"]["pid"])
+            sel = '{job="memphase",pid="%s"}' % pid
+            res = prom.query("last_over_time(memphase_phase_growth_bytes_total%s[10m])" % sel)
+            got = {(r["metric"]["phase"], r["metric"]["class"]): int(float(r["value"][1]))
+                   for r in res}
+            want = json_growth(doc)
+            assert got == want, ("PromQL", got, "JSON", want)
+            assert sum(want.values()) > 20 * MIB, want
+            res = prom.query('sum by (phase) (last_over_time('
+                             'memphase_phase_growth_bytes_total%s[10m]))' % sel)
+            by_phase = {r["metric"]["phase"]: int(float(r["value"][1])) for r in res}
+            assert by_phase == {x["name"]: sum(x["rss_growth_bytes"].values())
+                                for x in doc["phases"]}, by_phase
+            # several scrapes, each parsed as OpenMetrics (the info type exists only there)
+            n = prom.query("count_over_time(memphase_run_info%s[10m])" % sel)
+            assert n and int(n[0]["value"][1]) >= 3, n
+            meta = prom.api("metadata", metric="memphase_run")
+            assert meta["memphase_run"][0]["type"] == "info", meta
+            res = prom.query("last_over_time(memphase_requests_total%s[10m])" % sel)
+            assert int(float(res[0]["value"][1])) == len(doc["requests"]) == 10, res
+            # the dashboard's PromQL, as Grafana would send it, at a time of the run
+            _, exprs, _ = dashboard_names()
+            for e in exprs:
+                if e.startswith("label_values("):
+                    continue
+                q = e.replace("$__rate_interval", "4s").replace("$__range", "10m")
+                q = re.sub(r"\$[a-z]+", ".*", q)
+                res = prom.api("query", query=q, time="%.3f" % during)
+                if "memphase_rss_bytes" in e:
+                    assert len(res["result"]) == 4, (q, res)
+        finally:
+            prom.close()
+
+
+def dashboard_names():
+    """Metric names in the dashboard's PromQL (panels' targets and annotations)."""
+    with open(DASHBOARD) as f:
+        dash = json.load(f)
+    exprs = []
+
+    def walk(o):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                # PromQL of panels and annotations; label_values() of the variables
+                if k in ("expr", "query") and isinstance(v, str):
+                    exprs.append(v)
+                else:
+                    walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+    walk(dash)
+    names = set()
+    for e in exprs:
+        # label values and matchers are strings: drop them before looking for names
+        names |= set(re.findall(r"\bmemphase_[a-z0-9_]+", re.sub(r'"[^"]*"', '""', e)))
+    return dash, exprs, names
+
+
+def test_grafana_dashboard_uses_exported_names():
+    """Every metric name in the dashboard's PromQL is one memphase exports: the union of the
+    names in the expositions of a run with pinned memory and VRAM (the stand-in CUDA and
+    NVML libraries) that keeps growing (so time to OOM is projected), scraped throughout."""
+    harness.need_root()
+    dash, exprs, names = dashboard_names()
+    assert len(exprs) >= 6 and names, exprs
+    titles = " ".join(p.get("title", "") for p in dash["panels"]).lower()
+    for t in ("rss", "request", "oom", "pinned", "vram"):
+        assert t in titles, (t, titles)
+    assert dash["annotations"]["list"], "no phase annotations"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import test_gpu
+    exported = set()
+    with harness.workdir() as d:
+        state, tf = os.path.join(d, "gpu.state"), os.path.join(d, "m.prom")
+        test_gpu.write_state(state)
+        port = free_port()
+        env = dict(os.environ, MEMPHASE_STANDIN_GPU=state, MEMPHASE_NVML_LIB=test_gpu.NVML)
+        p = subprocess.Popen(harness.mp_argv(
+            ["run", "--no-tui", "--metrics", str(port), "--metrics-textfile", tf, "--",
+             harness.DRIVER, "--cudart", test_gpu.CUDART, "--pin-mib", "4", "--vram-mib", "32",
+             "--ctx-mib", "2", "--prompt-batches", "2", "--batch-mib", "1", "--tokens", "3",
+             "--grow-mib-per-s", "16", "--grow-limit-mib", "96"]), env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            while p.poll() is None:
+                try:
+                    st, _, body = get(port, timeout=2)
+                    if st == 200:
+                        exported |= {n for n, _, _ in samples(body)}
+                except OSError:
+                    pass
+                time.sleep(0.2)
+        finally:
+            finish(p)
+        with open(tf) as f:
+            exported |= {n for n, _, _ in samples(f.read())}
+    for want in ("memphase_time_to_oom_seconds", "memphase_gpu_host_bytes",
+                 "memphase_vram_bytes"):
+        assert want in exported, (want, sorted(exported))
+    missing = names - exported
+    assert not missing, "the dashboard refers to names memphase does not export: %s" % \
+        sorted(missing)
