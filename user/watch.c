@@ -114,6 +114,9 @@ static int pinfo_read(pid_t pid, struct pinfo *p)
 		return -ESRCH;
 	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
 	 * cutime cstime priority nice threads itrealvalue starttime */
+	/* a zombie has nothing left to observe: gone */
+	if (rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+		return -ESRCH;
 	if (sscanf(rp + 2, "%*c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
 		   "%*d %*d %llu", &ppid, &flags, &start) != 3)
 		return -ESRCH;
@@ -435,8 +438,14 @@ static int on_exec(void *ctx, void *data, size_t len)
 	/* gone already: a match that ended before it could be attached */
 	if (pinfo_read(e->pid, &pi) && w->env->match_comm && !w->env->match_exe &&
 	    !w->env->match_cgroup) {
+		struct proc tmp = { .pid = e->pid };
+
+		memcpy(tmp.comm, e->comm, sizeof(tmp.comm));
+		tmp.comm[sizeof(tmp.comm) - 1] = 0;
 		w->matched++;
 		w->gone++;
+		if (w->env->verbose)
+			say(&tmp, "ended before it could be attached");
 		return 0;
 	}
 	consider(w, e->pid);
@@ -601,6 +610,24 @@ static int start_pids(struct watch *w)
 	return 0;
 }
 
+/* "comm NAME, exe PATH, cgroup PATH" or "3 pids", for the start line */
+static void describe(const struct env *e, char *buf, size_t len)
+{
+	char s[3][PATH_MAX / 4];
+
+	if (e->npids) {
+		snprintf(buf, len, "%u pid%s", e->npids, e->npids > 1 ? "s" : "");
+		return;
+	}
+	utf8__esc_term(s[0], sizeof(s[0]), e->match_comm ? e->match_comm : "");
+	utf8__esc_term(s[1], sizeof(s[1]), e->match_exe ? e->match_exe : "");
+	utf8__esc_term(s[2], sizeof(s[2]), e->match_cgroup ? e->match_cgroup : "");
+	snprintf(buf, len, "%s%s%s%s%s%s%s%s", e->match_comm ? "comm " : "", s[0],
+		 e->match_comm && (e->match_exe || e->match_cgroup) ? ", " : "",
+		 e->match_exe ? "exe " : "", s[1], e->match_exe && e->match_cgroup ? ", " : "",
+		 e->match_cgroup ? "cgroup " : "", s[2]);
+}
+
 static void loop(struct watch *w)
 {
 	const struct env *e = w->env;
@@ -630,7 +657,7 @@ int watch__run(const struct env *e, int *status)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct watch *w;
-	char p[256];
+	char p[256], what[PATH_MAX];
 	int err;
 
 	*status = TARGET_EXIT_FAILED;
@@ -663,9 +690,10 @@ int watch__run(const struct env *e, int *status)
 		goto out;
 	if (w->rb)
 		scan_proc(w);
-	if (e->verbose)
-		fprintf(stderr, "memphase: watch: %u processes observed; files in %s\n",
-			w->nprocs, utf8__esc_term(p, sizeof(p), e->out_dir));
+	/* the journal says what this memphase does */
+	describe(e, what, sizeof(what));
+	fprintf(stderr, "memphase: watch: started (%s; %u running now); files in %s\n", what,
+		w->nprocs, utf8__esc_term(p, sizeof(p), e->out_dir));
 	loop(w);
 	stop_children(w);
 	*status = 0;
