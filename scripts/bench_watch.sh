@@ -4,7 +4,7 @@
 #   sudo scripts/bench_watch.sh [REQUESTS] [SHORT]
 # One watch (--comm of a name no other program uses) observes a stand-in server doing
 # REQUESTS requests (10000; 4 ms per decode, 3 decodes each: about 2 minutes) while SHORT
-# (1000) short-lived matching processes start and end beside it (one in 50 lives ~5 s and is
+# (1000) short-lived matching processes start and end beside it (one in 50 lives ~6 s and is
 # observed to its end; the others end within milliseconds). The RSS of the supervisor, and
 # of the supervisor and its attach children together, is sampled every 0.5 s; printed:
 # start, end and peak of each, and what watch counted. Figures for the README.
@@ -82,7 +82,7 @@ t0=$(date +%s.%N)
 server=$!
 for i in $(seq 1 "$short"); do
 	if [ $((i % 50)) -eq 0 ]; then
-		"$serve" --model "$dir/model.bin" --requests 5 --prompt-batches 1 --batch-mib 1 \
+		"$serve" --model "$dir/model.bin" --requests 10 --prompt-batches 1 --batch-mib 1 \
 			--tokens 2 --ctx-mib 1 --sleep-ms 300 > /dev/null &
 	else
 		"$serve" --model "$dir/model.bin" --requests 1 --batch-mib 0 --tokens 1 \
@@ -91,8 +91,8 @@ for i in $(seq 1 "$short"); do
 	sleep 0.05
 done
 wait "$server"
-# the last slow ones end within ~5 s
-sleep 6
+# the last slow ones end within ~6 s
+sleep 8
 t1=$(date +%s.%N)
 kill -TERM "$wpid"
 wait "$wpid" || true
@@ -112,10 +112,15 @@ print("  supervisor RSS:            start %s, end %s, peak %s"
 print("  supervisor + children RSS: start %s, end %s, peak %s (at most %d children at once)"
       % (mib(tot[0]), mib(tot[-1]), mib(max(tot)), max(r[3] for r in rows)))
 files = glob.glob(sys.argv[2] + "/*.json")
-big = [json.load(open(f)) for f in files]
-srv = [d for d in big if d["target"]["pid"] and len(d.get("requests", [])) > 100]
+docs = [json.load(open(f)) for f in files]
+def prompts(d):
+    return sum(p["calls"] for p in d["phases"] if p["name"] == "prompt")
+srv = max(docs, key=prompts, default=None)
 if srv:
-    print("  the server's JSON: %d requests seen" % len(srv[0]["requests"]))
-print("  files written: %d" % len(files))
+    print("  the server's JSON: %d requests observed (one prompt batch each), exit %s"
+          % (prompts(srv), srv["target"]["exit"]))
+slow = int(sys.argv[4]) // 50
+print("  files written: %d (the server, and %d of the %d six-second processes)"
+      % (len(files), len(files) - (1 if srv else 0), slow))
 PY
 grep "matched" "$dir/watch.err" | sed 's/^/  /'

@@ -392,7 +392,8 @@ static int live_start(struct session *s)
 {
 	struct live_opts o = {
 		.use_tui = s->use_tui,
-		.interval_s = s->env->interval,
+		/* watch's children print no status lines: their files say it all */
+		.interval_s = s->env->watched ? 1e9 : s->env->interval,
 		.oom_warn_s = s->env->oom_warn,
 		.argv = s->model.argv,
 		.pid = s->model.root_pid,

@@ -315,7 +315,6 @@ static void child_exec(const struct watch *w, const struct proc *p, pid_t parent
 	    asprintf(&argv[n++], "--watched=%llu", p->start) < 0)
 		_exit(TARGET_EXIT_FAILED);
 	argv[n++] = (char *)"--no-tui";
-	argv[n++] = (char *)"--interval=1h";
 	for (i = 0; i < e->npass; i++)
 		argv[n++] = e->pass[i];
 	for (i = 0; i < outputs__nformats(); i++) {
@@ -382,14 +381,30 @@ static void proc_start(struct watch *w, const struct pinfo *pi)
 		say(p, "attaching");
 }
 
-/* Does pid match? Starts its child if so (once per process). */
-static void consider(struct watch *w, pid_t pid)
+/*
+ * Does pid match? Starts its child if so (once per process). exec: the comm of its exec
+ * event (matched in the kernel already), or NULL from a scan.
+ */
+static void consider(struct watch *w, pid_t pid, const char *exec_comm)
 {
 	const struct env *e = w->env;
 	struct pinfo pi;
 
-	if (pid == w->self || pinfo_read(pid, &pi))
+	if (pid == w->self)
 		return;
+	if (pinfo_read(pid, &pi)) {
+		/* gone already: with --comm alone the exec said it matched; count it */
+		if (exec_comm && e->match_comm && !e->match_exe && !e->match_cgroup) {
+			struct proc tmp = { .pid = pid };
+
+			memcpy(tmp.comm, exec_comm, sizeof(tmp.comm) - 1);
+			w->matched++;
+			w->gone++;
+			if (e->verbose)
+				say(&tmp, "ended before it could be attached");
+		}
+		return;
+	}
 	/* our own children, kernel threads, processes decided already */
 	if (pi.ppid == w->self || (pi.flags & PF_KTHREAD) || proc_find(w, pid, pi.start) ||
 	    seen_has(w, pid, pi.start))
@@ -421,7 +436,7 @@ static void scan_proc(struct watch *w)
 		pid = strtol(d->d_name, &end, 10);
 		if (*end || pid <= 0)
 			continue;
-		consider(w, pid);
+		consider(w, pid, NULL);
 	}
 	closedir(dir);
 }
@@ -431,24 +446,13 @@ static int on_exec(void *ctx, void *data, size_t len)
 {
 	struct watch *w = ctx;
 	const struct mp_exec_event *e = data;
-	struct pinfo pi;
+	char comm[MP_COMM_LEN];
 
 	if (len < sizeof(*e))
 		return 0;
-	/* gone already: a match that ended before it could be attached */
-	if (pinfo_read(e->pid, &pi) && w->env->match_comm && !w->env->match_exe &&
-	    !w->env->match_cgroup) {
-		struct proc tmp = { .pid = e->pid };
-
-		memcpy(tmp.comm, e->comm, sizeof(tmp.comm));
-		tmp.comm[sizeof(tmp.comm) - 1] = 0;
-		w->matched++;
-		w->gone++;
-		if (w->env->verbose)
-			say(&tmp, "ended before it could be attached");
-		return 0;
-	}
-	consider(w, e->pid);
+	memcpy(comm, e->comm, sizeof(comm) - 1);
+	comm[sizeof(comm) - 1] = 0;
+	consider(w, e->pid, comm);
 	return 0;
 }
 
@@ -606,7 +610,7 @@ static int start_pids(struct watch *w)
 			return -ESRCH;
 		}
 	for (i = 0; i < w->env->npids; i++)
-		consider(w, w->env->pids[i]);
+		consider(w, w->env->pids[i], NULL);
 	return 0;
 }
 

@@ -15,8 +15,8 @@
  *
  * Metrics (a later step): each child can be given `--metrics-textfile` into a private
  * directory of the supervisor (see child_exec() in watch.c, the one place that builds a
- * child's command line), and the supervisor's loop (watch_tick() in watch.c) merges those
- * files into its own exposition; a reaped child's file is removed with it.
+ * child's command line), and the supervisor's loop (loop() in watch.c, once per poll)
+ * merges those files into its own exposition; a reaped child's file is removed with it.
  */
 #ifndef __MP_WATCH_H
 #define __MP_WATCH_H
