@@ -429,3 +429,65 @@ def test_watch_sigterm_writes_running_processes():
         doc = harness.load_json(files[0])
         assert doc["target"]["pid"] == sleeper.pid and doc["target"]["comm"] == comm
         assert doc["target"]["exit"] is None, doc["target"]["exit"]
+
+
+UNIT = os.path.join(harness.ROOT, "scripts", "memphase-watch.service")
+
+
+def _unit_caps():
+    with open(UNIT) as f:
+        for line in f:
+            if line.startswith("CapabilityBoundingSet="):
+                return line.split("=", 1)[1].split()
+    raise AssertionError("no CapabilityBoundingSet in the unit")
+
+
+def test_watch_service_unit_verifies():
+    """systemd-analyze verify accepts the unit (its ExecStart pointed at this build)."""
+    if not shutil.which("systemd-analyze"):
+        raise harness.Skip("systemd-analyze is not installed")
+    with harness.workdir() as d:
+        with open(UNIT) as f:
+            text = f.read().replace("/usr/local/bin/memphase", harness.MEMPHASE)
+        path = os.path.join(d, "memphase-watch.service")
+        with open(path, "w") as f:
+            f.write(text)
+        r = subprocess.run(["systemd-analyze", "verify", path], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0 and "memphase-watch" not in r.stderr, r.stderr
+        for key in ("ProtectSystem=strict", "ProtectHome=read-only", "PrivateTmp=yes",
+                    "NoNewPrivileges=yes", "ReadWritePaths=/var/lib/memphase"):
+            assert key + "\n" in text, key
+
+
+def test_watch_runs_with_the_units_capabilities():
+    """memphase watch with exactly the unit's capability bounding set and no new privileges
+    observes a process: phases and growth, and the file written."""
+    harness.need_root()
+    caps = ",".join("+" + c[len("CAP_"):].lower() for c in _unit_caps())
+    with harness.workdir() as d:
+        out = os.path.join(d, "out")
+        os.mkdir(out)
+        os.chmod(out, 0o777)
+        comm = unique("wc")
+        drv = named(d, comm)
+        e = root_env()
+        errf = os.path.join(d, "watch.err")
+        with open(errf, "w") as ef:
+            w = subprocess.Popen(["setpriv", "--bounding-set=-all," + caps, "--no-new-privs"]
+                                 + harness.mp_argv(["watch", "--comm", comm, "--out-dir", out]),
+                                 env=e, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=ef)
+        try:
+            deadline = time.time() + 60
+            while "watch: started" not in open(errf).read():
+                assert w.poll() is None and time.time() < deadline, open(errf).read()
+                time.sleep(0.05)
+            a = start(drv_args(d, "a", exe=drv, ctx_mib=16, tokens=20))
+            finish([a])
+        finally:
+            w.send_signal(signal.SIGTERM)
+            rc = w.wait(timeout=120)
+        err = open(errf).read()
+        assert rc == 0 and "1 written" in err and "denied" not in err.lower(), err
+        check_doc(out, a, "a", d, comm)
