@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <linux/types.h>
 #include "env.h"
 #include "memphase.h"
@@ -113,8 +114,8 @@ static struct argp_option options[] = {
 	  "watch: processes whose comm is NAME, running now or started later", 0 },
 	{ "exe", OPT_EXE, "PATH", 0, "watch: processes running the executable PATH", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
-	  "watch: processes in the cgroup PATH (v2; /sys/fs/cgroup/... or /a/b) or below it",
-	  0 },
+	  "watch: processes in the cgroup directory PATH or below it (/sys/fs/cgroup/..., v1 "
+	  "or v2; /a/b: v2)", 0 },
 	{ "out-dir", OPT_OUT_DIR, "DIR", 0,
 	  "watch: each process's files go to DIR as COMM.PID.START.EXT (default: .)", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0,
@@ -347,27 +348,76 @@ static void pass_on(struct argp_state *state, int key, const char *arg)
 	env.pass[env.npass++] = s;
 }
 
-/* --cgroup PATH: as /proc/PID/cgroup names it ("/a/b"), an existing cgroup v2 directory */
+/*
+ * The cgroup v1 hierarchy mounted at /sys/fs/cgroup/NAME, as /proc/self/cgroup names its
+ * controllers ("memory", "cpu,cpuacct", "name=systemd"), into ctl; false: NAME is none.
+ */
+static bool v1_hierarchy(const char *name, size_t len, char *ctl, size_t ctl_len)
+{
+	char line[PATH_MAX + 64], *c, *e;
+	bool found = false;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		c = strchr(line, ':');
+		e = c ? strchr(c + 1, ':') : NULL;
+		if (!e || e == c + 1)
+			continue;	/* v2 ("0::") or malformed */
+		*e = 0;
+		c++;
+		if (!strncmp(c, "name=", 5) && strlen(c + 5) == len && !strncmp(c + 5, name, len))
+			found = true;
+		else if (strlen(c) == len && !strncmp(c, name, len))
+			found = true;
+		if (found)
+			snprintf(ctl, ctl_len, "%s", c);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * --cgroup PATH: a directory under /sys/fs/cgroup (v2, or a v1 hierarchy such as
+ * /sys/fs/cgroup/memory/..., or /sys/fs/cgroup/unified/... on hybrid systems), or "/a/b"
+ * (v2). Stored as /proc/PID/cgroup names it: the hierarchy's controllers ("" for v2) and
+ * the path in it.
+ */
 static void parse_cgroup(struct argp_state *state, const char *arg)
 {
-	static char cg[PATH_MAX];
+	static char cg[PATH_MAX], ctl[256];
 	char dir[PATH_MAX + 32];
-	const char *p = arg;
+	const char *p = arg, *slash;
+	bool full = false;
 	size_t n;
 	struct stat st;
 
 	if (!strncmp(p, "/sys/fs/cgroup", 14) && (!p[14] || p[14] == '/'))
-		p += 14;
+		p += 14, full = true;
+	while (*p == '/')
+		p++;
+	snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s", p);
+	ctl[0] = 0;
+	if (full) {
+		/* the first component may name a v1 hierarchy, or v2's "unified" */
+		slash = strchr(p, '/');
+		n = slash ? (size_t)(slash - p) : strlen(p);
+		if (v1_hierarchy(p, n, ctl, sizeof(ctl)) ||
+		    (n == 7 && !strncmp(p, "unified", 7) &&
+		     !access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK)))
+			p += n;
+	}
 	while (*p == '/')
 		p++;
 	n = snprintf(cg, sizeof(cg), "/%s", p);
 	while (n > 1 && cg[n - 1] == '/')
 		cg[--n] = 0;
-	snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", cg);
 	if (n >= sizeof(cg) - 1 || stat(dir, &st) || !S_ISDIR(st.st_mode))
 		argp_failure(state, TARGET_EXIT_FAILED, 0,
 			     "--cgroup '%s': no such cgroup (%s is not a directory)", arg, dir);
 	env.match_cgroup = cg;
+	env.match_cgroup_ctl = ctl;
 }
 
 static void parse_watch_end(struct argp_state *state)

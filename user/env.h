@@ -68,6 +68,7 @@ struct env {
 	const char *match_comm;		/* --comm NAME (at most 15 bytes, the kernel's comm) */
 	const char *match_exe;		/* --exe PATH, resolved (realpath) */
 	const char *match_cgroup;	/* --cgroup PATH, as in /proc/PID/cgroup ("/a/b") */
+	const char *match_cgroup_ctl;	/* ... of this hierarchy ("memory"; "" for v2) */
 	const char *out_dir;		/* --out-dir DIR (default ".") */
 	unsigned int max_procs;		/* --max-procs N: attach children at once */
 	/* the analysis options given, as "--name" or "--name=value", for the children */

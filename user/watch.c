@@ -163,10 +163,10 @@ static bool exe_matches(pid_t pid, const char *want)
 	return !strcmp(exe, want);
 }
 
-/* Is pid's cgroup (v2) want or below it? */
-static bool cgroup_matches(pid_t pid, const char *want)
+/* Is pid's cgroup in hierarchy ctl ("" for v2) want, or below it? */
+static bool cgroup_matches(pid_t pid, const char *ctl, const char *want)
 {
-	char fn[64], line[PATH_MAX + 8];
+	char fn[64], line[PATH_MAX + 256], *c, *cg;
 	size_t n = strlen(want);
 	bool yes = false;
 	FILE *f;
@@ -175,15 +175,17 @@ static bool cgroup_matches(pid_t pid, const char *want)
 	f = fopen(fn, "re");
 	if (!f)
 		return false;
+	/* "ID:CONTROLLERS:PATH" */
 	while (fgets(line, sizeof(line), f)) {
-		char *cg;
-
-		if (strncmp(line, "0::", 3))
+		c = strchr(line, ':');
+		cg = c ? strchr(c + 1, ':') : NULL;
+		if (!cg)
 			continue;
-		cg = line + 3;
+		*cg++ = 0;
+		if (strcmp(c + 1, ctl))
+			continue;
 		cg[strcspn(cg, "\n")] = 0;
-		yes = !strcmp(want, "/") ||
-		      (!strncmp(cg, want, n) && (!cg[n] || cg[n] == '/'));
+		yes = !strcmp(want, "/") || (!strncmp(cg, want, n) && (!cg[n] || cg[n] == '/'));
 		break;
 	}
 	fclose(f);
@@ -413,7 +415,7 @@ static void consider(struct watch *w, pid_t pid, const char *exec_comm)
 		return;
 	if (e->match_exe && !exe_matches(pid, e->match_exe))
 		return;
-	if (e->match_cgroup && !cgroup_matches(pid, e->match_cgroup))
+	if (e->match_cgroup && !cgroup_matches(pid, e->match_cgroup_ctl, e->match_cgroup))
 		return;
 	/* a child of a watched process is observed with it */
 	if (ancestor_watched(w, &pi)) {

@@ -494,3 +494,34 @@ def test_watch_runs_with_the_units_capabilities():
         err = open(errf).read()
         assert rc == 0 and "1 written" in err and "denied" not in err.lower(), err
         check_doc(out, a, "a", d, comm)
+
+
+def test_watch_cgroup_and_comm():
+    """--cgroup DIR --comm NAME: both must hold. Inside with the name: observed; the same name
+    outside, and another name inside: not."""
+    harness.need_root()
+    from test_oom import Cgroup
+    with harness.workdir() as d, Cgroup(1 << 30) as cg:
+        out = os.path.join(d, "out")
+        os.mkdir(out)
+        os.chmod(out, 0o777)
+        comm = unique("wi")
+        drv, other = named(d, comm), named(d, unique("wj"))
+        w = Watch(d, ["--cgroup", cg.dir, "--comm", comm, "--out-dir", out])
+        procs = []
+        try:
+            a = start(cg.wrap(drv_args(d, "a", exe=drv, ctx_mib=16, tokens=20)))
+            outside = start(drv_args(d, "o", exe=drv, ctx_mib=4, tokens=4))
+            inside = start(cg.wrap(drv_args(d, "i", exe=other, ctx_mib=4, tokens=4)))
+            procs = [a, outside, inside]
+            finish(procs)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+            rc, n = w.stop()
+        assert rc == 0 and n == {"matched": 1, "written": 1, "gone": 0, "skipped": 0,
+                                 "failed": 0}, (rc, n, w.stderr())
+        # the wrapper's sh exec'd the driver: the same pid
+        check_doc(out, a, "a", d, comm)
+        assert len(out_files(out)) == 1, out_files(out)
