@@ -525,3 +525,29 @@ def test_watch_cgroup_and_comm():
         # the wrapper's sh exec'd the driver: the same pid
         check_doc(out, a, "a", d, comm)
         assert len(out_files(out)) == 1, out_files(out)
+
+
+def test_watch_hands_options_on():
+    """attach's options given to watch reach each observation: --preset none (no phases but
+    startup) and --stacks none (no stack samples)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out")
+        os.mkdir(out)
+        os.chmod(out, 0o777)
+        a = start(drv_args(d, "a", ctx_mib=4, tokens=4))
+        try:
+            r = mp(["watch", "-p", str(a.pid), "--out-dir", out, "--preset", "none",
+                    "--stacks=none"])
+            finish([a])
+        finally:
+            if a.poll() is None:
+                a.kill()
+        assert r.returncode == 0, r.stderr
+        files = glob.glob(os.path.join(out, "*.%d.*.json" % a.pid))
+        assert len(files) == 1, out_files(out)
+        doc = harness.load_json(files[0])
+        assert [p["name"] for p in doc["phases"]] == ["startup"], doc["phases"]
+        assert all(p["stacks"]["samples"] == 0 for p in doc["phases"]), doc["phases"]
+        # the context's 4 MiB and more were seen, under startup
+        assert harness.phase(doc, "startup")["rss_growth_bytes"]["anon"] >= 4 * MIB
