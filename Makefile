@@ -64,7 +64,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 # Every user object may include the skeleton.
-$(USER_OBJS): $(OUTPUT)/memphase.skel.h
+$(USER_OBJS): $(OUTPUT)/memphase.skel.h $(OUTPUT)/watch.skel.h
 $(OUTPUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

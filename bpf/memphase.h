@@ -419,4 +419,14 @@ struct mp_stack_event {
 	__u64 regs[MP_NR_REGS];
 };
 
+/*
+ * memphase watch (bpf/watch.bpf.c): one record per exec whose new comm passes the filter,
+ * so the supervisor finds processes that start after it.
+ */
+struct mp_exec_event {
+	__u32 pid;		/* the process (tgid) that exec'd */
+	__u32 ppid;		/* its parent's tgid */
+	char comm[MP_COMM_LEN];	/* its comm after the exec */
+};
+
 #endif /* __MEMPHASE_H */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <linux/types.h>
 #include "env.h"
 #include "memphase.h"
@@ -33,6 +34,7 @@ struct env env = {
 	.ringbuf_kib = 1024,
 	.report_from = -1,
 	.report_to = -1,
+	.max_procs = 16,
 };
 
 const char *argp_program_version = "memphase " MEMPHASE_VERSION;
@@ -48,6 +50,8 @@ static const char usage_doc[] =
 "  memphase record -o FILE [OPTIONS] -- COMMAND [ARGS...]\n"
 "  memphase report FILE [--json F] [--folded F] [--svg F] [--perf-data F]\n"
 "      [--trace F] [--from T] [--to T] [--phase NAME]\n"
+"  memphase watch --comm NAME | --exe PATH | --cgroup PATH | -p PID...\n"
+"      [--out-dir DIR] [--json] [--svg] [...] [--record] [OPTIONS]\n"
 "\v"
 "EXAMPLES:\n"
 "  sudo memphase run -- ./llama-cli -m model.gguf -c 32768 -p 'hello'\n"
@@ -58,6 +62,7 @@ static const char usage_doc[] =
 "      -- ./myapp\n"
 "  sudo memphase run --preset none --phase step=libtrainer.so:train_step -- ./train\n"
 "  memphase run --list-presets\n"
+"  sudo memphase watch --comm llama-server --out-dir /var/lib/memphase --json --html\n"
 "\n"
 "The command runs as the invoking user (SUDO_UID/SUDO_GID under sudo), never\n"
 "as root. On a terminal a live view shows memory moving ('q' detaches). When\n"
@@ -95,12 +100,31 @@ enum {
 	OPT_FROM,
 	OPT_METRICS,
 	OPT_TO,
+	OPT_COMM,
+	OPT_EXE,
+	OPT_CGROUP,
+	OPT_OUT_DIR,
+	OPT_MAX_PROCS,
+	OPT_WATCHED,
 };
 
 static bool record_cmd;		/* `memphase record -o FILE -- COMMAND` */
 
-static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "Process to observe (attach)", 0 },
+static struct argp_option options[] = {
+	{ "pid", 'p', "PID", 0, "Process to observe (attach); watch: repeatable", 0 },
+	{ "comm", OPT_COMM, "NAME", 0,
+	  "watch: processes whose comm is NAME, running now or started later", 0 },
+	{ "exe", OPT_EXE, "PATH", 0, "watch: processes running the executable PATH", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0,
+	  "watch: processes in the cgroup directory PATH or below it (/sys/fs/cgroup/..., v1 "
+	  "or v2; /a/b: v2)", 0 },
+	{ "out-dir", OPT_OUT_DIR, "DIR", 0,
+	  "watch: each process's files go to DIR as COMM.PID.START.EXT (default: .)", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0,
+	  "watch: observe at most N processes at once; more are skipped and counted "
+	  "(default 16; 1..1024)", 0 },
+	{ "watched", OPT_WATCHED, "START", OPTION_HIDDEN,
+	  "attach started by watch: the process started at START (clock ticks since boot)", 0 },
 	{ "stacks", OPT_STACKS, "MODE", 0,
 	  "User stacks: dwarf (default, works without frame pointers), fp or none", 0 },
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0,
@@ -291,21 +315,213 @@ static void check_phase_binary(struct argp_state *state, const char *arg,
 		     strerror(errno));
 }
 
+/* Options that only make sense for `memphase watch`. */
+static void watch_only(struct argp_state *state, const char *opt)
+{
+	if (env.mode != MODE_WATCH)
+		argp_failure(state, TARGET_EXIT_FAILED, 0, "%s belongs to 'memphase watch'", opt);
+}
+
+/* The options watch hands on to each `memphase attach` child, as given. */
+static bool is_passed_on(int key)
+{
+	switch (key) {
+	case OPT_STACKS: case OPT_SAMPLE_BYTES: case OPT_MAX_SAMPLES: case OPT_MAX_RSS:
+	case OPT_MIN_AVAILABLE: case OPT_OOM_WARN: case OPT_NO_MAPPINGS: case OPT_PHASE:
+	case OPT_REQUEST: case OPT_PRESET: case OPT_NO_PRESET: case OPT_CAUSES:
+	case OPT_ALLOCATOR_FRAME: case OPT_ORIGIN_MIN: case OPT_GRACE: case OPT_RINGBUF:
+	case OPT_BPF_STATS: case OPT_RECORD_MAX: case 'v':
+		return true;
+	}
+	return false;
+}
+
+static void pass_on(struct argp_state *state, int key, const char *arg)
+{
+	const struct argp_option *o;
+	char *s;
+
+	for (o = options; o->name && o->key != key; o++)
+		;
+	if (!o->name)
+		return;
+	if (env.npass == ENV_MAX_PASS)
+		argp_failure(state, TARGET_EXIT_FAILED, 0, "too many options (max %d)",
+			     ENV_MAX_PASS);
+	if (asprintf(&s, "--%s%s%s", o->name, arg ? "=" : "", arg ? arg : "") < 0)
+		argp_failure(state, TARGET_EXIT_FAILED, ENOMEM, "options");
+	env.pass[env.npass++] = s;
+}
+
+/*
+ * The cgroup v1 hierarchy mounted at /sys/fs/cgroup/NAME, as /proc/self/cgroup names its
+ * controllers ("memory", "cpu,cpuacct", "name=systemd"), into ctl; false: NAME is none.
+ */
+static bool v1_hierarchy(const char *name, size_t len, char *ctl, size_t ctl_len)
+{
+	char line[PATH_MAX + 64], *c, *e;
+	bool found = false;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		c = strchr(line, ':');
+		e = c ? strchr(c + 1, ':') : NULL;
+		if (!e || e == c + 1)
+			continue;	/* v2 ("0::") or malformed */
+		*e = 0;
+		c++;
+		if (!strncmp(c, "name=", 5) && strlen(c + 5) == len && !strncmp(c + 5, name, len))
+			found = true;
+		else if (strlen(c) == len && !strncmp(c, name, len))
+			found = true;
+		if (found)
+			snprintf(ctl, ctl_len, "%s", c);
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * --cgroup PATH: a directory under /sys/fs/cgroup (v2, or a v1 hierarchy such as
+ * /sys/fs/cgroup/memory/..., or /sys/fs/cgroup/unified/... on hybrid systems), or "/a/b"
+ * (v2). Stored as /proc/PID/cgroup names it: the hierarchy's controllers ("" for v2) and
+ * the path in it.
+ */
+static void parse_cgroup(struct argp_state *state, const char *arg)
+{
+	static char cg[PATH_MAX], ctl[256];
+	char dir[PATH_MAX + 32];
+	const char *p = arg, *slash;
+	bool full = false;
+	size_t n;
+	struct stat st;
+
+	if (!strncmp(p, "/sys/fs/cgroup", 14) && (!p[14] || p[14] == '/'))
+		p += 14, full = true;
+	while (*p == '/')
+		p++;
+	snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s", p);
+	ctl[0] = 0;
+	if (full) {
+		/* the first component may name a v1 hierarchy, or v2's "unified" */
+		slash = strchr(p, '/');
+		n = slash ? (size_t)(slash - p) : strlen(p);
+		if (v1_hierarchy(p, n, ctl, sizeof(ctl)) ||
+		    (n == 7 && !strncmp(p, "unified", 7) &&
+		     !access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK)))
+			p += n;
+	}
+	while (*p == '/')
+		p++;
+	n = snprintf(cg, sizeof(cg), "/%s", p);
+	while (n > 1 && cg[n - 1] == '/')
+		cg[--n] = 0;
+	if (n >= sizeof(cg) - 1 || stat(dir, &st) || !S_ISDIR(st.st_mode))
+		argp_failure(state, TARGET_EXIT_FAILED, 0,
+			     "--cgroup '%s': no such cgroup (%s is not a directory)", arg, dir);
+	env.match_cgroup = cg;
+	env.match_cgroup_ctl = ctl;
+}
+
+static void parse_watch_end(struct argp_state *state)
+{
+	bool by_attr = env.match_comm || env.match_exe || env.match_cgroup;
+	unsigned int i;
+	struct stat st;
+	bool any = false;
+
+	if (!env.npids && !by_attr)
+		argp_failure(state, TARGET_EXIT_FAILED, 0,
+			     "watch needs --comm NAME, --exe PATH, --cgroup PATH or -p PID");
+	if (env.npids && by_attr)
+		argp_failure(state, TARGET_EXIT_FAILED, 0,
+			     "-p excludes --comm, --exe and --cgroup");
+	if (!env.out_dir)
+		env.out_dir = ".";
+	if (stat(env.out_dir, &st))
+		argp_failure(state, TARGET_EXIT_FAILED, 0, "--out-dir '%s': %s", env.out_dir,
+			     strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		argp_failure(state, TARGET_EXIT_FAILED, 0, "--out-dir '%s': not a directory",
+			     env.out_dir);
+	for (i = 0; i < outputs__nformats(); i++)
+		any |= env.out_paths[i] != NULL;
+	/* nothing asked: the JSON */
+	if (!any && !env.record)
+		env.out_paths[outputs__find("json")] = "";
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	char err[256];
 	__u64 v = 0;
 
+	if (env.mode == MODE_WATCH && is_passed_on(key))
+		pass_on(state, key, arg);
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->err_stream = err_stream();
 		break;
 	case 'p':
-		if (env.mode != MODE_ATTACH)
+		if (env.mode != MODE_ATTACH && env.mode != MODE_WATCH)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "-p/--pid belongs to 'memphase attach'");
+				     "-p/--pid belongs to 'memphase attach' and 'memphase watch'");
 		if (parse_pid(arg, &env.pid))
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid pid '%s'", arg);
+		if (env.mode != MODE_WATCH)
+			break;
+		if (env.npids == ENV_MAX_PIDS)
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "too many -p options (max %d)",
+				     ENV_MAX_PIDS);
+		env.pids[env.npids++] = env.pid;
+		break;
+	case OPT_COMM:
+		watch_only(state, "--comm");
+		if (!*arg || strlen(arg) >= MP_COMM_LEN || strchr(arg, '/'))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--comm '%s': 1 to %d bytes, no '/' (the kernel's comm)", arg,
+				     MP_COMM_LEN - 1);
+		env.match_comm = arg;
+		break;
+	case OPT_EXE: {
+		static char exe[PATH_MAX];
+		struct stat st;
+
+		watch_only(state, "--exe");
+		if (!realpath(arg, exe) || stat(exe, &st))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--exe '%s': %s", arg,
+				     strerror(errno));
+		if (!S_ISREG(st.st_mode))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--exe '%s': not a regular file",
+				     arg);
+		env.match_exe = exe;
+		break;
+	}
+	case OPT_CGROUP:
+		watch_only(state, "--cgroup");
+		parse_cgroup(state, arg);
+		break;
+	case OPT_OUT_DIR:
+		watch_only(state, "--out-dir");
+		env.out_dir = arg;
+		break;
+	case OPT_MAX_PROCS:
+		watch_only(state, "--max-procs");
+		if (opt_uint(arg, 1, 1024, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "invalid --max-procs '%s' (a whole number, 1 to 1024)", arg);
+		env.max_procs = v;
+		break;
+	case OPT_WATCHED:
+		if (env.mode != MODE_ATTACH)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--watched belongs to 'memphase attach'");
+		if (opt_uint(arg, 0, ~0ULL, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid --watched '%s'", arg);
+		env.watched = true;
+		env.watched_start = v;
 		break;
 	case OPT_METRICS: {
 		struct sockaddr_storage ss;
@@ -401,6 +617,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				     arg);
 		break;
 	case OPT_INTERVAL:
+		if (env.mode == MODE_WATCH)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--interval belongs to run and attach (watch prints no status "
+				     "lines)");
 		if (opt_seconds(arg, 0.05, 3600, &env.interval))
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "invalid --interval '%s' (50ms to 1h)", arg);
@@ -488,7 +708,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.mode == MODE_REPORT)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "--record belongs to run and attach");
-		env.record = arg;
+		if (env.mode == MODE_WATCH && arg)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record takes no FILE in watch mode: one recording per "
+				     "process goes to --out-dir");
+		/* watch: one recording per process, named like the other files */
+		env.record = arg ? arg : "";
 		break;
 	case OPT_FROM:
 	case OPT_TO:
@@ -513,6 +738,10 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			env.report_file = arg;
 			break;
 		}
+		if (env.mode == MODE_WATCH)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "unexpected argument '%s' (in watch mode the output options "
+				     "take no FILE: the files go to --out-dir)", arg);
 		if (env.mode != MODE_RUN)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "unexpected argument '%s'", arg);
 		/* the command and its arguments: stop parsing here */
@@ -532,6 +761,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 					     "--to must be after --from");
 			break;
 		}
+		if (env.mode == MODE_WATCH)
+			parse_watch_end(state);
 		if (record_cmd && !env.record)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "record needs -o FILE (memphase record -o FILE -- COMMAND)");
@@ -559,7 +790,12 @@ static error_t parse_format(int key, char *arg, struct argp_state *state)
 {
 	if (key < OPT_FORMAT || key >= OPT_FORMAT + (int)outputs__nformats())
 		return ARGP_ERR_UNKNOWN;
-	env.out_paths[key - OPT_FORMAT] = arg;
+	/* watch: --NAME alone, one file per process in --out-dir */
+	if (env.mode == MODE_WATCH && arg)
+		argp_failure(state, TARGET_EXIT_FAILED, 0,
+			     "--%s takes no FILE in watch mode: one file per process goes to "
+			     "--out-dir", output_formats[key - OPT_FORMAT]->name);
+	env.out_paths[key - OPT_FORMAT] = arg ? arg : "";
 	return 0;
 }
 
@@ -568,7 +804,8 @@ static void print_top_help(void)
 	const char *v = strchr(usage_doc, '\v');
 
 	printf("%.*s\n", (int)(v - usage_doc), usage_doc);
-	printf("'memphase run --help' and 'memphase attach --help' list the options.\n\n%s\n",
+	printf("'memphase run --help', 'memphase attach --help' and 'memphase watch --help' "
+	       "list the options.\n\n%s\n",
 	       v + 1);
 }
 
@@ -607,14 +844,22 @@ int env__parse(int argc, char **argv)
 		env.mode = MODE_RUN, record_cmd = true;
 	else if (!strcmp(cmd, "report"))
 		env.mode = MODE_REPORT;
+	else if (!strcmp(cmd, "watch"))
+		env.mode = MODE_WATCH;
 	else {
 		fprintf(stderr, "memphase: unknown command '%s' (try 'memphase --help')\n", cmd);
 		return -EINVAL;
 	}
 	env.preset = presets__find(PRESETS_DEFAULT);
+	/* watch: the output options and --record name no file (one per process) */
 	for (i = 0; i < outputs__nformats(); i++)
 		fmt_options[i] = (struct argp_option){ output_formats[i]->name, OPT_FORMAT + i,
-						       "FILE", 0, output_formats[i]->help, -1 };
+						       "FILE",
+						       env.mode == MODE_WATCH ? OPTION_ARG_OPTIONAL : 0,
+						       output_formats[i]->help, -1 };
+	for (i = 0; options[i].name; i++)
+		if (options[i].key == OPT_RECORD)
+			options[i].flags = env.mode == MODE_WATCH ? OPTION_ARG_OPTIONAL : 0;
 	/* argv[1] plays the program name for argp: make its messages say "memphase" */
 	argv[1] = (char *)"memphase";
 	if (argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, NULL))

@@ -17,7 +17,11 @@ enum env_mode {
 	MODE_RUN,
 	MODE_ATTACH,
 	MODE_REPORT,		/* memphase report FILE: a recording read back */
+	MODE_WATCH,		/* memphase watch: an attach child per matching process */
 };
+
+#define ENV_MAX_PIDS	256	/* watch -p PID... */
+#define ENV_MAX_PASS	160	/* watch: options handed on to each attach child */
 
 struct env {
 	enum env_mode mode;
@@ -58,6 +62,22 @@ struct env {
 	double report_from, report_to;	/* report --from/--to: seconds (-1: start, end) */
 	const char *report_phase;	/* report --phase NAME */
 	int verbose;
+	/* watch (user/watch.c): what matches, where the files go; out_paths[i] is "" for each
+	 * format asked, and record "" for --record */
+	unsigned int npids;
+	pid_t pids[ENV_MAX_PIDS];	/* -p PID...: these processes only */
+	const char *match_comm;		/* --comm NAME (at most 15 bytes, the kernel's comm) */
+	const char *match_exe;		/* --exe PATH, resolved (realpath) */
+	const char *match_cgroup;	/* --cgroup PATH, as in /proc/PID/cgroup ("/a/b") */
+	const char *match_cgroup_ctl;	/* ... of this hierarchy ("memory"; "" for v2) */
+	const char *out_dir;		/* --out-dir DIR (default ".") */
+	unsigned int max_procs;		/* --max-procs N: attach children at once */
+	/* the analysis options given, as "--name" or "--name=value", for the children */
+	unsigned int npass;
+	char *pass[ENV_MAX_PASS];
+	bool watched;			/* attach started by watch: a process gone before the
+					 * attach exits SESSION_EXIT_GONE without a word */
+	unsigned long long watched_start; /* ... the start time (/proc/PID/stat) it must have */
 };
 
 extern struct env env;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include "env.h"
 #include "session.h"
+#include "watch.h"
 #include "collect/target.h"
 
 int main(int argc, char **argv)
@@ -16,6 +17,8 @@ int main(int argc, char **argv)
 		return err > 0 ? 0 : TARGET_EXIT_FAILED;
 	if (env.mode == MODE_REPORT)
 		session__report(&env, &status);
+	else if (env.mode == MODE_WATCH)
+		watch__run(&env, &status);
 	else
 		session__run(&env, &status);
 	return status;

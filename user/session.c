@@ -343,10 +343,15 @@ static int setup_attach(struct session *s)
 	int err;
 
 	err = target__attach(&s->target, e->pid);
+	/* watch: the pid must still be the process that matched */
+	if (!err && e->watched && s->target.start_time != e->watched_start)
+		err = -ESRCH;
 	if (!err)
 		err = target__may_observe(e->pid, &s->user);
 	if (err == -ESRCH) {
-		fprintf(stderr, "memphase: no such process: %d\n", e->pid);
+		/* watch counts these itself: a match that ended before its attach */
+		if (!e->watched)
+			fprintf(stderr, "memphase: no such process: %d\n", e->pid);
 		return err;
 	}
 	if (err)
@@ -366,7 +371,8 @@ static int setup_attach(struct session *s)
 	if (err)
 		return err;
 	if (!target__alive(&s->target)) {
-		fprintf(stderr, "memphase: process %d exited while attaching\n", e->pid);
+		if (!e->watched)
+			fprintf(stderr, "memphase: process %d exited while attaching\n", e->pid);
 		return -ESRCH;
 	}
 	collector__started(s->collector);
@@ -502,7 +508,8 @@ static int live_start(struct session *s)
 {
 	struct live_opts o = {
 		.use_tui = s->use_tui,
-		.interval_s = s->env->interval,
+		/* watch's children print no status lines: their files say it all */
+		.interval_s = s->env->watched ? 1e9 : s->env->interval,
 		.oom_warn_s = s->env->oom_warn,
 		.argv = s->model.argv,
 		.pid = s->model.root_pid,
@@ -663,6 +670,8 @@ int session__run(const struct env *e, int *status)
 cleanup:
 	if (err && s->target.fail_status)
 		*status = s->target.fail_status;
+	if (err == -ESRCH && e->watched)
+		*status = SESSION_EXIT_GONE;
 	live__free(s->live);
 	/* a run that failed after it started still leaves what it recorded */
 	record_close(s);

@@ -5,6 +5,9 @@
 
 #include "env.h"
 
+/* attach --watched: the process was gone before it could be observed (nothing written) */
+#define SESSION_EXIT_GONE	3
+
 /*
  * Runs `memphase run` or `memphase attach` as configured in e; returns 0 or -errno.
  * *status: what memphase exits with: the command's status (128 + N when signal N ended

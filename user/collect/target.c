@@ -248,7 +248,7 @@ static int read_starttime(pid_t pid, unsigned long long *out)
 	if (!p)
 		return -EINVAL;
 	/* starttime is field 22; after ')' comes field 3 */
-	for (i = 3; i < 22 && p; i++)
+	for (i = 3; i <= 22 && p; i++)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p + 1, "%llu", out) != 1)
 		return -EINVAL;
