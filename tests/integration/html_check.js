@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 // Opens memphase's HTML report from file:// in headless chromium and prints one JSON line:
 // console errors, the phases the chart and the table show, the flame graph's total
-// before and after clicking PHASE's row and band, and a screenshot to SHOT.
+// before and after clicking PHASE's row and band; the requests (their slices and lines in
+// the chart, the table's cells, the flame graph's and the causes' totals after clicking
+// each one's row and slice, and what the page's samples hold in each one's range); the
+// causes table; a screenshot to SHOT (with request 2 selected, when there is one).
 // argv: chromium, report.html, PHASE, SHOT
 const puppeteer = require('puppeteer-core');
 const [chromium, file, phase, shot] = process.argv.slice(2);
@@ -35,6 +38,45 @@ const [chromium, file, phase, shot] = process.argv.slice(2);
 		await page.mouse.move(box.x + box.width - 5, box.y + 100, { steps: 5 });
 		await page.mouse.up();
 		out.drag_total = Number(await page.$eval('#flame-total', (e) => e.dataset.bytes));
+		// the whole run's causes, then each request: its row, and its slice in the chart
+		out.causes = await page.$$eval('#causes tr.crow', (r) => r.map((x) =>
+			[...x.children].map((td) => td.dataset.v)));
+		out.causes_unmatched = await page.$$eval('#causes tr.unmatched', (r) =>
+			r.map((x) => Number(x.children[1].dataset.v)));
+		out.req_slices = await page.$$eval('#chart rect.req', (r) => r.length);
+		out.req_lines = await page.$$eval('#chart line.reqline', (r) => r.length);
+		out.req_rows = await page.$$eval('#requests tr.rrow', (r) => r.map((x) =>
+			[...x.children].map((td) => td.dataset.v)));
+		// what each request's range holds, from the page's data: [start, end) (a sample at
+		// the boundary is the next request's), the open one to the end of the run
+		out.req_expected = await page.evaluate(() => {
+			const d = JSON.parse(document.getElementById('data').textContent);
+			return d.requests.map((r) => {
+				const a = r.start_s, b = r.end_s === null ? d.duration_s : r.end_s;
+				let sum = 0;
+				for (let i = 0; i < d.samples.length; i += 3) {
+					const t = d.samples[i] / 1000;
+					if (t >= a && (t < b || (r.end_s === null && t <= b)))
+						sum += d.samples[i + 2];
+				}
+				return sum;
+			});
+		});
+		out.req_totals = [];
+		out.req_causes = [];
+		out.slice_totals = [];
+		for (let n = 1; n <= out.req_rows.length; n++) {
+			await page.click('#requests tr.rrow[data-req="' + n + '"]');
+			out.req_totals.push(Number(await page.$eval('#flame-total', (e) => e.dataset.bytes)));
+			out.req_causes.push(Number(await page.$eval('#causes-sel', (e) => e.dataset.bytes)));
+			await page.click('#all');
+			const r = await page.$('#chart rect.req[data-req="' + n + '"]');
+			const b = await r.boundingBox();
+			await page.mouse.click(b.x + b.width / 2, b.y + b.height / 2);
+			out.slice_totals.push(Number(await page.$eval('#flame-total', (e) => e.dataset.bytes)));
+		}
+		if (out.req_rows.length > 1)
+			await page.click('#requests tr.rrow[data-req="2"]');
 		await page.type('#search', 'touch');
 		out.matched = await page.$eval('#matched', (e) => e.textContent);
 		await page.screenshot({ path: shot, fullPage: true });
