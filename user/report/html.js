@@ -112,17 +112,33 @@ function drawRequestRow(svg) {
 	const lines = (W - PAD - 10) / REQ.length >= 6;
 	el("text", { x: PAD - 4, y: 20, "text-anchor": "end", "font-size": 10 }, svg).textContent =
 		"requests";
+	// one handler for the row: the request under the pointer, found by its time (slices are
+	// under a pixel wide at 1,000 requests)
+	const row = el("g", { class: "reqrow" }, svg);
+	el("rect", { x: PAD, y: 10, width: W - PAD - 10, height: 12, fill: "transparent" }, row);
+	const px = (ev) => { const b = svg.getBoundingClientRect();
+		return ((ev.clientX - b.left) / b.width) * W; };
+	row.addEventListener("mousedown", (ev) => ev.stopPropagation());
+	row.addEventListener("click", (ev) => {
+		ev.stopPropagation();
+		const t = T(px(ev));
+		let lo = 0, hi = REQ.length - 1;
+		while (lo < hi) {
+			const mid = (lo + hi + 1) >> 1;
+			if (REQ[mid].start_s <= t) lo = mid; else hi = mid - 1;
+		}
+		const pxs = end / (W - PAD - 10);
+		if (REQ[lo].start_s <= t + pxs && reqEnd(REQ[lo]) >= t - pxs) selectRequest(lo + 1);
+	});
 	REQ.forEach((r, i) => {
 		const x0 = X(r.start_s), x1 = X(reqEnd(r)), n = i + 1;
 		const g = el("rect", { class: "req", x: x0, y: 10, width: Math.max(1, x1 - x0), height: 12,
-			fill: r.oom_killed ? "#c00" : i % 2 ? "#9fa8da" : "#5c6bc0", "data-req": n }, svg);
+			fill: r.oom_killed ? "#c00" : i % 2 ? "#9fa8da" : "#5c6bc0", "data-req": n }, row);
 		el("title", {}, g).textContent = "request " + n + ": " + r.start_s.toFixed(3) + "-" +
 			reqEnd(r).toFixed(3) + " s, " + sfmt(reqGrowth(r)) + (r.oom_killed ? ", OOM-killed" : "");
-		g.addEventListener("click", (ev) => { ev.stopPropagation(); selectRequest(n); });
-		g.addEventListener("mousedown", (ev) => ev.stopPropagation());
 		if (x1 - x0 > 7 * String(n).length + 4)
 			el("text", { x: x0 + 2, y: 20, "font-size": 9, fill: "#fff",
-				"pointer-events": "none" }, svg).textContent = n;
+				"pointer-events": "none" }, row).textContent = n;
 		if (lines)
 			el("line", { class: "reqline", x1: x0, x2: x0, y1: TOP, y2: H - 20, stroke: "#5c6bc0",
 				"stroke-width": 0.6, "pointer-events": "none", "data-req": n }, svg);
