@@ -64,7 +64,9 @@ def request_row(i, r):
         [str(g[c]) for c in ("anon", "file", "shmem", "swap")] + \
         [",".join("%s:%d" % (p["name"], p["growth_bytes"]) for p in r["phases"])]
     if "pinned_bytes" in r:
-        row += [str(r["pinned_bytes"]), str(r["managed_bytes"]),
+        # what the request kept, as the summary shows it
+        row += [str(r["pinned_bytes"] - r["pinned_freed_bytes"]),
+                str(r["managed_bytes"] - r["managed_freed_bytes"]),
                 "" if r["vram_delta_bytes"] is None else str(r["vram_delta_bytes"])]
     return row + ["oom" if r["oom_killed"] else ""]
 

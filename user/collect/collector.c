@@ -222,7 +222,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len >= sizeof(struct mp_alloc_event) &&
 	    (e->type == MP_EV_ALLOC || e->type == MP_EV_FREE)) {
 		recorder__alloc(c->rec, data, sizeof(struct mp_alloc_event));
-		model_gpu__on_event(&c->m->gpu, data);
+		model__on_alloc(c->m, data);
 		return 0;
 	}
 	if (len < sizeof(*e))
@@ -323,7 +323,7 @@ static void nvml_tick(struct collector *c, __u64 now)
 	if (!c->nvml || nvml__read(c->nvml, dev, GPU_MAX_DEVICES, &n, observed, c->m))
 		return;
 	recorder__vram(c->rec, now, c->m->cur_phase, dev, n);
-	model_gpu__reading(&c->m->gpu, c->m->cur_phase, now, dev, n);
+	model__on_vram(c->m, c->m->cur_phase, now, dev, n);
 }
 
 struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
@@ -862,7 +862,7 @@ int collector__replay_origin(struct collector *c, const struct stacks_sample *s)
 
 void collector__replay_alloc(struct collector *c, const struct mp_alloc_event *e)
 {
-	model_gpu__on_event(&c->m->gpu, e);
+	model__on_alloc(c->m, e);
 }
 
 void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
@@ -874,7 +874,7 @@ void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool s
 void collector__replay_vram(struct collector *c, __u64 ts_ns, __u32 phase,
 			    const struct model_gpu_device *dev, unsigned int n)
 {
-	model_gpu__reading(&c->m->gpu, phase, ts_ns, dev, n);
+	model__on_vram(c->m, phase, ts_ns, dev, n);
 }
 
 void collector__replay_nvml(struct collector *c, bool loaded, const char *why)

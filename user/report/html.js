@@ -170,10 +170,14 @@ function drawRequests() {
 			cell(r.tokens.prompt, r.tokens.prompt) + cell(r.tokens.generated, r.tokens.generated) +
 			CLS.map((c) => cell(g[c], sfmt(g[c]))).join("") +
 			cell(ph, r.phases.map((p) => p.name + " " + sfmt(p.growth_bytes)).join(", "));
-		if (gpu)
-			h += cell(r.pinned_bytes, fmt(r.pinned_bytes)) + cell(r.managed_bytes, fmt(r.managed_bytes)) +
+		if (gpu) {
+			// what it kept (allocated less freed), as the summary shows it
+			const pin = r.pinned_bytes - r.pinned_freed_bytes;
+			const man = r.managed_bytes - r.managed_freed_bytes;
+			h += cell(pin, sfmt(pin)) + cell(man, sfmt(man)) +
 				cell(r.vram_delta_bytes === null ? "" : r.vram_delta_bytes,
 				     r.vram_delta_bytes === null ? "-" : sfmt(r.vram_delta_bytes));
+		}
 		h += cell(r.oom_killed ? "oom" : "", r.oom_killed ? "OOM-killed" : "");
 		rows.push("<tr class=\"rrow" + (r.oom_killed ? " oom" : "") + "\" data-req=\"" + (i + 1) +
 			"\">" + h + "</tr>");
