@@ -1055,7 +1055,14 @@ void collector__replay_finish(struct collector *c, __u64 end_ns)
 struct replay_base {
 	struct mp_phase_stats stats[MP_MAX_PHASES];
 	__u64 psi_some_us[MP_MAX_PHASES], psi_full_us[MP_MAX_PHASES];
+	/* totals the drop records carry, and the arenas seen */
+	__u64 origins_lost, origins_capped, origins_same, arenas, allocs_full, unread;
 };
+
+static __u64 counted_since(__u64 now, __u64 base)
+{
+	return now > base ? now - base : 0;
+}
 
 void collector__replay_window_open(struct collector *c)
 {
@@ -1068,6 +1075,14 @@ void collector__replay_window_open(struct collector *c)
 	memcpy(c->base->stats, m->stats, sizeof(m->stats));
 	memcpy(c->base->psi_some_us, m->psi_some_us, sizeof(m->psi_some_us));
 	memcpy(c->base->psi_full_us, m->psi_full_us, sizeof(m->psi_full_us));
+	c->base->origins_lost = m->origins_lost;
+	c->base->origins_capped = m->origins_capped;
+	c->base->origins_same = m->origins_same;
+	c->base->arenas = m->origins.arenas;
+	c->base->allocs_full = m->gpu.allocs_full;
+	c->base->unread = m->gpu.unread;
+	/* what counts starts here; state (mappings, origins, memory held) stays */
+	model__window_open(m);
 }
 
 static bool in_window(__u64 ts, __u64 from, __u64 to)
@@ -1133,6 +1148,17 @@ void collector__replay_window_close(struct collector *c, __u64 from, __u64 to, i
 		m->psi_full_us[i] -= m->psi_full_us[i] >= c->base->psi_full_us[i] ?
 				     c->base->psi_full_us[i] : m->psi_full_us[i];
 	}
+	if (c->base) {
+		m->origins_lost = counted_since(m->origins_lost, c->base->origins_lost);
+		m->origins_capped = counted_since(m->origins_capped, c->base->origins_capped);
+		m->origins_same = counted_since(m->origins_same, c->base->origins_same);
+		m->origins.arenas = counted_since(m->origins.arenas, c->base->arenas);
+		m->gpu.allocs_full = counted_since(m->gpu.allocs_full, c->base->allocs_full);
+		m->gpu.unread = counted_since(m->gpu.unread, c->base->unread);
+	}
+	/* origins from before the window still name what grew in it; counted from its start */
+	m->origins.since_ns = from;
+	model_gpu__window_close(&m->gpu, phase);
 	memset(m->time_ns, 0, sizeof(m->time_ns));
 	for (i = 0; i < h->niv; i++)
 		if (h->iv[i].phase < MP_MAX_PHASES)

@@ -240,6 +240,21 @@ static void lead_gpu_to(struct model *m, struct model_request *r)
 	memset(m->lead_freed, 0, sizeof(m->lead_freed));
 }
 
+void model__window_open(struct model *m)
+{
+	struct model_request *r = request_open(m);
+
+	if (r && r != m->requests)
+		m->requests[0] = *r;
+	m->nrequests = r ? 1 : 0;
+	m->requests_dropped = 0;
+	m->req_vram_pending = 0;
+	m->context.tokens_seen = 0;
+	memset(&m->context.fit, 0, sizeof(m->context.fit));
+	m->room_cgroup_known = m->room_system_known = false;
+	model_gpu__window_open(&m->gpu);
+}
+
 void model__on_alloc(struct model *m, const struct mp_alloc_event *e)
 {
 	struct model_request *r = request_open(m);

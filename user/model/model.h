@@ -233,6 +233,12 @@ int model__set_argv(struct model *m, char *const argv[]);
 struct model_proc *model__proc(struct model *m, __u32 pid, bool create);
 /* Applies one ring-buffer event (phase change, fork, exec, exit, OOM). */
 void model__on_event(struct model *m, const struct mp_event *e);
+/*
+ * A report's window opens: the requests that ended before it, the context's tokens and fit,
+ * the room read before it and the GPU's counts are left behind (the open request, n_ctx
+ * and the memory held stay).
+ */
+void model__window_open(struct model *m);
 /* An allocation probe's event: the GPU side (model/gpu.h) and the open request's bytes. */
 void model__on_alloc(struct model *m, const struct mp_alloc_event *e);
 /* One NVML reading (model_gpu__reading), and the VRAM of the requests it starts and ends. */
