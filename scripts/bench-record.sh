@@ -12,8 +12,9 @@
 #    scripts/mkrec.py writes such a recording (a 10-minute server run; a fifth of the samples
 #    in frames the cause rules name), `memphase report --html` turns it into a page;
 #    its size, and in headless chromium (tests/integration/html_check.js, the test's driver)
-#    the time to first contentful paint and until the page's script has drawn everything,
-#    median of BENCH_HTML_LOADS (5) loads.
+#    the time to first contentful paint, until the page's script has drawn everything, and
+#    to the first frame after that (all of it laid out and painted), median of
+#    BENCH_HTML_LOADS (5) loads.
 #
 #   sudo scripts/bench-record.sh         (after `make` and one `sudo make test`, which
 #                                         installs chromium and puppeteer-core)
@@ -61,8 +62,9 @@ python3 - "$OUT/html-loads.jsonl" <<'PY'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 errs = sum(len(r["errors"]) for r in runs)
-print("html_loads=%d first_paint_ms_median=%.0f drawn_ms_median=%.0f console_errors=%d" % (
-      len(runs), statistics.median(r["paint_ms"] for r in runs),
-      statistics.median(r["drawn_ms"] for r in runs), errs))
+print("html_loads=%d first_paint_ms_median=%.0f drawn_ms_median=%.0f shown_ms_median=%.0f "
+      "console_errors=%d" % (len(runs), statistics.median(r["paint_ms"] for r in runs),
+      statistics.median(r["drawn_ms"] for r in runs),
+      statistics.median(r["shown_ms"] for r in runs), errs))
 PY
 echo "raw output in $OUT"

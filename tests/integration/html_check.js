@@ -75,6 +75,22 @@ const [chromium, file, phase, shot] = process.argv.slice(2);
 			await (await page.$('#chart rect.req[data-req="' + n + '"]')).click();
 			out.slice_totals.push(Number(await page.$eval('#flame-total', (e) => e.dataset.bytes)));
 		}
+		if (out.req_slices > 200) {
+			// a long table: 200 rows, 200 more as it scrolls to their end, all of them up
+			// to a request selected in the chart (its row selected and in view)
+			await page.$eval('#requests-box .scroll', (e) => { e.scrollTop = e.scrollHeight; });
+			await page.waitForFunction(() =>
+				document.querySelectorAll('#requests tr.rrow').length > 200, { timeout: 5000 })
+				.catch(() => {});
+			out.rows_scrolled = await page.$$eval('#requests tr.rrow', (r) => r.length);
+			const n = out.req_slices;
+			await (await page.$('#chart rect.req[data-req="' + n + '"]')).click();
+			out.last = { n: n, total: Number(await page.$eval('#flame-total',
+				(e) => e.dataset.bytes)), expected: out.req_expected[n - 1],
+				rows: await page.$$eval('#requests tr.rrow', (r) => r.length),
+				selected: await page.$$eval('#requests tr.rrow.sel', (r) =>
+					r.map((x) => Number(x.dataset.req))) };
+		}
 		if (out.req_rows.length > 1)
 			await page.click('#requests tr.rrow[data-req="2"]');
 		await page.type('#search', 'touch');
@@ -87,6 +103,11 @@ const [chromium, file, phase, shot] = process.argv.slice(2);
 		// the page's script has drawn the chart, the table and the flame graph
 		out.drawn_ms = await page.evaluate(() => {
 			const p = performance.getEntriesByName('memphase-drawn')[0];
+			return p ? p.startTime : null;
+		});
+		// and the first frame after it (laid out and painted)
+		out.shown_ms = await page.evaluate(() => {
+			const p = performance.getEntriesByName('memphase-shown')[0];
 			return p ? p.startTime : null;
 		});
 	} catch (e) {

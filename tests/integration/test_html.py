@@ -133,6 +133,27 @@ def test_html_requests_and_causes_follow_the_selection():
         assert os.path.getsize(shot) > 10000
 
 
+def test_html_at_420_requests():
+    """A synthetic recording (scripts/mkrec.py) of 420 requests and 20,000 samples: a slice
+    each (2.2 px) and no lines, the table 200 rows at first and 200 more when it scrolls to
+    their end, the last request selected in the chart: its row (not laid out yet) selected, the flame graph's
+    total what the page's samples hold in its range."""
+    with harness.workdir() as d:
+        rec, h = os.path.join(d, "s.mprec"), os.path.join(d, "s.html")
+        subprocess.run([sys.executable, os.path.join(harness.ROOT, "scripts", "mkrec.py"), rec,
+                        "840", "20000", "60"], check=True)
+        p = harness.memphase(["report", rec, "--html", h])
+        assert p.returncode == 0, p.stderr
+        out = check_in_browser(h, "generate", os.path.join(d, "s.png"))
+        assert out["errors"] == [] and out["req_slices"] == 420, out["errors"]
+        assert out["req_lines"] == 0 and len(out["req_rows"]) == 200, len(out["req_rows"])
+        assert out["rows_scrolled"] == 400, out["rows_scrolled"]
+        assert out["req_totals"] == out["req_expected"][:8] == out["slice_totals"], out
+        last = out["last"]
+        assert last["rows"] == 420 and last["selected"] == [420], last
+        assert last["total"] == last["expected"] > 0, last
+
+
 def test_html_marks_the_oom_kill_and_the_limit():
     harness.need_root()
     with harness.workdir() as d, test_oom.Cgroup(96 * MIB) as cg:

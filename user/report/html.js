@@ -84,8 +84,7 @@ function drawChart() {
 	const box = el("rect", { id: "range", y: TOP, height: H - 20 - TOP, fill: "#333", opacity: 0.15,
 		width: 0, "pointer-events": "none" }, svg);
 	let x0 = null;
-	const px = (ev) => { const r = svg.getBoundingClientRect();
-		return ((ev.clientX - r.left) / r.width) * W; };
+	const px = (ev) => svgX(svg, ev);
 	svg.addEventListener("mousedown", (ev) => { x0 = px(ev); });
 	svg.addEventListener("mousemove", (ev) => {
 		if (x0 === null) return;
@@ -106,6 +105,13 @@ function drawChart() {
 
 // ---- requests: a row of slices above the plot (the number where it fits), a thin line at
 // each start while they are at least 6 px apart ----
+// The chart's x of a pointer event (its user units: the border and any scaling taken off).
+function svgX(svg, ev) {
+	const p = svg.createSVGPoint();
+	p.x = ev.clientX;
+	p.y = ev.clientY;
+	return p.matrixTransform(svg.getScreenCTM().inverse()).x;
+}
 const reqEnd = (r) => (r.end_s === null ? end : r.end_s);
 function drawRequestRow(svg) {
 	if (!REQ.length) return;
@@ -116,12 +122,10 @@ function drawRequestRow(svg) {
 	// under a pixel wide at 1,000 requests)
 	const row = el("g", { class: "reqrow" }, svg);
 	el("rect", { x: PAD, y: 10, width: W - PAD - 10, height: 12, fill: "transparent" }, row);
-	const px = (ev) => { const b = svg.getBoundingClientRect();
-		return ((ev.clientX - b.left) / b.width) * W; };
 	row.addEventListener("mousedown", (ev) => ev.stopPropagation());
 	row.addEventListener("click", (ev) => {
 		ev.stopPropagation();
-		const t = T(px(ev));
+		const t = T(svgX(svg, ev));
 		let lo = 0, hi = REQ.length - 1;
 		while (lo < hi) {
 			const mid = (lo + hi + 1) >> 1;
@@ -182,13 +186,26 @@ function drawRequests() {
 		rows.push("<tr class=\"rrow" + (r.oom_killed ? " oom" : "") + "\" data-req=\"" + (i + 1) +
 			"\">" + h + "</tr>");
 	});
-	const tb = document.querySelector("#requests tbody");
-	tb.innerHTML = rows.join("");
+	// rows are laid out 200 at a time, more as the box scrolls near their end (or a request
+	// further down is selected): 1,000 rows at once would hold up the first frame
+	const tb = document.querySelector("#requests tbody"), box = tb.closest(".scroll");
+	let shown = 0;
+	reqRowsUpTo = (n) => {
+		if (n <= shown) return;
+		const upto = Math.min(rows.length, Math.max(n, shown + 200));
+		tb.insertAdjacentHTML("beforeend", rows.slice(shown, upto).join(""));
+		shown = upto;
+	};
+	reqRowsUpTo(200);
+	box.addEventListener("scroll", () => {
+		if (box.scrollTop + box.clientHeight > box.scrollHeight - 100) reqRowsUpTo(shown + 200);
+	});
 	tb.addEventListener("click", (ev) => {
 		const tr = ev.target.closest("tr.rrow");
 		if (tr) selectRequest(Number(tr.dataset.req));
 	});
 }
+let reqRowsUpTo = () => {};
 
 // ---- the per-phase table ----
 function drawTable() {
@@ -327,8 +344,14 @@ function markRows(phase, req) {
 	for (const tr of document.querySelectorAll("tr.rrow.sel")) tr.classList.remove("sel");
 	for (const r of document.querySelectorAll("#chart rect.req.sel")) r.classList.remove("sel");
 	if (req === null) return;
+	reqRowsUpTo(req);
 	const tr = document.querySelector("tr.rrow[data-req=\"" + req + "\"]");
-	if (tr) tr.classList.add("sel");
+	if (tr) {
+		tr.classList.add("sel");
+		const box = tr.closest(".scroll");
+		if (tr.offsetTop < box.scrollTop || tr.offsetTop > box.scrollTop + box.clientHeight - 20)
+			box.scrollTop = tr.offsetTop - box.clientHeight / 2;
+	}
 	const r = document.querySelector("#chart rect.req[data-req=\"" + req + "\"]");
 	if (r) r.classList.add("sel");
 }
@@ -363,6 +386,9 @@ document.getElementById("search").addEventListener("input", drawFlame);
 document.getElementById("title").textContent = D.title;
 drawChart();
 drawTable();
-drawRequests();
+// the flame graph reads its width (a layout): before the long request table is in the page
 drawFlame();
+drawRequests();
 performance.mark("memphase-drawn");
+// the first frame with all of it laid out and painted
+requestAnimationFrame(() => setTimeout(() => performance.mark("memphase-shown"), 0));
