@@ -136,8 +136,8 @@ def test_html_requests_and_causes_follow_the_selection():
 def test_html_at_420_requests():
     """A synthetic recording (scripts/mkrec.py) of 420 requests and 20,000 samples: a slice
     each (2.2 px) and no lines, the table 200 rows at first and 200 more when it scrolls to
-    their end, the last request selected in the chart: its row (not laid out yet) selected, the flame graph's
-    total what the page's samples hold in its range."""
+    their end, the last request selected in the chart: its row (not laid out yet) selected,
+    the flame graph's total what the page's samples hold in its range."""
     with harness.workdir() as d:
         rec, h = os.path.join(d, "s.mprec"), os.path.join(d, "s.html")
         subprocess.run([sys.executable, os.path.join(harness.ROOT, "scripts", "mkrec.py"), rec,

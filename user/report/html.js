@@ -229,11 +229,12 @@ let zoom = null;
 function selectedStacks() {
 	const per = new Float64Array(D.stacks.length);
 	const pid = sel.phase === null ? null : D.phase_names.indexOf(sel.phase);
-	const S = D.samples, open = sel.req !== null;
+	// a closed request's end belongs to the next one; an open one runs to the end
+	const S = D.samples, halfOpen = sel.req !== null && REQ[sel.req - 1].end_s !== null;
 	for (let i = 0; i < S.length; i += 3) {
 		const t = S[i] / 1000, s = S[i + 1];
 		if (pid !== null && D.stacks[s][0] !== pid) continue;
-		if (sel.from !== null && (t < sel.from || t > sel.to || (open && t === sel.to))) continue;
+		if (sel.from !== null && (t < sel.from || t > sel.to || (halfOpen && t === sel.to))) continue;
 		per[s] += S[i + 2];
 	}
 	return per;
