@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Writes a synthetic memphase recording (lib/recfile.h, collect/record.h) of a long server
-run: PHASES phase changes (prompt/generate alternating, like requests), SAMPLES stack
-samples spread over the run, an RSS sample every 100 ms. For the benchmark of the views at
+run: PHASES phase changes (prompt/generate alternating: PHASES / 2 requests, each starting
+at a prompt), SAMPLES stack samples spread over the run (a fifth of them in frames the llama
+preset's cause rules name), an RSS sample every 100 ms. For the benchmark of the views at
 scale (scripts/bench-record.sh); `memphase report FILE --html F` reads it.
 usage: mkrec.py OUT [PHASES] [SAMPLES] [SECONDS]"""
 import struct
@@ -11,6 +12,7 @@ import zlib
 
 REC_BEGIN, REC_STARTED, REC_EVENT, REC_STRING, REC_SAMPLE, REC_RSS, REC_TICK, REC_FINISH = \
     1, 2, 3, 4, 5, 7, 9, 21
+REC_SETUP = 27
 MP_EV_PHASE = 1
 NAMES = ["startup", "load", "context", "prompt", "generate", "state", "checkpoint", "teardown"]
 
@@ -33,9 +35,16 @@ def main():
         recs.append(struct.pack("<HHI", t, 0, len(data)) + data)
     rec(REC_BEGIN, struct.pack("<IIQI", pid, 1, t0, len(NAMES)) + b"".join(s(n) for n in NAMES)
         + struct.pack("<I", 2) + s("llama-server") + s("-m model.gguf"))
+    # requests start at prompt (3), the llama preset's cause rules; no allocators, no
+    # --causes files, no NVML
+    rec(REC_SETUP, struct.pack("<IIIIB", 3, 0, 0, 0, 0) + s("llama") + struct.pack("<II", 0, 0)
+        + b"\0" + s(""))
     rec(REC_STARTED, struct.pack("<Q", t0))
+    causes = ["llama_kv_cache::llama_kv_cache", "server_prompt_cache::alloc",
+              "llm_graph_input_attn_kv::set_input_kq_mask", "llama_vocab::impl::tokenize",
+              "common_prompt_checkpoint::update"]
     strings = ["llama-server", "_start", "__libc_start_main", "main", "server_loop"] + \
-        ["handle_%d" % i for i in range(40)] + ["ggml_op_%d" % i for i in range(60)]
+        ["handle_%d" % i for i in range(40)] + ["ggml_op_%d" % i for i in range(60)] + causes
     for i, x in enumerate(strings):
         rec(REC_STRING, struct.pack("<I", i) + s(x))
     # events, samples and ticks in time order
@@ -49,6 +58,8 @@ def main():
     for i in range(nsamples):
         ts = t0 + int((i + 0.5) * (end - t0) / nsamples)
         frames = [1, 2, 3, 4, 5 + i % 40, 45 + (i * 7) % 60]
+        if i % 5 == 0:
+            frames.append(105 + (i // 5) % len(causes))
         ph = 4 if (i * nphases // nsamples) % 2 else 3
         data = struct.pack("<IIIQQBI", pid, pid, ph, ts, 65536, 0, 0) + \
             struct.pack("<I", len(frames)) + b"".join(struct.pack("<I", f) for f in frames) + \

@@ -188,3 +188,64 @@ def test_tui_pinned_and_vram_rows():
     finally:
         t.kill()
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_pinned_managed_and_vram_per_request():
+    """llama-serve with the stand-in runtime, 3 requests: inside llama_decode (the first
+    prompt batch of request R) it frees request R-1's pinned buffer and pins R * K KiB,
+    request 2 alone allocates K KiB managed, then R * V MiB of VRAM, each step held 300 ms
+    (NVML is read every 100 ms and at phase changes: 3x margin). Exact per request in the
+    JSON, the summary's table and the HTML report's (checked in chromium)."""
+    import test_html
+    harness.need_root()
+    k, v, n = 512, 8, 3
+    with harness.workdir() as d:
+        state, out, page = (os.path.join(d, x) for x in ("gpu.state", "out.json", "r.html"))
+        write_state(state)
+        r = harness.memphase(["run", "--no-tui", "--json", out, "--html", page, "--",
+                              os.path.join(harness.WORKLOAD, "llama-serve"), "--requests",
+                              str(n), "--prompt-batches", "1", "--batch-mib", "1", "--cudart",
+                              CUDART, "--pin-kib", str(k), "--vram-mib", str(v)],
+                             env={"MEMPHASE_STANDIN_GPU": state, "MEMPHASE_NVML_LIB": NVML})
+        assert r.returncode == 0, r.stderr
+        doc = harness.load_json(out)
+        reqs = doc["requests"]
+        assert len(reqs) == n, reqs
+        for i, q in enumerate(reqs, 1):
+            got = (q["pinned_bytes"], q["pinned_freed_bytes"], q["managed_bytes"],
+                   q["managed_freed_bytes"], q["vram_delta_bytes"])
+            want = (i * k * 1024, (i - 1) * k * 1024, k * 1024 if i == 2 else 0, 0,
+                    i * v * MIB)
+            assert got == want, (i, got, want)
+        # the summary: what each request kept
+        rows = [ln.split() for ln in r.stdout.splitlines()
+                if re.match(r"^  [1-3] +[0-9.]+s ", ln)]
+        assert len(rows) == n and "+PINNED" in r.stdout, r.stdout
+        # +PINNED +MANAGED +VRAM after +RSS: value and unit each
+        kept = [(x[7] + x[8], x[9] + x[10], x[11] + x[12]) for x in rows]
+        assert kept == [("+512KiB", "+0B", "+8.00MiB"), ("+512KiB", "+512KiB", "+16.0MiB"),
+                        ("+512KiB", "+0B", "+24.0MiB")], (kept, r.stdout)
+        # the HTML report's table: the same figures
+        res = test_html.check_in_browser(page, "prompt", os.path.join(d, "gpu.png"))
+        assert res["errors"] == [], res
+        want = [test_html.request_row(i, q) for i, q in enumerate(reqs)]
+        assert all(test_html.same_row(a, b) for a, b in zip(res["req_rows"], want)) and \
+            len(res["req_rows"]) == n, (res["req_rows"], want)
+        assert [row[10:13] for row in res["req_rows"]] == \
+            [[str(k * 1024), str(k * 1024 if i == 1 else 0), str((i + 1) * v * MIB)]
+             for i in range(n)], res["req_rows"]
+
+
+def test_no_gpu_columns_without_a_gpu():
+    """A run without the stand-ins: requests[] has no GPU keys, the summary no GPU columns."""
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--no-tui", "--json", out, "--",
+                              os.path.join(harness.WORKLOAD, "llama-serve"), "--requests", "2",
+                              "--prompt-batches", "1", "--batch-mib", "1"],
+                             env={"MEMPHASE_NVML_LIB": os.path.join(d, "libnvidia-ml.so.1")})
+        assert r.returncode == 0, r.stderr
+        reqs = harness.load_json(out)["requests"]
+        assert len(reqs) == 2 and not any("pinned_bytes" in q for q in reqs), reqs
+        assert "REQ" in r.stdout and "+PINNED" not in r.stdout, r.stdout

@@ -2,7 +2,10 @@
 """--html: one self-contained file, checked in headless chromium (puppeteer-core): no
 console errors, no request leaves the file, the chart and the table show the stand-in's
 phases, selecting a phase (its row, its band in the chart) makes the flame graph's total
-that phase's sampled bytes, dragging over the run brings back everything, a screenshot."""
+that phase's sampled bytes, dragging over the run brings back everything, a screenshot.
+Requests: a slice each in the chart, the table's cells are the JSON's requests[], selecting
+one (its row, its slice) makes the flame graph's and the causes' totals the bytes sampled in
+its time range; the causes table is the JSON's causes[]."""
 import json
 import os
 import subprocess
@@ -50,6 +53,105 @@ def test_html_report_follows_the_selected_phase():
         assert out["drag_total"] == total and out["frames"] > 3, out
         assert out["matched"].startswith("matched"), out
         assert os.path.getsize(shot) > 10000
+
+
+def request_row(i, r):
+    """What the page's request table must hold for JSON request i (0-based), as strings."""
+    num = lambda v: repr(v) if isinstance(v, float) else str(v)  # noqa: E731
+    g = r["rss_growth_bytes"]
+    row = [str(i + 1), num(r["start_s"]), "" if r["end_s"] is None else num(r["end_s"]),
+           str(r["tokens"]["prompt"]), str(r["tokens"]["generated"])] + \
+        [str(g[c]) for c in ("anon", "file", "shmem", "swap")] + \
+        [",".join("%s:%d" % (p["name"], p["growth_bytes"]) for p in r["phases"])]
+    if "pinned_bytes" in r:
+        # what the request kept, as the summary shows it
+        row += [str(r["pinned_bytes"] - r["pinned_freed_bytes"]),
+                str(r["managed_bytes"] - r["managed_freed_bytes"]),
+                "" if r["vram_delta_bytes"] is None else str(r["vram_delta_bytes"])]
+    return row + ["oom" if r["oom_killed"] else ""]
+
+
+def same_row(page, want):
+    """Cells equal, numbers as numbers (JS and Python print some doubles differently)."""
+    if len(page) != len(want):
+        return False
+    for a, b in zip(page, want):
+        if a != b and not (a and b and float(a) == float(b)):
+            return False
+    return True
+
+
+def test_html_requests_and_causes_follow_the_selection():
+    """llama-explain with --request on its handler: 4 requests, each growing by causes the
+    rules name. The request slices and lines, the request table against requests[], each
+    request selected by its row and by its slice: the flame graph's total and the causes'
+    total are what the page's samples hold in its range, and what `memphase report --from
+    --to` of the recording samples in that range; the causes table against causes[]."""
+    harness.need_root()
+    with harness.workdir() as d:
+        model = harness.make_model(os.path.join(d, "model.bin"), 32)
+        h, j, rec = (os.path.join(d, n) for n in ("r.html", "r.json", "r.mprec"))
+        r = harness.memphase(["run", "--no-tui", "--html", h, "--json", j, "--record", rec,
+                              "--request", "server_context::handle_request",
+                              "--ringbuf-kib", "131072"] + test_record.SAMPLES +
+                             ["--", os.path.join(harness.WORKLOAD, "llama-explain"), "--model",
+                              model, "--requests", "4", "--report",
+                              os.path.join(d, "report.txt")])
+        assert r.returncode == 0, r.stderr
+        doc = harness.load_json(j)
+        reqs = doc["requests"]
+        assert len(reqs) == 4 and doc["causes"], (reqs, doc["causes"])
+        shot = os.path.join(harness.BUILD, "html-requests.png")
+        out = check_in_browser(h, "state", shot)
+        assert out["errors"] == [] and out["requests"] == [], out
+        assert out["req_slices"] == 4 and out["req_lines"] == 4, out
+        want = [request_row(i, q) for i, q in enumerate(reqs)]
+        assert len(out["req_rows"]) == 4 and all(same_row(a, b) for a, b in
+                                                 zip(out["req_rows"], want)), \
+            (out["req_rows"], want)
+        # each request: its row and its slice select its range, the causes follow
+        assert out["req_expected"][:3] == [out["req_totals"][i] for i in range(3)], out
+        assert out["req_totals"] == out["req_expected"] == out["slice_totals"] == \
+            out["req_causes"], out
+        assert all(t > 0 for t in out["req_totals"][:3]), out
+        assert sum(out["req_totals"]) <= out["total"], out
+        # the same range cut from the recording by memphase report (C, not the page)
+        for i in (1, 2):
+            w = os.path.join(d, "w%d.json" % i)
+            p = harness.memphase(["report", rec, "--from", repr(reqs[i]["start_s"]), "--to",
+                                  repr(reqs[i]["end_s"]), "--json", w])
+            assert p.returncode == 0, p.stderr
+            cut = sum(x["stacks"]["sampled_bytes"] for x in harness.load_json(w)["phases"])
+            assert cut == out["req_totals"][i], (i, cut, out["req_totals"])
+        # the whole run's causes: causes[] of the JSON, the rest unmatched
+        page = sorted((c[0], int(c[1]), float(c[3]), c[4], c[5]) for c in out["causes"])
+        js = sorted((c["name"], c["bytes"], c["share_of_peak"], c["rule"], c["remedy"])
+                    for c in doc["causes"])
+        assert page == js, (page, js)
+        assert out["causes_unmatched"] == ([doc["causes_unmatched_bytes"]]
+                                           if doc["causes_unmatched_bytes"] else []), out
+        assert os.path.getsize(shot) > 10000
+
+
+def test_html_at_420_requests():
+    """A synthetic recording (scripts/mkrec.py) of 420 requests and 20,000 samples: a slice
+    each (2.2 px) and no lines, the table 200 rows at first and 200 more when it scrolls to
+    their end, the last request selected in the chart: its row (not laid out yet) selected,
+    the flame graph's total what the page's samples hold in its range."""
+    with harness.workdir() as d:
+        rec, h = os.path.join(d, "s.mprec"), os.path.join(d, "s.html")
+        subprocess.run([sys.executable, os.path.join(harness.ROOT, "scripts", "mkrec.py"), rec,
+                        "840", "20000", "60"], check=True)
+        p = harness.memphase(["report", rec, "--html", h])
+        assert p.returncode == 0, p.stderr
+        out = check_in_browser(h, "generate", os.path.join(d, "s.png"))
+        assert out["errors"] == [] and out["req_slices"] == 420, out["errors"]
+        assert out["req_lines"] == 0 and len(out["req_rows"]) == 200, len(out["req_rows"])
+        assert out["rows_scrolled"] == 400, out["rows_scrolled"]
+        assert out["req_totals"] == out["req_expected"][:8] == out["slice_totals"], out
+        last = out["last"]
+        assert last["rows"] == 420 and last["selected"] == [420], last
+        assert last["total"] == last["expected"] > 0, last
 
 
 def test_html_marks_the_oom_kill_and_the_limit():

@@ -402,3 +402,83 @@ def test_report_replays_pinned_memory_and_vram():
         g = a["gpu"]
         assert g["alloc_probes"] > 0 and g["pinned"]["allocs"] > 0, g
         assert g["vram"] and g["vram"]["readings"] > 0, g
+
+
+def test_report_window_cuts_origins_gpu_events_and_requests():
+    """The GPU stand-ins under the driver (load pins P and holds 500 ms, context pins 2P,
+    prompt registers P, generate manages P, teardown frees it all), recorded; windows split
+    at X inside load's hold: pinning, NVML readings and mapping origins count in the window
+    they happened in ([0, X] and [X, end] add up to the run), the memory held at X is the
+    window's starting point (its peak), load's allocation is not in [X, end]. llama-serve,
+    4 requests, a window from just after request 3 starts: the requests that ended before it
+    are left out, the fit and the context count from it."""
+    import test_gpu
+    harness.need_root()
+    with harness.workdir() as d:
+        state, rec, live = (os.path.join(d, n) for n in ("gpu.state", "g.mprec", "g.json"))
+        test_gpu.write_state(state)
+        pin = test_gpu.PIN * MIB
+        r = harness.memphase(["run", "--no-tui", "--json", live, "--record", rec] + SAMPLES +
+                             ["--", harness.DRIVER, "--cudart", test_gpu.CUDART, "--pin-mib",
+                              str(test_gpu.PIN), "--vram-mib", str(test_gpu.VRAM), "--ctx-mib",
+                              "2", "--prompt-batches", "2", "--batch-mib", "1", "--tokens",
+                              "3"], env={"MEMPHASE_STANDIN_GPU": state,
+                                         "MEMPHASE_NVML_LIB": test_gpu.NVML})
+        assert r.returncode == 0, r.stderr
+        a = harness.load_json(live)
+        load = harness.phase(a, "load")["intervals"][-1]
+        x = "%.6f" % (load["end_s"] - 0.2)      # inside the 500 ms hold after the pinning
+        win = {}
+        for name, span in (("before", ["--to", x]), ("after", ["--from", x])):
+            out = os.path.join(d, name + ".json")
+            p = harness.memphase(["report", rec, "--json", out] + span)
+            assert p.returncode == 0 and p.stderr == "", p.stderr
+            win[name] = harness.load_json(out)
+        b, c = win["before"], win["after"]
+        # pinning: load's cudaMallocHost before X, the rest after
+        assert b["gpu"]["pinned"]["allocs"] == 1 and b["gpu"]["pinned"]["frees"] == 0, b["gpu"]
+        assert c["gpu"]["pinned"] == {"peak_bytes": 4 * pin, "held_bytes": 0, "allocs": 2,
+                                      "frees": 3}, c["gpu"]["pinned"]
+        assert c["gpu"]["managed"]["allocs"] == 1, c["gpu"]["managed"]
+        assert sum(p["pinned_bytes"] for p in c["phases"]) == 3 * pin, c["phases"]
+        assert harness.phase(c, "context")["pinned_bytes"] == 2 * pin
+        assert all(p["pinned_bytes"] == 0 for p in c["phases"] if p["name"] == "load")
+        where = {(o["class"], o["phase"]) for o in c["gpu"]["origins"]}
+        assert ("pinned", "load") not in where and ("pinned", "context") in where, where
+        assert {(o["class"], o["phase"]) for o in b["gpu"]["origins"]} == {("pinned", "load")}
+        # NVML readings and mapping origins: each in its window, together the run's
+        assert 0 < b["gpu"]["vram"]["readings"] < a["gpu"]["vram"]["readings"]
+        assert b["gpu"]["vram"]["readings"] + c["gpu"]["vram"]["readings"] == \
+            a["gpu"]["vram"]["readings"], (b["gpu"]["vram"], c["gpu"]["vram"])
+        assert b["origins"]["recorded"] > 0 and c["origins"]["recorded"] > 0, c["origins"]
+        # (a mapping made again at the same address replaces its origin: one in the run,
+        # one in each window)
+        assert b["origins"]["recorded"] < a["origins"]["recorded"] and \
+            c["origins"]["recorded"] < a["origins"]["recorded"] <= \
+            b["origins"]["recorded"] + c["origins"]["recorded"], (b["origins"], c["origins"],
+                                                                  a["origins"])
+        # VRAM held at X is where [X, end] starts; context adds V
+        assert c["gpu"]["vram"]["target_peak_bytes"] == 2 * test_gpu.VRAM * MIB
+
+        # requests: llama-serve
+        rec2, live2 = os.path.join(d, "s.mprec"), os.path.join(d, "s.json")
+        r = harness.memphase(["run", "--no-tui", "--json", live2, "--record", rec2, "--",
+                              os.path.join(harness.WORKLOAD, "llama-serve"), "--requests", "4",
+                              "--prompt-batches", "1", "--batch-mib", "2", "--sleep-ms", "50"])
+        assert r.returncode == 0, r.stderr
+        a = harness.load_json(live2)
+        assert len(a["requests"]) == 4 and a["request_fit"]["requests"] >= 3, a["requests"]
+        out = os.path.join(d, "w.json")
+        x = a["requests"][2]["start_s"] + 0.001
+        p = harness.memphase(["report", rec2, "--json", out, "--from", "%.6f" % x])
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        w = harness.load_json(out)
+        # whole requests 3 and 4, their times from the window's start (3 began before it)
+        keep = ("tokens", "rss_growth_bytes", "phases", "oom_killed")
+        assert [{k: q[k] for k in keep} for q in w["requests"]] == \
+            [{k: q[k] for k in keep} for q in a["requests"][2:]], (w["requests"], a["requests"])
+        for q, o in zip(w["requests"], a["requests"][2:]):
+            assert abs(q["start_s"] - max(0, o["start_s"] - x)) < 2e-6, (q, o, x)
+            assert abs(q["end_s"] - (o["end_s"] - x)) < 2e-6, (q, o, x)
+        assert w["request_fit"] is None or w["request_fit"]["requests"] <= 2, w["request_fit"]
+        assert 0 < w["context"]["tokens_seen"] < a["context"]["tokens_seen"], w["context"]

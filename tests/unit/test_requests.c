@@ -172,3 +172,86 @@ TEST(requests_projection_and_oom)
 	free(out);
 	free(m);
 }
+
+/* A pinned (or managed) allocation or free of size MiB by pid. */
+static void gpu_ev(struct model *m, __u32 type, __u32 cls, __u32 pid, __u64 mib)
+{
+	struct mp_alloc_event e = { .type = type, .pid = pid, .cls = cls, .size = mib * MIB };
+
+	e.ts_ns = now += MS;
+	model__on_alloc(m, &e);
+}
+
+/* An NVML reading: the observed processes hold used bytes on one device. */
+static void vram(struct model *m, __u64 used)
+{
+	struct model_gpu_device d = { .total = 1ULL << 33, .used = used, .target_used = used };
+
+	now += MS;
+	model__on_vram(m, m->cur_phase, now, &d, 1);
+}
+
+TEST(requests_pinned_managed_and_vram)
+{
+	struct model *m = new_model();
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!ASSERT_OK_PTR(m, "model"))
+		return;
+	m->gpu.probes = 1;
+	ev(m, HOST, 10, 0, 0);
+	gpu_ev(m, MP_EV_ALLOC, MP_ALLOC_PINNED, 100, 4);	/* before any request */
+	vram(m, 500);
+	ev(m, TOK, 10, 0, 0);
+	gpu_ev(m, MP_EV_ALLOC, MP_ALLOC_PINNED, 100, 1);	/* in the lead: request 1's */
+	ev(m, PROMPT, 11, 100, 0);
+	vram(m, 1000);						/* request 1 starts here */
+	gpu_ev(m, MP_EV_ALLOC, MP_ALLOC_MANAGED, 100, 2);
+	vram(m, 1500);
+	ev(m, GEN, 12, 1, 1);
+	vram(m, 1800);
+	ev(m, TOK, 12, 0, 0);
+	ev(m, PROMPT, 13, 100, 0);				/* request 1 ends, 2 starts */
+	vram(m, 2000);						/* both: read after the change */
+	gpu_ev(m, MP_EV_FREE, MP_ALLOC_PINNED, 100, 1);
+	gpu_ev(m, MP_EV_ALLOC, MP_ALLOC_PINNED, 7, 8);		/* another process's */
+	ev(m, GEN, 14, 1, 1);
+	ev(m, TEAR, 14, 0, 0);					/* request 2 ends */
+	vram(m, 2600);
+	gpu_ev(m, MP_EV_FREE, MP_ALLOC_PINNED, 100, 4);	/* after the last request */
+
+	ASSERT_EQ(m->nrequests, 2, "two requests");
+	ASSERT_EQ(m->requests[0].gpu_alloc[MP_ALLOC_PINNED], 1 * MIB, "1: pinned in its lead");
+	ASSERT_EQ(m->requests[0].gpu_alloc[MP_ALLOC_MANAGED], 2 * MIB, "1: managed");
+	ASSERT_EQ(m->requests[0].gpu_freed[MP_ALLOC_PINNED], 0, "1: freed nothing");
+	ASSERT_TRUE(m->requests[0].vram_seen, "1: VRAM read");
+	ASSERT_EQ(m->requests[0].vram_start, 1000, "1: VRAM from the reading after its start");
+	ASSERT_EQ(m->requests[0].vram_end, 2000, "1: to the reading after its end");
+	ASSERT_EQ(m->requests[1].gpu_alloc[MP_ALLOC_PINNED], 0, "2: another pid's is not its");
+	ASSERT_EQ(m->requests[1].gpu_freed[MP_ALLOC_PINNED], 1 * MIB, "2: freed 1 MiB");
+	ASSERT_EQ(m->requests[1].vram_end - m->requests[1].vram_start, 600, "2: +600 B VRAM");
+
+	f = open_memstream(&out, &len);
+	if (!ASSERT_OK_PTR(f, "memstream"))
+		return;
+	requests__print(f, m);
+	fclose(f);
+	ASSERT_TRUE(strstr(out, "+PINNED   +MANAGED      +VRAM  BY PHASE") != NULL, "header");
+	ASSERT_TRUE(strstr(out, "+1.00 MiB  +2.00 MiB    +1000 B") != NULL, "request 1");
+	ASSERT_TRUE(strstr(out, "-1.00 MiB       +0 B     +600 B") != NULL, "request 2");
+	free(out);
+
+	/* a report's window opens: the requests that ended and the GPU's counts stay behind */
+	m->finished = false;
+	model__set_room(m, true, 100 * MIB, true, 200 * MIB);
+	model__window_open(m);
+	ASSERT_EQ(m->nrequests, 0, "no request open at the window");
+	ASSERT_EQ(m->context.tokens_seen, 0, "tokens from the window");
+	ASSERT_FALSE(m->room_cgroup_known || m->room_system_known, "room read again");
+	ASSERT_EQ(m->gpu.alloc_bytes[MP_ALLOC_PINNED][PROMPT], 0, "pinning from the window");
+	ASSERT_EQ(m->gpu.peak[MP_ALLOC_PINNED], m->gpu.current[MP_ALLOC_PINNED], "peak: held");
+	ASSERT_EQ(m->gpu.vram_peak, 2600, "VRAM peak: the last reading");
+	free(m);
+}

@@ -16,7 +16,15 @@
  * is rewritten with "request=N" (write to FILE.tmp, rename), so a run killed midway says
  * which request it died in. Nothing else is allocated per request. --hold-ms N: sleep N ms
  * after the teardown, before exiting (a scraper sees the final figures).
+ *
+ * --cudart LIB: a CUDA runtime (the stand-in) dlopen'd, used inside llama_decode as a GPU
+ * backend would, at the first prompt batch of request R: cudaFreeHost of request R-1's pinned
+ * buffer, cudaHostAlloc of R * --pin-kib KiB, in request 2 alone cudaMallocManaged of
+ * --pin-kib KiB, then (after --gpu-hold-ms) cudaMalloc of R * --vram-mib MiB, held for
+ * --gpu-hold-ms again. All of it is freed after llama_free (the last request's end) and
+ * another --gpu-hold-ms.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -35,10 +43,12 @@
 static struct {
 	const char *model, *report;
 	uint64_t n_ctx, ctx_mib, requests, batches, batch_tokens, batch_mib, tokens, token_kib;
-	uint64_t slots, tokenize_kib, sleep_ms, hold_ms;
+	uint64_t slots, tokenize_kib, sleep_ms, hold_ms, pin_kib, vram_mib, gpu_hold_ms;
+	const char *cudart;
 	int mixed, no_probe;
 } o = {
 	.n_ctx = 4096, .requests = 3, .batches = 2, .batch_tokens = 64, .tokens = 4, .slots = 1,
+	.pin_kib = 1024, .vram_mib = 16, .gpu_hold_ms = 300,
 };
 
 static llama_token toks[MAX_BATCH];
@@ -60,6 +70,80 @@ static void report(uint64_t req)
 	fputs(buf, f);
 	fclose(f);
 	rename(tmp, o.report);
+}
+
+/* ---- GPU mode (--cudart) ---- */
+static struct {
+	void *lib;
+	int (*host_alloc)(void **, size_t, unsigned int);
+	int (*malloc_managed)(void **, size_t, unsigned int);
+	int (*malloc_dev)(void **, size_t);
+	int (*free_host)(void *);
+	int (*free_dev)(void *);
+	void *pinned, *managed, *dev[MAX_BATCH];
+	uint64_t req, pinned_for, ndev;
+	int err;
+} gpu;
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (ms && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int gpu_open(void)
+{
+	gpu.lib = dlopen(o.cudart, RTLD_NOW | RTLD_LOCAL);
+	if (!gpu.lib) {
+		fprintf(stderr, "llama-serve: %s\n", dlerror());
+		return -1;
+	}
+	gpu.host_alloc = (int (*)(void **, size_t, unsigned int))dlsym(gpu.lib, "cudaHostAlloc");
+	gpu.malloc_managed = (int (*)(void **, size_t, unsigned int))dlsym(gpu.lib,
+									   "cudaMallocManaged");
+	gpu.malloc_dev = (int (*)(void **, size_t))dlsym(gpu.lib, "cudaMalloc");
+	gpu.free_host = (int (*)(void *))dlsym(gpu.lib, "cudaFreeHost");
+	gpu.free_dev = (int (*)(void *))dlsym(gpu.lib, "cudaFree");
+	if (!gpu.host_alloc || !gpu.malloc_managed || !gpu.malloc_dev || !gpu.free_host ||
+	    !gpu.free_dev) {
+		fprintf(stderr, "llama-serve: %s lacks a CUDA runtime memory function\n", o.cudart);
+		return -1;
+	}
+	return 0;
+}
+
+/* Inside llama_decode: the first prompt batch of each request pins (see the top). */
+static void gpu_decode_hook(int32_t n_tokens)
+{
+	if (gpu.err || n_tokens < 2 || gpu.pinned_for == gpu.req || gpu.ndev == MAX_BATCH)
+		return;
+	gpu.pinned_for = gpu.req;
+	if (gpu.pinned)
+		gpu.free_host(gpu.pinned);
+	gpu.pinned = NULL;
+	gpu.err = gpu.host_alloc(&gpu.pinned, gpu.req * o.pin_kib * KIB, 0);
+	if (!gpu.err && gpu.req == 2)
+		gpu.err = gpu.malloc_managed(&gpu.managed, o.pin_kib * KIB, 1);
+	sleep_ms(o.gpu_hold_ms);
+	if (!gpu.err)
+		gpu.err = gpu.malloc_dev(&gpu.dev[gpu.ndev++], gpu.req * o.vram_mib * MIB);
+	sleep_ms(o.gpu_hold_ms);
+	if (gpu.err)
+		fprintf(stderr, "llama-serve: a CUDA call failed: cudaError %d\n", gpu.err);
+}
+
+static void gpu_free_all(void)
+{
+	uint64_t i;
+
+	if (gpu.pinned)
+		gpu.free_host(gpu.pinned);
+	if (gpu.managed)
+		gpu.free_dev(gpu.managed);
+	for (i = 0; i < gpu.ndev; i++)
+		gpu.free_dev(gpu.dev[i]);
 }
 
 static void pause_ms(void)
@@ -127,7 +211,9 @@ int main(int argc, char **argv)
 		{ "tokens", 1, NULL, 't' }, { "token-kib", 1, NULL, 'T' },
 		{ "slots", 1, NULL, 's' }, { "tokenize-kib", 1, NULL, 'k' },
 		{ "sleep-ms", 1, NULL, 'z' }, { "mixed", 0, NULL, 'x' },
-		{ "no-probe", 0, NULL, 'p' }, { "hold-ms", 1, NULL, 'h' }, {},
+		{ "no-probe", 0, NULL, 'p' }, { "hold-ms", 1, NULL, 'h' },
+		{ "cudart", 1, NULL, 'g' }, { "pin-kib", 1, NULL, 'P' },
+		{ "vram-mib", 1, NULL, 'V' }, { "gpu-hold-ms", 1, NULL, 'H' }, {},
 	};
 	struct fakellama_work w = {};
 	struct llama_model_params mp = llama_model_default_params();
@@ -144,6 +230,10 @@ int main(int argc, char **argv)
 		case 'r': o.report = optarg; break;
 		case 'x': o.mixed = 1; break;
 		case 'p': o.no_probe = 1; break;
+		case 'g': o.cudart = optarg; break;
+		case 'P': v = &o.pin_kib; break;
+		case 'V': v = &o.vram_mib; break;
+		case 'H': v = &o.gpu_hold_ms; break;
 		case 'c': v = &o.n_ctx; break;
 		case 'C': v = &o.ctx_mib; break;
 		case 'q': v = &o.requests; break;
@@ -175,6 +265,11 @@ int main(int argc, char **argv)
 	w.token_bytes = o.token_kib * KIB;
 	w.tokenize_bytes = o.tokenize_kib * KIB;
 	fakellama_configure(&w);
+	if (o.cudart) {
+		if (gpu_open())
+			return 1;
+		fakellama_on_decode(gpu_decode_hook);
+	}
 	cp.n_ctx = (uint32_t)o.n_ctx;
 	report(0);
 	if (!o.no_probe) {
@@ -197,17 +292,18 @@ int main(int argc, char **argv)
 	llama_set_warmup(ctx, false);
 	for (r = 1; !o.requests || r <= o.requests; r++) {
 		report(r);
-		if (request(ctx, llama_model_get_vocab(model)))
+		gpu.req = r;
+		if (request(ctx, llama_model_get_vocab(model)) || gpu.err)
 			return 1;
 	}
 	llama_free(ctx);
 	llama_model_free(model);
-	/* --hold-ms: alive after the teardown, so a scraper sees the final figures */
-	if (o.hold_ms) {
-		struct timespec ts = { o.hold_ms / 1000, (long)(o.hold_ms % 1000) * 1000000L };
-
-		while (nanosleep(&ts, &ts) && errno == EINTR)
-			;
+	if (gpu.lib) {
+		/* after the last request ended (llama_free), once NVML was read again */
+		sleep_ms(o.gpu_hold_ms);
+		gpu_free_all();
 	}
+	/* --hold-ms: alive after the teardown, so a scraper sees the final figures */
+	sleep_ms(o.hold_ms);
 	return 0;
 }

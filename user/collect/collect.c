@@ -432,7 +432,7 @@ int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, 
 		e.cls = v.cls;
 		e.alloc_phase = v.phase;
 		recorder__alloc(rec, &e, sizeof(e));
-		model_gpu__on_event(&m->gpu, &e);
+		model__on_alloc(m, &e);
 	}
 	free(keys);
 	return err == -ENOENT ? (int)nkeys : err;

@@ -222,7 +222,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (len >= sizeof(struct mp_alloc_event) &&
 	    (e->type == MP_EV_ALLOC || e->type == MP_EV_FREE)) {
 		recorder__alloc(c->rec, data, sizeof(struct mp_alloc_event));
-		model_gpu__on_event(&c->m->gpu, data);
+		model__on_alloc(c->m, data);
 		return 0;
 	}
 	if (len < sizeof(*e))
@@ -323,7 +323,7 @@ static void nvml_tick(struct collector *c, __u64 now)
 	if (!c->nvml || nvml__read(c->nvml, dev, GPU_MAX_DEVICES, &n, observed, c->m))
 		return;
 	recorder__vram(c->rec, now, c->m->cur_phase, dev, n);
-	model_gpu__reading(&c->m->gpu, c->m->cur_phase, now, dev, n);
+	model__on_vram(c->m, c->m->cur_phase, now, dev, n);
 }
 
 struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
@@ -864,7 +864,7 @@ int collector__replay_origin(struct collector *c, const struct stacks_sample *s)
 
 void collector__replay_alloc(struct collector *c, const struct mp_alloc_event *e)
 {
-	model_gpu__on_event(&c->m->gpu, e);
+	model__on_alloc(c->m, e);
 }
 
 void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
@@ -876,7 +876,7 @@ void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool s
 void collector__replay_vram(struct collector *c, __u64 ts_ns, __u32 phase,
 			    const struct model_gpu_device *dev, unsigned int n)
 {
-	model_gpu__reading(&c->m->gpu, phase, ts_ns, dev, n);
+	model__on_vram(c->m, phase, ts_ns, dev, n);
 }
 
 void collector__replay_nvml(struct collector *c, bool loaded, const char *why)
@@ -1057,7 +1057,14 @@ void collector__replay_finish(struct collector *c, __u64 end_ns)
 struct replay_base {
 	struct mp_phase_stats stats[MP_MAX_PHASES];
 	__u64 psi_some_us[MP_MAX_PHASES], psi_full_us[MP_MAX_PHASES];
+	/* totals the drop records carry, and the arenas seen */
+	__u64 origins_lost, origins_capped, origins_same, arenas, allocs_full, unread;
 };
+
+static __u64 counted_since(__u64 now, __u64 base)
+{
+	return now > base ? now - base : 0;
+}
 
 void collector__replay_window_open(struct collector *c)
 {
@@ -1070,6 +1077,14 @@ void collector__replay_window_open(struct collector *c)
 	memcpy(c->base->stats, m->stats, sizeof(m->stats));
 	memcpy(c->base->psi_some_us, m->psi_some_us, sizeof(m->psi_some_us));
 	memcpy(c->base->psi_full_us, m->psi_full_us, sizeof(m->psi_full_us));
+	c->base->origins_lost = m->origins_lost;
+	c->base->origins_capped = m->origins_capped;
+	c->base->origins_same = m->origins_same;
+	c->base->arenas = m->origins.arenas;
+	c->base->allocs_full = m->gpu.allocs_full;
+	c->base->unread = m->gpu.unread;
+	/* what counts starts here; state (mappings, origins, memory held) stays */
+	model__window_open(m);
 }
 
 static bool in_window(__u64 ts, __u64 from, __u64 to)
@@ -1135,6 +1150,17 @@ void collector__replay_window_close(struct collector *c, __u64 from, __u64 to, i
 		m->psi_full_us[i] -= m->psi_full_us[i] >= c->base->psi_full_us[i] ?
 				     c->base->psi_full_us[i] : m->psi_full_us[i];
 	}
+	if (c->base) {
+		m->origins_lost = counted_since(m->origins_lost, c->base->origins_lost);
+		m->origins_capped = counted_since(m->origins_capped, c->base->origins_capped);
+		m->origins_same = counted_since(m->origins_same, c->base->origins_same);
+		m->origins.arenas = counted_since(m->origins.arenas, c->base->arenas);
+		m->gpu.allocs_full = counted_since(m->gpu.allocs_full, c->base->allocs_full);
+		m->gpu.unread = counted_since(m->gpu.unread, c->base->unread);
+	}
+	/* origins from before the window still name what grew in it; counted from its start */
+	m->origins.since_ns = from;
+	model_gpu__window_close(&m->gpu, phase);
 	memset(m->time_ns, 0, sizeof(m->time_ns));
 	for (i = 0; i < h->niv; i++)
 		if (h->iv[i].phase < MP_MAX_PHASES)

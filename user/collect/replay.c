@@ -216,7 +216,8 @@ static int on_origin(struct replay *r, struct reccur *cur)
 			return -EBADMSG;
 	if (cur->bad)
 		return -EBADMSG;
-	/* origins stay whatever the window: the mappings they name may grow inside it */
+	/* origins before the window are kept (the mappings they name may grow inside it);
+	 * the window's counts start at its start (origins__counted) */
 	return collector__replay_origin(r->c, &s);
 }
 
@@ -463,7 +464,13 @@ static __u64 record_time(const struct recfile_rec *rec)
 	case REC_SYSMEM:
 	case REC_MARK:
 	case REC_FINISH:
+	case REC_ORIGIN:
+	case REC_VRAM:
+		/* (REC_ROOM's time is when it was read, for the event after it: not its own) */
 		return reccur__u64(&cur);
+	case REC_ALLOC:
+		return rec->len == sizeof(struct mp_alloc_event) ?
+		       ((const struct mp_alloc_event *)rec->data)->ts_ns : 0;
 	default:
 		return 0;
 	}

@@ -91,6 +91,48 @@ void model_gpu__reading(struct model_gpu *g, __u32 phase, __u64 now_ns,
 		g->nhist++;
 }
 
+void model_gpu__window_open(struct model_gpu *g)
+{
+	unsigned int c, i;
+
+	memset(g->alloc_bytes, 0, sizeof(g->alloc_bytes));
+	memset(g->free_bytes, 0, sizeof(g->free_bytes));
+	memset(g->allocs, 0, sizeof(g->allocs));
+	memset(g->frees, 0, sizeof(g->frees));
+	for (c = 0; c < MP_NR_ALLOC_CLS; c++)
+		g->peak[c] = g->current[c] > 0 ? g->current[c] : 0;
+	for (i = 0; i < g->norigins; i++)
+		g->origins[i].bytes = g->origins[i].calls = 0;
+	g->origins_other = 0;
+	g->readings = 0;
+	g->vram_peak = g->vram;
+	memset(g->vram_seen, 0, sizeof(g->vram_seen));
+	memset(g->vram_phase_peak, 0, sizeof(g->vram_phase_peak));
+	memset(g->vram_phase_first, 0, sizeof(g->vram_phase_first));
+}
+
+void model_gpu__window_close(struct model_gpu *g, int phase)
+{
+	unsigned int c, i, n;
+
+	for (i = n = 0; i < g->norigins; i++)
+		if (g->origins[i].calls && (phase < 0 || g->origins[i].phase == (__u32)phase))
+			g->origins[n++] = g->origins[i];
+	g->norigins = n;
+	if (phase < 0)
+		return;
+	for (i = 0; i < MP_MAX_PHASES; i++) {
+		if ((int)i == phase)
+			continue;
+		for (c = 0; c < MP_NR_ALLOC_CLS; c++) {
+			g->alloc_bytes[c][i] = g->free_bytes[c][i] = 0;
+			g->allocs[c][i] = g->frees[c][i] = 0;
+		}
+		g->vram_seen[i] = false;
+		g->vram_phase_peak[i] = g->vram_phase_first[i] = 0;
+	}
+}
+
 const struct model_gpu_reading *model_gpu__last(const struct model_gpu *g)
 {
 	if (!g->nhist)

@@ -86,6 +86,13 @@ void model_gpu__reading(struct model_gpu *g, __u32 phase, __u64 now_ns,
  */
 bool model_gpu__vram_rate(const struct model_gpu *g, __u64 now_ns, double window_s,
 			  double *rate);
+/*
+ * A report's window opens: what was allocated, freed and read so far is not counted (the
+ * memory held stays, and is the peak so far); closes: origins with nothing in the window
+ * are dropped, and with phase >= 0 everything of the other phases.
+ */
+void model_gpu__window_open(struct model_gpu *g);
+void model_gpu__window_close(struct model_gpu *g, int phase);
 /* The last reading, or NULL. */
 const struct model_gpu_reading *model_gpu__last(const struct model_gpu *g);
 /* Was anything GPU seen (probes attached, NVML loaded)? */

@@ -253,6 +253,7 @@ static void request_close(struct model *m, struct model_request *r, __u64 ts)
 	__s64 now = rss_total(r->rss_end);
 
 	r->end_ns = ts > r->start_ns ? ts : r->start_ns + 1;
+	m->req_vram_pending = (unsigned int)(r - m->requests) + 1;
 	r->left_cgroup = r->left_system = -2;
 	if (r->oom)
 		return;		/* a partial request projects nothing */
@@ -261,6 +262,75 @@ static void request_close(struct model *m, struct model_request *r, __u64 ts)
 					     f.slope) : -2;
 	r->left_system = f.ok ? request_left(m, m->room_system_known, m->room_system, now,
 					     f.slope) : -2;
+}
+
+/* What was pinned or managed during a lead phase goes to r (or nowhere); the lead's is 0. */
+static void lead_gpu_to(struct model *m, struct model_request *r)
+{
+	unsigned int c;
+
+	for (c = 0; r && c < MP_NR_ALLOC_CLS; c++) {
+		r->gpu_alloc[c] += m->lead_alloc[c];
+		r->gpu_freed[c] += m->lead_freed[c];
+	}
+	memset(m->lead_alloc, 0, sizeof(m->lead_alloc));
+	memset(m->lead_freed, 0, sizeof(m->lead_freed));
+}
+
+void model__window_open(struct model *m)
+{
+	struct model_request *r = request_open(m);
+
+	if (r && r != m->requests)
+		m->requests[0] = *r;
+	m->nrequests = r ? 1 : 0;
+	m->requests_dropped = 0;
+	m->req_vram_pending = 0;
+	m->context.tokens_seen = 0;
+	memset(&m->context.fit, 0, sizeof(m->context.fit));
+	m->room_cgroup_known = m->room_system_known = false;
+	model_gpu__window_open(&m->gpu);
+}
+
+void model__on_alloc(struct model *m, const struct mp_alloc_event *e)
+{
+	struct model_request *r = request_open(m);
+	__u64 *to;
+
+	model_gpu__on_event(&m->gpu, e);
+	if (e->cls >= MP_NR_ALLOC_CLS || m->finished ||
+	    e->pid != (m->focus_pid ? m->focus_pid : m->root_pid))
+		return;
+	if (m->lead)
+		to = e->type == MP_EV_ALLOC ? m->lead_alloc : m->lead_freed;
+	else if (r)
+		to = e->type == MP_EV_ALLOC ? r->gpu_alloc : r->gpu_freed;
+	else
+		return;
+	if (e->type == MP_EV_ALLOC || e->type == MP_EV_FREE)
+		to[e->cls] += e->size;
+}
+
+void model__on_vram(struct model *m, __u32 phase, __u64 now_ns,
+		    const struct model_gpu_device *dev, unsigned int ndev)
+{
+	struct model_request *r;
+
+	model_gpu__reading(&m->gpu, phase, now_ns, dev, ndev);
+	if (m->req_vram_pending && m->req_vram_pending <= m->nrequests) {
+		r = &m->requests[m->req_vram_pending - 1];
+		if (r->vram_seen)
+			r->vram_end = m->gpu.vram;
+	}
+	m->req_vram_pending = 0;
+	r = request_open(m);
+	if (!r)
+		return;
+	if (!r->vram_seen) {
+		r->vram_seen = true;
+		r->vram_start = m->gpu.vram;
+	}
+	r->vram_end = m->gpu.vram;
 }
 
 /* A phase event of the timeline's process: requests, their growth by phase, tokens. */
@@ -292,12 +362,15 @@ static void request_event(struct model *m, const struct mp_event *e)
 		/* the last lead before the request phase counts; earlier ones stay put */
 		for (c = 0; r && m->lead && c < MP_MAX_PHASES; c++)
 			r->phase_growth[c] += m->lead_growth[c];
-		if (r && m->lead)
+		if (r && m->lead) {
 			memcpy(r->rss_end, rss, sizeof(rss));
+			lead_gpu_to(m, r);
+		}
 		m->lead = true;
 		m->lead_ns = e->ts_ns;
 		memcpy(m->lead_rss, rss, sizeof(rss));
 		memset(m->lead_growth, 0, sizeof(m->lead_growth));
+		lead_gpu_to(m, NULL);
 	} else if (m->lead && ph < MP_MAX_PHASES && (int)ph != m->request_phase &&
 		   !(m->request_idle_mask & (1U << ph))) {
 		/* no request followed: the lead's growth was the open request's after all */
@@ -305,6 +378,7 @@ static void request_event(struct model *m, const struct mp_event *e)
 			r->phase_growth[c] += m->lead_growth[c];
 		if (r)
 			memcpy(r->rss_end, rss, sizeof(rss));
+		lead_gpu_to(m, r);
 		m->lead = false;
 	}
 	memcpy(m->req_last_rss, rss, sizeof(rss));
@@ -341,6 +415,7 @@ static void request_event(struct model *m, const struct mp_event *e)
 		if (m->nrequests == MODEL_MAX_REQUESTS) {
 			m->requests_dropped++;
 			m->lead = false;
+			lead_gpu_to(m, NULL);
 			return;
 		}
 		r = &m->requests[m->nrequests++];
@@ -351,6 +426,7 @@ static void request_event(struct model *m, const struct mp_event *e)
 		memcpy(r->rss_end, rss, sizeof(rss));
 		if (m->lead)
 			memcpy(r->phase_growth, m->lead_growth, sizeof(r->phase_growth));
+		lead_gpu_to(m, r);
 		m->lead = false;
 	}
 	if (r && ph < MP_MAX_PHASES && !(m->request_idle_mask & (1U << ph)) &&

@@ -58,6 +58,12 @@ struct model_request {
 	__s64 phase_growth[MP_MAX_PHASES];	/* net change (file+anon+shmem) in each phase */
 	__u64 prompt_tokens;		/* from the decode batches */
 	__u64 gen_tokens;
+	/* pinned and managed host memory (mp_alloc_cls) the process allocated and freed in it */
+	__u64 gpu_alloc[MP_NR_ALLOC_CLS], gpu_freed[MP_NR_ALLOC_CLS];
+	/* the observed processes' VRAM at the first NVML reading from its start, and from its
+	 * end (while open: the last reading) */
+	bool vram_seen;
+	__u64 vram_start, vram_end;
 	bool passed;			/* entered a non-idle phase: the next prompt ends it */
 	bool oom;			/* the OOM kill ended it */
 	/* the projection at its end, from the requests so far: requests until the room is gone
@@ -204,6 +210,8 @@ struct model {
 	__u64 lead_ns;
 	__s64 lead_rss[MP_NR_CLASSES];
 	__s64 lead_growth[MP_MAX_PHASES];
+	__u64 lead_alloc[MP_NR_ALLOC_CLS], lead_freed[MP_NR_ALLOC_CLS];
+	unsigned int req_vram_pending;	/* 1 + the request closed since the last NVML reading */
 	unsigned int nrequests;
 	__u64 requests_dropped;		/* beyond MODEL_MAX_REQUESTS */
 	struct model_request requests[MODEL_MAX_REQUESTS];
@@ -227,6 +235,17 @@ int model__set_argv(struct model *m, char *const argv[]);
 struct model_proc *model__proc(struct model *m, __u32 pid, bool create);
 /* Applies one ring-buffer event (phase change, fork, exec, exit, OOM). */
 void model__on_event(struct model *m, const struct mp_event *e);
+/*
+ * A report's window opens: the requests that ended before it, the context's tokens and fit,
+ * the room read before it and the GPU's counts are left behind (the open request, n_ctx
+ * and the memory held stay).
+ */
+void model__window_open(struct model *m);
+/* An allocation probe's event: the GPU side (model/gpu.h) and the open request's bytes. */
+void model__on_alloc(struct model *m, const struct mp_alloc_event *e);
+/* One NVML reading (model_gpu__reading), and the VRAM of the requests it starts and ends. */
+void model__on_vram(struct model *m, __u32 phase, __u64 now_ns,
+		    const struct model_gpu_device *dev, unsigned int ndev);
 /* Replaces a phase's counters with a new snapshot (summed over CPUs). */
 void model__set_stats(struct model *m, unsigned int id, const struct mp_phase_stats *s);
 /* Replaces a process's RSS and peaks (from one of its address spaces). */

@@ -11,6 +11,15 @@ void origins__init(struct origins *o)
 	memset(o, 0, sizeof(*o));
 }
 
+size_t origins__recorded(const struct origins *o)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < o->n; i++)
+		n += origins__counted(o, &o->v[i]);
+	return n;
+}
+
 void origins__free(struct origins *o)
 {
 	size_t i;

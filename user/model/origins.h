@@ -43,7 +43,18 @@ struct origins {
 	__u64 seq;
 	__u64 arenas;		/* arenas seen: threads with an arena reservation */
 	__u64 reused;		/* origins that replaced one of the same pid and start */
+	/* a report's window: origins from before it still name mappings and causes, but
+	 * counts and lists start here (0: the whole run) */
+	__u64 since_ns;
 };
+
+/* Is e counted (created since the window's start)? */
+static inline bool origins__counted(const struct origins *o, const struct origin *e)
+{
+	return e->ts_ns >= o->since_ns;
+}
+/* Origins counted: created in the window (all of them without one). */
+size_t origins__recorded(const struct origins *o);
 
 void origins__init(struct origins *o);
 void origins__free(struct origins *o);

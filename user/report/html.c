@@ -7,7 +7,9 @@
 #include <string.h>
 #include "lib/json.h"
 #include "lib/strmap.h"
+#include "model/causes.h"
 #include "report/html.h"
+#include "report/requests.h"
 /* html_js, html_css: generated from html.js and html.css into the build directory */
 #include "report/html_assets.h"
 
@@ -142,14 +144,47 @@ static long str_index(struct jsonw *w, struct strmap *idx, long *n, const char *
 	return e->value - 1;
 }
 
+/* The causes of the rules (a stack names one by its index), and the peak they are shares of. */
+static void cause_names(struct jsonw *w, const struct model *m)
+{
+	const struct model_proc *p = model__main((struct model *)m);
+	size_t i;
+
+	jsonw__name(w, "causes");
+	jsonw__start_array(w);
+	for (i = 0; i < m->rules.ncauses; i++) {
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", m->rules.causes[i].name);
+		jsonw__string_field(w, "remedy", m->rules.causes[i].remedy);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	if (p && p->peak_total > 0)
+		jsonw__s64_field(w, "peak_total", p->peak_total);
+	else
+		jsonw__null_field(w, "peak_total");
+}
+
+/*
+ * Each stack: [phase, comm, [frames], cause, rule], the strings by their index in the
+ * table, cause and rule -1 when no rule matched (model/causes.c decides, as for causes[]).
+ */
 static int stacks(struct jsonw *w, const struct model *m)
 {
 	const struct profile *p = &m->profile;
+	const struct cause_rule **rule = NULL;
 	struct strmap idx;
+	int *cause = NULL;
 	long n = 0;
 	size_t i, k;
 	int err = 0;
 
+	rule = calloc(p->nstacks ? p->nstacks : 1, sizeof(*rule));
+	cause = calloc(p->nstacks ? p->nstacks : 1, sizeof(*cause));
+	if (!rule || !cause)
+		err = -ENOMEM;
+	for (i = 0; i < p->nstacks && !err; i++)
+		cause[i] = causes__match_stack(m, &p->stacks[i], &rule[i]);
 	/* strings first (the stacks refer to them by index) */
 	strmap__init(&idx, NULL);
 	jsonw__name(w, "strings");
@@ -160,6 +195,8 @@ static int stacks(struct jsonw *w, const struct model *m)
 		for (k = 0; k < p->stacks[i].nframes && !err; k++)
 			if (str_index(w, &idx, &n, p->stacks[i].frames[k]) < 0)
 				err = -ENOMEM;
+		if (!err && cause[i] >= 0 && rule[i] && str_index(w, &idx, &n, rule[i]->text) < 0)
+			err = -ENOMEM;
 	}
 	jsonw__end_array(w);
 	jsonw__name(w, "stacks");
@@ -174,10 +211,15 @@ static int stacks(struct jsonw *w, const struct model *m)
 		for (k = 0; k < s->nframes; k++)
 			jsonw__u64(w, strmap__find(&idx, s->frames[k])->value - 1);
 		jsonw__end_array(w);
+		jsonw__s64(w, cause[i]);
+		jsonw__s64(w, cause[i] >= 0 && rule[i] ?
+			   (__s64)strmap__find(&idx, rule[i]->text)->value - 1 : -1);
 		jsonw__end_array(w);
 	}
 	jsonw__end_array(w);
 	strmap__free(&idx);
+	free(rule);
+	free(cause);
 	/* every sample: time (ms), stack, bytes */
 	jsonw__name(w, "samples");
 	jsonw__start_array(w);
@@ -214,6 +256,8 @@ static int data(FILE *f, const struct output_ctx *ctx)
 	jsonw__double_field(w, "duration_s", rel_s(m, m->end_ns));
 	phases(w, m);
 	memory(w, m, ctx->tl);
+	requests__json(w, m);
+	cause_names(w, m);
 	err = stacks(w, m);
 	jsonw__end_object(w);
 	jsonw__free(w);
@@ -241,10 +285,19 @@ static int html_write(FILE *f, const struct output_ctx *ctx)
 	fputs("</style></head><body>\n<h1 id=\"title\"></h1>\n"
 	      "<h2>RSS over time<span class=\"legend\" id=\"legend\"></span></h2>\n"
 	      "<svg id=\"chart\" width=\"1000\" height=\"260\"></svg>\n"
-	      "<div>click a phase or drag a time range; the flame graph follows</div>\n"
+	      "<div>click a phase or a request, or drag a time range; the causes and the flame "
+	      "graph follow</div>\n"
 	      "<h2>Phases</h2>\n<table id=\"phases\"><thead><tr><th>phase</th><th>time</th>"
 	      "<th>calls</th><th>+anon</th><th>+file</th><th>+shmem</th><th>+swap</th>"
 	      "<th>sampled</th></tr></thead><tbody></tbody></table>\n"
+	      "<div id=\"requests-box\" hidden><h2><span id=\"requests-n\"></span> requests "
+	      "(RSS each kept)</h2>\n<div class=\"scroll\"><table id=\"requests\"><thead><tr>"
+	      "<th>#</th><th>start</th><th>time</th><th>prompt</th><th>generated</th><th>anon</th>"
+	      "<th>file</th><th>shmem</th><th>swap</th><th>by phase</th></tr></thead><tbody>"
+	      "</tbody></table></div></div>\n"
+	      "<h2>What grew<span id=\"causes-sel\"></span></h2>\n<table id=\"causes\"><thead>"
+	      "<tr><th>cause</th><th>sampled</th><th>share</th><th>of peak</th><th>where</th>"
+	      "<th>remedy</th></tr></thead><tbody></tbody></table>\n"
 	      "<h2>Growth by code path: <span id=\"flame-total\"></span></h2>\n"
 	      "<div id=\"bar\"><button id=\"all\">whole run</button> "
 	      "<button id=\"unzoom\">reset zoom</button> search <input id=\"search\"> "
@@ -263,8 +316,9 @@ static int html_write(FILE *f, const struct output_ctx *ctx)
 
 const struct output_format html_format = {
 	.name = "html",
-	.help = "Write a self-contained HTML report (RSS over time with the phases, the phase "
-		"table, a flame graph of the growth that follows the selection) to FILE",
+	.help = "Write a self-contained HTML report (RSS over time with the phases and requests, "
+		"the phase and request tables, what grew and a flame graph of the growth that "
+		"follow the selection) to FILE",
 	.needs = OUTPUT_NEEDS_STACKS,
 	.write = html_write,
 };

@@ -194,7 +194,7 @@ static void causes(struct jsonw *w, const struct model *m)
 	causes__report_free(&r);
 	jsonw__name(w, "origins");
 	jsonw__start_object(w);
-	jsonw__u64_field(w, "recorded", m->origins.n);
+	jsonw__u64_field(w, "recorded", origins__recorded(&m->origins));
 	jsonw__u64_field(w, "lost", m->origins_lost);
 	jsonw__u64_field(w, "capped", m->origins_capped);
 	jsonw__u64_field(w, "repeats_skipped", m->origins_same);
@@ -206,7 +206,7 @@ static void causes(struct jsonw *w, const struct model *m)
 	for (i = 0; i < m->origins.n; i++) {
 		const struct origin *o = &m->origins.v[i];
 
-		if (!o->arena)
+		if (!o->arena || !origins__counted(&m->origins, o))
 			continue;
 		jsonw__start_object(w);
 		jsonw__u64_field(w, "pid", o->pid);

@@ -82,6 +82,21 @@ static void print_left(FILE *f, const char *what, long left, bool first)
 			left > 99 ? "~" : "", grouped(n, sizeof(n), left), left == 1 ? "" : "s");
 }
 
+/* Pinned and managed host memory each request kept (allocated less freed), VRAM's change. */
+static __s64 gpu_kept(const struct model_request *r, unsigned int cls)
+{
+	return (__s64)r->gpu_alloc[cls] - (__s64)r->gpu_freed[cls];
+}
+
+static void print_gpu(FILE *f, const struct model_request *r)
+{
+	char b[3][32];
+
+	fprintf(f, " %10s %10s %10s  ", signed_bytes(b[0], 32, gpu_kept(r, MP_ALLOC_PINNED)),
+		signed_bytes(b[1], 32, gpu_kept(r, MP_ALLOC_MANAGED)),
+		r->vram_seen ? signed_bytes(b[2], 32, (__s64)(r->vram_end - r->vram_start)) : "-");
+}
+
 static void print_phases(FILE *f, const struct model *m, const struct model_request *r)
 {
 	unsigned int i, shown = 0;
@@ -124,6 +139,7 @@ static void print_context(FILE *f, const struct model *m)
 void requests__print(FILE *f, const struct model *m)
 {
 	const struct model_request *lc = last_closed(m);
+	bool gpu = model_gpu__any(&m->gpu);
 	unsigned int i, nclosed;
 	struct linfit fit;
 	char b[4][32];
@@ -142,7 +158,8 @@ void requests__print(FILE *f, const struct model *m)
 				first ? " after the first" : "", nclosed - (unsigned int)first,
 				util__fmt_bytes(b[2], 32, (__s64)fit.spread));
 		fprintf(f, "\n");
-		fprintf(f, "  REQ     START     TIME  PROMPT     GEN        +RSS  BY PHASE\n");
+		fprintf(f, "  REQ     START     TIME  PROMPT     GEN        +RSS  %sBY PHASE\n",
+			gpu ? "  +PINNED   +MANAGED      +VRAM  " : "");
 		for (i = 0; i < m->nrequests; i++) {
 			const struct model_request *r = &m->requests[i];
 			__u64 end = r->end_ns ? r->end_ns : m->end_ns;
@@ -153,11 +170,13 @@ void requests__print(FILE *f, const struct model *m)
 					fprintf(f, "  ...\n");
 				continue;
 			}
-			fprintf(f, "  %-4u %7.2fs %7.2fs %7" PRIu64 " %7" PRIu64 " %11s  ", i + 1,
+			fprintf(f, "  %-4u %7.2fs %7.2fs %7" PRIu64 " %7" PRIu64 " %11s%s", i + 1,
 				secs(m, r->start_ns),
 				(end > r->start_ns ? end - r->start_ns : 0) / 1e9,
 				(uint64_t)r->prompt_tokens, (uint64_t)r->gen_tokens,
-				signed_bytes(b[3], 32, req_growth(r)));
+				signed_bytes(b[3], 32, req_growth(r)), gpu ? "" : "  ");
+			if (gpu)
+				print_gpu(f, r);
 			print_phases(f, m, r);
 			fprintf(f, "%s\n", r->oom ? " (OOM-killed)" : r->end_ns ? "" : " (open)");
 		}
@@ -317,6 +336,18 @@ void requests__json(struct jsonw *w, const struct model *m)
 					 r->rss_end[mp_class_order[c]] -
 					 r->rss_start[mp_class_order[c]]);
 		jsonw__end_object(w);
+		if (model_gpu__any(&m->gpu)) {
+			/* allocated and freed while it was open; VRAM at NVML's readings */
+			jsonw__u64_field(w, "pinned_bytes", r->gpu_alloc[MP_ALLOC_PINNED]);
+			jsonw__u64_field(w, "pinned_freed_bytes", r->gpu_freed[MP_ALLOC_PINNED]);
+			jsonw__u64_field(w, "managed_bytes", r->gpu_alloc[MP_ALLOC_MANAGED]);
+			jsonw__u64_field(w, "managed_freed_bytes", r->gpu_freed[MP_ALLOC_MANAGED]);
+			if (r->vram_seen)
+				jsonw__s64_field(w, "vram_delta_bytes",
+						 (__s64)(r->vram_end - r->vram_start));
+			else
+				jsonw__null_field(w, "vram_delta_bytes");
+		}
 		jsonw__name(w, "phases");
 		jsonw__start_array(w);
 		for (id = 0; id < m->norder; id++) {

@@ -364,7 +364,7 @@ static void print_arenas(FILE *f, const struct model *m)
 	for (i = 0; i < m->origins.n && shown < 8; i++) {
 		const struct origin *o = &m->origins.v[i];
 
-		if (!o->arena)
+		if (!o->arena || !origins__counted(&m->origins, o))
 			continue;
 		fprintf(f, "  %-60.60s %9s\n", utf8__esc_term(n, sizeof(n), o->label),
 			util__fmt_bytes(b, sizeof(b), o->grown));
