@@ -423,7 +423,13 @@ def test_prometheus_scrapes_growth_per_phase_equal_to_json():
                         break
                     time.sleep(0.5)
                 assert up and up[0]["value"][1] == "1", (up, prom.api("targets"))
-                time.sleep(1.5)
+                # a second scrape while memphase serves (however slow the machine): the
+                # run's end may come before it (memphase then waits for it) or after
+                while time.time() < deadline and p.poll() is None:
+                    n = prom.query("count_over_time(memphase_run_info[10m])")
+                    if n and int(n[0]["value"][1]) >= 2:
+                        break
+                    time.sleep(0.5)
                 during = time.time()
             finally:
                 finish(p)
@@ -443,7 +449,7 @@ def test_prometheus_scrapes_growth_per_phase_equal_to_json():
                                 for x in doc["phases"]}, by_phase
             # several scrapes, each parsed as OpenMetrics (the info type exists only there)
             n = prom.query("count_over_time(memphase_run_info%s[10m])" % sel)
-            assert n and int(n[0]["value"][1]) >= 3, n
+            assert n and int(n[0]["value"][1]) >= 2, n
             meta = prom.api("metadata", metric="memphase_run")
             assert meta["memphase_run"][0]["type"] == "info", meta
             res = prom.query("last_over_time(memphase_requests_total%s[10m])" % sel)
