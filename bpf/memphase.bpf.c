@@ -66,9 +66,9 @@ struct {
 } targets SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MP_MAX_MMS);
-	__type(key, __u32);			/* rss_stat mm_id */
+	__type(key, __u32);			/* slot (see struct mp_mm) */
 	__type(value, struct mp_mm);
 } mms SEC(".maps");
 
@@ -1142,21 +1142,96 @@ static __always_inline void guard_trip(struct mp_target *t, __u32 tgid, __s64 to
 	event_submit(e, true);
 }
 
+/* The entry of mm_id: one of its MP_MM_PROBES slots (array lookups, no hashing), or NULL. */
+static __always_inline struct mp_mm *mm_lookup(__u32 mm_id)
+{
+	struct mp_mm *mm;
+	__u32 i, slot;
+
+	for (i = 0; i < MP_MM_PROBES; i++) {
+		slot = (mm_id + i) & (MP_MAX_MMS - 1);
+		mm = bpf_map_lookup_elem(&mms, &slot);
+		if (mm && mm->tgid && mm->mm_id == mm_id)
+			return mm;
+	}
+	return NULL;
+}
+
+/*
+ * Claims the first free slot of mm_id for tgid (compare-and-swap of tgid and mm_id at
+ * once): *mine says the caller fills it in. Another CPU may have claimed it first: its
+ * entry is returned (not yet ready, maybe). NULL: all the slots are taken.
+ */
+static __always_inline struct mp_mm *mm_claim(__u32 mm_id, __u32 tgid, bool *mine)
+{
+	__u64 want = (__u64)mm_id << 32 | tgid, old;
+	struct mp_mm *mm;
+	__u32 i, slot;
+
+	*mine = false;
+	for (i = 0; i < MP_MM_PROBES; i++) {
+		slot = (mm_id + i) & (MP_MAX_MMS - 1);
+		mm = bpf_map_lookup_elem(&mms, &slot);
+		if (!mm)
+			return NULL;
+		old = __sync_val_compare_and_swap((__u64 *)mm, 0, want);
+		if (!old) {
+			*mine = true;
+			return mm;
+		}
+		if ((__u32)(old >> 32) == mm_id && (__u32)old)
+			return mm;
+	}
+	return NULL;
+}
+
+/* Fills in a claimed entry for target t (tgid, mm_id set), then marks it ready. */
+static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t)
+{
+	struct mm_struct *cmm = bpf_get_current_task_btf()->mm;
+	__u32 seeded = 0;
+	int c;
+
+	mm->gen = t->mm_gen;
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		mm->floor[c] = 0;
+		mm->rss[c] = mm->peak[c] = 0;
+	}
+	mm->peak_total = 0;
+	if (t->flags & MP_T_FRESH_MM) {
+		/* after exec the new mm starts empty: count from zero */
+		seeded = (1 << MP_NR_CLASSES) - 1;
+		__sync_fetch_and_and(&t->flags, ~MP_T_FRESH_MM);
+	} else if (cmm) {
+		/*
+		 * Attached or forked: what it already holds is not growth. Until each
+		 * class's first exact event, show the approximate counters.
+		 */
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			mm->rss[c] = mm->peak[c] = mm_counter(cmm, c);
+		mm->peak_total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
+	}
+	/* an exchange: a full barrier, the fields above are seen before the mark */
+	__sync_lock_test_and_set(&mm->seeded, seeded | MP_MM_READY);
+}
+
 /*
  * The mm of a curr=1 rss_stat event (current's own mm) and the target it charges, with
- * its tgid in *tgid: entered in mms on first sight. NULL: not a target, or mms is full.
+ * its tgid in *tgid: entered in mms on first sight. NULL: not a target, mms is full, or
+ * the entry is being filled in by another CPU (the next event's delta covers this one).
  */
 static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_target **tp,
 						     __u32 *tgidp)
 {
-	struct mp_mm *mm, fresh = {};
 	struct mp_target *t;
+	struct mp_mm *mm;
+	bool mine;
 	__u32 tgid;
 
 	t = target_of_current(&tgid);
 	if (!t)
 		return NULL;
-	mm = bpf_map_lookup_elem(&mms, &mm_id);
+	mm = mm_lookup(mm_id);
 	if (mm && mm->tgid != tgid) {
 		/* vfork/CLONE_VM: a child running on its live parent's mm charges it */
 		struct mp_target *owner = target_lookup(mm->tgid);
@@ -1166,43 +1241,25 @@ static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_targe
 			tgid = mm->tgid;
 		}
 	}
-	/* an entry left by an exited process whose mm struct was recycled */
-	if (mm && (mm->tgid != tgid || mm->gen != t->mm_gen)) {
-		bpf_map_delete_elem(&mms, &mm_id);
-		mm = NULL;
-	}
 	if (!mm) {
-		struct mm_struct *cmm = bpf_get_current_task_btf()->mm;
-		int c;
-
-		fresh.tgid = tgid;
-		fresh.gen = t->mm_gen;
-		if (t->flags & MP_T_FRESH_MM) {
-			/* after exec the new mm starts empty: count from zero */
-			fresh.seeded = (1 << MP_NR_CLASSES) - 1;
-			__sync_fetch_and_and(&t->flags, ~MP_T_FRESH_MM);
-		} else if (cmm) {
-			/*
-			 * Attached or forked: what it already holds is not growth. Until
-			 * each class's first exact event, show the approximate counters.
-			 */
-			for (c = 0; c < MP_NR_CLASSES; c++)
-				fresh.rss[c] = fresh.peak[c] = mm_counter(cmm, c);
-			fresh.peak_total = fresh.rss[MP_FILE] + fresh.rss[MP_ANON] +
-					   fresh.rss[MP_SHMEM];
-		}
-		if (bpf_map_update_elem(&mms, &mm_id, &fresh, BPF_NOEXIST) &&
-		    bpf_map_lookup_elem(&mms, &mm_id) == NULL) {
+		mm = mm_claim(mm_id, tgid, &mine);
+		if (!mm) {
 			struct mp_drops *d = drops_get();
 
 			if (d)
 				d->mms_full++;
 			return NULL;
 		}
-		mm = bpf_map_lookup_elem(&mms, &mm_id);
-		if (!mm)
-			return NULL;
+		if (mine)
+			mm_fill(mm, t);
+	} else if (mm->tgid != tgid || mm->gen != t->mm_gen) {
+		/* an entry left by an exited process whose mm struct was recycled: take it over */
+		mm->seeded = 0;
+		*(__u64 *)mm = (__u64)mm_id << 32 | tgid;
+		mm_fill(mm, t);
 	}
+	if (!(mm->seeded & MP_MM_READY))
+		return NULL;
 	*tp = t;
 	*tgidp = tgid;
 	return mm;
@@ -1220,8 +1277,8 @@ static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_targe
 	struct mp_mm *mm;
 	__u32 tgid;
 
-	mm = bpf_map_lookup_elem(&mms, &mm_id);
-	if (!mm)
+	mm = mm_lookup(mm_id);
+	if (!mm || !(mm->seeded & MP_MM_READY))
 		return NULL;
 	tgid = mm->tgid;
 	t = target_lookup(tgid);
