@@ -14,6 +14,7 @@
 #define MP_COMM_LEN	16
 #define MP_MAX_TARGETS	1024	/* targets whose slot is taken (hash) */
 #define MP_TSLOTS	4096	/* direct-mapped target slots, indexed by tgid % MP_TSLOTS */
+#define MP_MAX_CPUS	256	/* per-CPU counters summed by the BPF side */
 #define MP_MAX_MMS	2048	/* mms slots (a power of two) */
 #define MP_MM_PROBES	4	/* an mm lives in one of the MP_MM_PROBES slots after its hash */
 
@@ -261,13 +262,13 @@ struct mp_target {
 	__u32 parent;		/* tgid of the target it was forked from, 0 for roots */
 	__u32 mm_gen;		/* bumped at exec: address spaces of older images are dead */
 	__u32 seen;		/* bit per phase id: phases entered so far (rule guards) */
-	__u32 pad;
-	__u64 call_growth;	/* RSS growth since the last marker call */
+	__u32 own_mm;		/* mm id of its own address space (its entry in mms: its RSS) */
+	__u64 call_growth;	/* RSS growth since the last marker call (targets in the hash;
+				 * those in their slot count it per CPU: the BPF side's call_pc) */
 	__u64 last_brk;
-	/* peaks over all its address spaces (an mm's own entry can go before it is read) */
+	/* peaks of its address spaces whose entry in mms was taken over before it was read */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;
-	__s64 rss[MP_NR_CLASSES];	/* its own address space's latest RSS, bytes */
 };
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Reading the BPF maps into the model. */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -518,6 +519,34 @@ int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags)
 	return 0;
 }
 
+/*
+ * Forgets every target (the BPF programs then ignore every event) and continues the ones a
+ * program held: for the links' release after memphase is done, while the programs still run.
+ */
+void collect__drop_targets(struct memphase_bpf *skel)
+{
+	int sfd = bpf_map__fd(skel->maps.tslots), hfd = bpf_map__fd(skel->maps.targets);
+	static const struct mp_target zero;
+	struct mp_target t;
+	__u32 key, next;
+
+	for (key = 0; key < MP_TSLOTS; key++) {
+		if (bpf_map_lookup_elem(sfd, &key, &t) || !t.tgid)
+			continue;
+		bpf_map_update_elem(sfd, &key, &zero, BPF_ANY);
+		if ((t.flags & MP_T_HELD) && !(t.flags & MP_T_EXITED))
+			kill(t.tgid, SIGCONT);
+	}
+	/* deleting the current key: start over from the first */
+	while (!bpf_map_get_next_key(hfd, NULL, &next)) {
+		if (!bpf_map_lookup_elem(hfd, &next, &t) && (t.flags & MP_T_HELD) &&
+		    !(t.flags & MP_T_EXITED))
+			kill(t.tgid, SIGCONT);
+		if (bpf_map_delete_elem(hfd, &next))
+			break;
+	}
+}
+
 void collect__del_target(struct memphase_bpf *skel, __u32 tgid)
 {
 	__u32 slot = tgid % MP_TSLOTS;
@@ -622,6 +651,7 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	cfg->origin_min_bytes = cc->origin_min;
 	cfg->origin_small_per_sec = COLLECT_ORIGINS_SMALL_PER_SEC;
 	cfg->origin_small_max = COLLECT_ORIGINS_SMALL_MAX;
+	skel->rodata->nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
 	/*
 	 * dwarf samples are 16 KiB each: room for twice the samples the cap lets through
 	 * between two polls (100 ms), 8 MiB without a cap. The ring's pages count twice in
