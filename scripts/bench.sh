@@ -45,6 +45,13 @@
 #                      fault in another mapping than the one before
 #   memphase_hops      memphase run --bpf-stats --stacks none -- touch MIB hops: its BPF ns/fault
 #                      is reported beside memphase_none's (one mapping), as a ratio and a difference
+#   memphase_bystander touch MIB alone, not observed, while a memphase run --bpf-stats -- sleep
+#                      watches another process: the system-wide cost of its tracepoints for
+#                      bystanders (loop ratio to baseline; BPF ns per fault traced and filtered)
+#   baseline_t2, baseline_t8   touch MIB threads N alone: N threads fault at once, each in its
+#                      slice of the one mapping
+#   memphase_t2, memphase_t8   memphase run --bpf-stats --stacks none -- touch MIB threads N: the
+#                      loop ratio (to baseline_tN) and BPF ns/fault beside memphase_none's (1 thread)
 #
 # Environment:
 #   BENCH_ROUNDS=7      measured rounds (at least 5 for the medians the issues ask for; the default
@@ -106,7 +113,8 @@ MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
 ALL_CONFIGS="baseline memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
-	memphase_dwarf perf_fp perf_dwarf baseline_hops memphase_hops"
+	memphase_dwarf perf_fp perf_dwarf baseline_hops memphase_hops baseline_t2 memphase_t2
+	baseline_t8 memphase_t8 memphase_bystander"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -153,7 +161,7 @@ die() {
 
 build() {
 	mkdir -p "$BENCH_BIN" || die "cannot create $BENCH_BIN"
-	cc -O2 -Wall -Wextra -o "$TOUCH" "$ROOT/scripts/touch.c" || die "building touch failed"
+	cc -O2 -Wall -Wextra -pthread -o "$TOUCH" "$ROOT/scripts/touch.c" || die "building touch failed"
 	cc -O2 -Wall -Wextra -o "$RUNSTAT" "$ROOT/scripts/runstat.c" || die "building runstat failed"
 	if [[ ! -x $MEMPHASE ]]; then
 		make -C "$ROOT" --no-print-directory "$MEMPHASE" || die "building memphase failed"
@@ -191,16 +199,17 @@ run_wrapped() {
 	"$RUNSTAT" "$dir/runstat" -- "$@" >"$dir/stdout" 2>"$dir/stderr"
 }
 
-# target_cmd DIR [MIB [hops]]: sets TARGET_CMD to the workload command: touch MIB under its own
+# target_cmd DIR [MIB [hops | threads N]]: sets TARGET_CMD to the workload command: touch MIB under its own
 # runstat. memphase runs its command as the invoking user under sudo: DIR/target must be writable
 # by them.
 target_cmd() {
-	local dir=$1 mib=${2:-$MIB} mode=${3:-}
+	local dir=$1 mib=${2:-$MIB}
+	local mode=("${@:3}")
 	: >"$dir/target"
 	if [[ -n ${SUDO_UID:-} ]]; then
 		chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$dir/target" 2>/dev/null
 	fi
-	TARGET_CMD=("$RUNSTAT" "$dir/target" -- "$TOUCH" "$mib" $mode)
+	TARGET_CMD=("$RUNSTAT" "$dir/target" -- "$TOUCH" "$mib" "${mode[@]}")
 }
 
 # note_output DIR FILE...: writes out_bytes (sum of the sizes of the FILEs that exist) to DIR/extra
@@ -269,6 +278,46 @@ cfg_memphase_hops() {
 	target_cmd "$1" "$MIB" hops
 	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
 		-- "${TARGET_CMD[@]}"
+}
+
+# baseline_tN / memphase_tN: N threads fault at once (shared state on the fault path shows here)
+baseline_threads() {
+	target_cmd "$1" "$MIB" threads "$2"
+	run_wrapped "$1" "${TARGET_CMD[@]}"
+}
+memphase_threads() {
+	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
+	target_cmd "$1" "$MIB" threads "$2"
+	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
+		-- "${TARGET_CMD[@]}"
+}
+desc_baseline_t2() { echo "touch $MIB threads 2 alone"; }
+cfg_baseline_t2() { baseline_threads "$1" 2; }
+desc_memphase_t2() { echo "memphase run --bpf-stats --stacks none -- touch $MIB threads 2"; }
+cfg_memphase_t2() { memphase_threads "$1" 2; }
+desc_baseline_t8() { echo "touch $MIB threads 8 alone"; }
+cfg_baseline_t8() { baseline_threads "$1" 8; }
+desc_memphase_t8() { echo "memphase run --bpf-stats --stacks none -- touch $MIB threads 8"; }
+cfg_memphase_t8() { memphase_threads "$1" 8; }
+
+desc_memphase_bystander() { echo "touch $MIB alone while memphase run --bpf-stats -- sleep watches"; }
+cfg_memphase_bystander() {
+	local dir=$1 pid i rc
+	printf 'bystander=1\n' >"$dir/extra"
+	"$MEMPHASE" run --allow-root --no-tui --bpf-stats --json "$dir/out.json" -- sleep 3600 \
+		>"$dir/memphase.out" 2>"$dir/memphase.err" &
+	pid=$!
+	# attached once its command runs: the sleep has exec'd
+	for ((i = 0; i < 100; i++)); do
+		pgrep -x -P "$pid" sleep >/dev/null && break
+		sleep 0.1
+	done
+	target_cmd "$dir"
+	run_wrapped "$dir" "${TARGET_CMD[@]}"
+	rc=$?
+	kill -INT "$pid"
+	wait "$pid"
+	return "$rc"
 }
 
 desc_memphase_fp() { echo "memphase run --bpf-stats --stacks fp --folded F -- touch $MIB"; }

@@ -79,7 +79,13 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
     r["pages"] = need_num(w, "pages", f"{d}/stdout")
     r["wall_ms"] = need_num(s, "wall_ms", f"{d}/runstat")
     r["target_ms"] = need_num(tg, "wall_ms", f"{d}/target")
-    r["cpu_ms"] = r["rss_kib"] = None
+    r["cpu_ms"] = r["rss_kib"] = r["start_ms"] = r["exit_ms"] = None
+    if r["tool"] and "start_ms" in s and "start_ms" in tg:
+        # the tool's start-up (to its target's fork) and exit (from its target's reap)
+        r["start_ms"] = need_num(tg, "start_ms", f"{d}/target") - need_num(s, "start_ms",
+                                                                             f"{d}/runstat")
+        r["exit_ms"] = need_num(s, "end_ms", f"{d}/runstat") - need_num(tg, "end_ms",
+                                                                          f"{d}/target")
     if r["tool"]:
         r["cpu_ms"] = need_num(s, "self_cpu_ms", f"{d}/runstat")
         r["rss_kib"] = need_num(s, "self_maxrss_kib", f"{d}/runstat")
@@ -95,6 +101,12 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
     elif r["tool"] == "perf":
         fig = perf_figures(text(f"{d}/stderr"), f"{d}/stderr")
         r["samples"], r["lost"], r["perf_lost_pct"] = fig["samples"], fig["lost"], fig["lost_pct"]
+    if x.get("bystander") == "1":
+        # the workload is not memphase's: its programs' cost per fault they traced
+        fig = memphase_figures(read_json(f"{d}/out.json"), f"{d}/out.json", True)
+        p = fig["progs"]
+        runs = p.get(fault_progs[0], (0, 0))[0]
+        r["ns_traced"] = (sum(p[k][1] for k in fault_progs if k in p) / runs) if runs else None
     if r["progs"] is not None:
         where = f"{d}/out.json"
         r.update(bpf_per_fault(r["progs"], fault_progs, r["faults"], where))
@@ -276,6 +288,20 @@ lost none).
         print(f"{what}: {v:.0f} (budget {budget_ns})  [{c}, median of {len(by[c])}; "
               f"{'within' if v <= budget_ns else 'OVER'} budget; per traced fault system-wide: "
               f"{f0(med(r['ns_traced'] for r in by[c]))}]")
+    for c, _ in configs:
+        st = [r["start_ms"] for r in by[c] if r["start_ms"] is not None]
+        ex = [r["exit_ms"] for r in by[c] if r["exit_ms"] is not None]
+        if st and c.startswith("memphase"):
+            print(f"Start-up and exit: {c}: start-up {f0(med(st))} ms (budget 100), exit "
+                  f"{f0(med(ex))} ms after the target's reap (budget 100; outputs and summary "
+                  f"included)  [medians of {len(st)}; ranges {min(st):.0f}-{max(st):.0f} and "
+                  f"{min(ex):.0f}-{max(ex):.0f} ms]")
+    bys = by.get("memphase_bystander")
+    if bys:
+        print(f"Bystander: an unobserved touch loop while memphase watches a sleep: "
+              f"{fx(rt('memphase_bystander', 'touch_ms'))} of baseline; memphase's fault-path "
+              f"programs {f0(med(r['ns_traced'] for r in bys))} ns per fault they traced and "
+              f"filtered out  [median of {len(bys)}]")
     hops, one = by.get("memphase_hops"), by.get("memphase_none")
     if hops and one:
         h, o = med(r["ns_fault"] for r in hops), med(r["ns_fault"] for r in one)
@@ -285,6 +311,17 @@ lost none).
               f"{'n/a' if h is None or o is None else f'{h - o:+.0f}'} ns per fault "
               f"(budget +100)  [memphase_hops vs memphase_none, medians of {len(hops)} and "
               f"{len(one)}; touch loop {fx(loop)} of baseline_hops]")
+    if one:
+        for n in (2, 8):
+            t, b = by.get(f"memphase_t{n}"), by.get(f"baseline_t{n}")
+            if not t:
+                continue
+            v, o = med(r["ns_fault"] for r in t), med(r["ns_fault"] for r in one)
+            loop = ratio(t, b, "touch_ms") if b else None
+            print(f"Threads: {n} faulting at once: BPF ns/fault {f0(v)} vs {f0(o)} with 1 "
+                  f"({fx(v / o if v is not None and o else None)}; budget 1.00x); touch loop "
+                  f"{fx(loop)} of baseline_t{n} vs {fx(rt('memphase_none', 'touch_ms'))} with 1  "
+                  f"[memphase_t{n} vs memphase_none, medians of {len(t)} and {len(one)}]")
     print()
     for c, _ in configs:
         if c != "baseline" and by[c]:
