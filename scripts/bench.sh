@@ -48,6 +48,9 @@
 #   memphase_bystander touch MIB alone, not observed, while a memphase run --bpf-stats -- sleep
 #                      watches another process: the system-wide cost of its tracepoints for
 #                      bystanders (loop ratio to baseline; BPF ns per fault traced and filtered)
+#   memphase_python    memphase run -- python3 (the first in PATH: a pyenv shim chain execs ~40
+#                      processes) allocating 200 MiB in 1 MiB steps: memphase's own peak RSS on
+#                      a Python target, beside the C target's (its touch figures do not apply)
 #   baseline_t2, baseline_t8   touch MIB threads N alone: N threads fault at once, each in its
 #                      slice of the one mapping
 #   memphase_t2, memphase_t8   memphase run --bpf-stats --stacks none -- touch MIB threads N: the
@@ -72,6 +75,8 @@
 #   BENCH_OUT=DIR       where the raw output of every run goes (default build/bench/run-DATE)
 #   MEMPHASE=PATH       memphase binary (default build/memphase)
 #   PERF=PATH           perf binary (default: perf from PATH)
+#   BENCH_PYTHON=PATH   memphase_python's interpreter (default: python3 from PATH, e.g.
+#                       ~/.pyenv/shims/python3: run with sudo -E or set it)
 #   BENCH_REPORT=DIR    run nothing: print again the summary of the run whose raw output is in DIR
 #
 # Adding a configuration: write desc_NAME (prints a one-line description) and cfg_NAME DIR (runs
@@ -114,7 +119,7 @@ WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
 ALL_CONFIGS="baseline memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
 	memphase_dwarf perf_fp perf_dwarf baseline_hops memphase_hops baseline_t2 memphase_t2
-	baseline_t8 memphase_t8 memphase_bystander"
+	baseline_t8 memphase_t8 memphase_bystander memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -143,6 +148,8 @@ PERF_DWARF_REDUCE=${BENCH_PERF_DWARF_REDUCE:-auto}
 KEEP_PERF_DATA=${BENCH_KEEP_PERF_DATA:-0}
 MEMPHASE=${MEMPHASE:-$ROOT/build/memphase}
 PERF=${PERF:-perf}
+# the python3 a user would run (under sudo, PATH is sudo's: take the invoking user's shell's)
+PYTHON=${BENCH_PYTHON:-$(command -v python3)}
 BENCH_BIN=$ROOT/build/bench
 TOUCH=$BENCH_BIN/touch
 RUNSTAT=$BENCH_BIN/runstat
@@ -318,6 +325,17 @@ cfg_memphase_bystander() {
 	kill -INT "$pid"
 	wait "$pid"
 	return "$rc"
+}
+
+desc_memphase_python() { echo "memphase run -- $PYTHON (allocates 200 MiB in 1 MiB steps, 10 ms apart)"; }
+cfg_memphase_python() {
+	local dir=$1
+	printf 'tool=memphase\npython=1\n' >"$dir/extra"
+	printf 'import time\nkeep = []\nfor i in range(200):\n    keep.append(bytearray(1 << 20))\n    time.sleep(0.01)\n' \
+		>"$dir/alloc.py"
+	chmod 644 "$dir/alloc.py"
+	: >"$dir/target"
+	run_wrapped "$dir" "$MEMPHASE" run --allow-root --json "$dir/out.json" -- "$PYTHON" "$dir/alloc.py"
 }
 
 desc_memphase_fp() { echo "memphase run --bpf-stats --stacks fp --folded F -- touch $MIB"; }

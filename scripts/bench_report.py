@@ -73,6 +73,16 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
     r["mib"] = int(x.get("mib", mib))
     if r["rc"] != 0:
         return r
+    if x.get("python") == "1":
+        # not the touch workload: memphase's own cost only
+        s = kv(f"{d}/runstat")
+        r.update({k: None for k in ("touch_ms", "faults", "pages", "target_ms", "out_bytes",
+                                    "samples", "lost", "perf_lost_pct", "progs", "ns_fault",
+                                    "ns_traced", "ns_all", "sp_nsrun", "start_ms", "exit_ms")})
+        r["wall_ms"] = need_num(s, "wall_ms", f"{d}/runstat")
+        r["cpu_ms"] = need_num(s, "self_cpu_ms", f"{d}/runstat")
+        r["rss_kib"] = need_num(s, "self_maxrss_kib", f"{d}/runstat")
+        return r
     w, s, tg = kv(f"{d}/stdout"), kv(f"{d}/runstat"), kv(f"{d}/target")
     r["touch_ms"] = need_num(w, "touch_ms", f"{d}/stdout")
     r["faults"] = need_num(w, "minflt_total", f"{d}/stdout")
@@ -179,7 +189,7 @@ def touch(out, fault_progs, sample_prog):
             print(f"{c:<17} {0:>2}  NO SUCCESSFUL RUN")
             continue
         walls = [r["wall_ms"] for r in rs]
-        outside = med(r["wall_ms"] - r["target_ms"] for r in rs)
+        outside = med(r["wall_ms"] - r["target_ms"] for r in rs if r["target_ms"] is not None)
         print(f"{c:<17} {len(rs):>2} {f0(med(r['mib'] for r in rs)):>5} "
               f"{f0(med(r['touch_ms'] for r in rs)):>9} {fx(rt(c, 'touch_ms')) + star(c):>8} "
               f"{f0(med(r['target_ms'] for r in rs)):>11} {fx(rt(c, 'target_ms')) + star(c):>9} "
@@ -296,6 +306,13 @@ lost none).
                   f"{f0(med(ex))} ms after the target's reap (budget 100; outputs and summary "
                   f"included)  [medians of {len(st)}; ranges {min(st):.0f}-{max(st):.0f} and "
                   f"{min(ex):.0f}-{max(ex):.0f} ms]")
+    py, cm = by.get("memphase_python"), by.get("memphase")
+    if py:
+        c_rss = max((r["rss_kib"] for r in cm or []), default=None)
+        print(f"Own RSS: memphase peaks at {fbytes(max(r['rss_kib'] for r in py) * 1024)} on a "
+              f"Python target (budget 32 MiB), {fbytes(None if c_rss is None else c_rss * 1024)} "
+              f"on the C one  [memphase_python, memphase: the highest VmHWM of {len(py)} and "
+              f"{len(cm or [])} runs]")
     bys = by.get("memphase_bystander")
     if bys:
         print(f"Bystander: an unobserved touch loop while memphase watches a sleep: "
