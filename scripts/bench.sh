@@ -53,8 +53,8 @@
 #                      a Python target, beside the C target's (its touch figures do not apply)
 #   baseline_t2, baseline_t8   touch MIB threads N alone: N threads fault at once, each in its
 #                      slice of the one mapping
-#   memphase_t2, memphase_t8   memphase run --bpf-stats --stacks none -- touch MIB threads N: the
-#                      loop ratio (to baseline_tN) and BPF ns/fault beside memphase_none's (1 thread)
+#   memphase_t2, memphase_t8   memphase run --bpf-stats --stacks none -- touch MIB threads N:
+#                      loop ratio (to baseline_tN), BPF ns/fault beside memphase_none's (1 thread)
 #
 # Environment:
 #   BENCH_ROUNDS=7      measured rounds (at least 5 for the medians the issues ask for; the default
