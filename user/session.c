@@ -4,7 +4,9 @@
  * spawned stopped (run) or found (attach) -> skeleton open/configure/load/attach ->
  * marker probes -> the collector (the one writer of the model) -> poll loop with the
  * live view and the guard -> final collection -> summary and files -> teardown. Every
- * exit path goes through cleanup, so no BPF program or link outlives memphase.
+ * exit path goes through cleanup, so no BPF program or link outlives memphase, but for the
+ * child that releases the links after a successful run (release_in_background()), which
+ * holds nothing else and ends once they are released.
  */
 #include <dirent.h>
 #include <errno.h>
