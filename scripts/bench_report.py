@@ -16,7 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (STEADY_SKIP_MS, MissingFigure, bpf_per_fault, kv,  # noqa: E402
-                      live_samples, measured, med, memphase_figures, need_num, ns_per_run, num,
+                      live_samples, measured, med, memphase_figures, need, need_num, ns_per_run,
+                      num,
                       perf_figures, ratio, read_json, sample_cost, steady_window, text)
 
 NA = "n/a"
@@ -102,12 +103,18 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
     r["out_bytes"] = need_num(x, "out_bytes", f"{d}/extra") if "out_files" in x else None
     if r["out_bytes"] is not None and need_num(x, "out_files", f"{d}/extra") == 0:
         raise MissingFigure(f"{d}: the tool wrote none of its output files")
-    r["samples"] = r["lost"] = r["perf_lost_pct"] = r["progs"] = None
+    r["samples"] = r["lost"] = r["perf_lost_pct"] = r["progs"] = r["excess"] = None
     r["ns_fault"] = r["ns_traced"] = r["ns_all"] = r["sp_nsrun"] = None
     if r["tool"] == "memphase":
         fig = memphase_figures(read_json(f"{d}/out.json"), f"{d}/out.json",
                                x.get("bpf_stats") == "1")
         r["samples"], r["lost"], r["progs"] = fig["samples"], fig["lost"], fig["progs"]
+        doc = read_json(f"{d}/out.json")
+        # anon growth beyond the pages touched (the process's own start-up pages, and any
+        # over-count: crossed rss_stat events of threads counted twice)
+        r["excess"] = sum(need(p, "rss_growth_bytes.anon", f"{d}/out.json: phases[{i}]")
+                          for i, p in enumerate(need(doc, "phases", f"{d}/out.json"))) - \
+            r["pages"] * 4096
     elif r["tool"] == "perf":
         fig = perf_figures(text(f"{d}/stderr"), f"{d}/stderr")
         r["samples"], r["lost"], r["perf_lost_pct"] = fig["samples"], fig["lost"], fig["lost_pct"]
@@ -335,6 +342,14 @@ lost none).
                 continue
             v, o = med(r["ns_fault"] for r in t), med(r["ns_fault"] for r in one)
             loop = ratio(t, b, "touch_ms") if b else None
+            ex, ex1 = med(r["excess"] for r in t), med(r["excess"] for r in one)
+            if ex is not None and ex1 is not None:
+                over = ex - ex1
+                print(f"Threads: {n} faulting at once: anon growth over-count "
+                      f"{over / 1024:+.0f} KiB ({100 * over / (mib << 20):+.4f}% of {mib} MiB; "
+                      f"budget 0.05%)  [growth beyond the pages touched, medians: "
+                      f"{ex / 1024:.0f} KiB vs {ex1 / 1024:.0f} KiB with 1 thread (its start-up "
+                      f"pages; the other threads' stacks count here too)]")
             print(f"Threads: {n} faulting at once: BPF ns/fault {f0(v)} vs {f0(o)} with 1 "
                   f"({fx(v / o if v is not None and o else None)}; budget 1.00x); touch loop "
                   f"{fx(loop)} of baseline_t{n} vs {fx(rt('memphase_none', 'touch_ms'))} with 1  "
