@@ -41,6 +41,8 @@
 #   memphase_dwarf     --stacks dwarf --folded F --perf-data F2 --svg F3 (all exports)
 #   perf_fp            perf record -e page-faults -c 1 -g
 #   perf_dwarf         perf record -e page-faults -c 1 --call-graph dwarf (GBs at 1 GiB, see below)
+#   bpftrace_count     bpftrace counting the workload's faults (page_fault_user, filtered by
+#                      comm): the simplest BPF observer, for scale
 #   baseline_hops      touch MIB hops alone: the same pages as MIB * 16 mappings of 64 KiB, every
 #                      fault in another mapping than the one before
 #   memphase_hops      memphase run --bpf-stats --stacks none -- touch MIB hops: its BPF ns/fault
@@ -75,6 +77,7 @@
 #   BENCH_OUT=DIR       where the raw output of every run goes (default build/bench/run-DATE)
 #   MEMPHASE=PATH       memphase binary (default build/memphase)
 #   PERF=PATH           perf binary (default: perf from PATH)
+#   BPFTRACE=PATH       bpftrace binary (default: bpftrace from PATH)
 #   BENCH_PYTHON=PATH   memphase_python's interpreter (default: python3 from PATH, e.g.
 #                       ~/.pyenv/shims/python3: run with sudo -E or set it)
 #   BENCH_REPORT=DIR    run nothing: print again the summary of the run whose raw output is in DIR
@@ -118,8 +121,8 @@ MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
 ALL_CONFIGS="baseline memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
-	memphase_dwarf perf_fp perf_dwarf baseline_hops memphase_hops baseline_t2 memphase_t2
-	baseline_t8 memphase_t8 memphase_bystander memphase_python"
+	memphase_dwarf perf_fp perf_dwarf bpftrace_count baseline_hops memphase_hops baseline_t2
+	memphase_t2 baseline_t8 memphase_t8 memphase_bystander memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -148,6 +151,7 @@ PERF_DWARF_REDUCE=${BENCH_PERF_DWARF_REDUCE:-auto}
 KEEP_PERF_DATA=${BENCH_KEEP_PERF_DATA:-0}
 MEMPHASE=${MEMPHASE:-$ROOT/build/memphase}
 PERF=${PERF:-perf}
+BPFTRACE=${BPFTRACE:-bpftrace}
 # the python3 a user would run (under sudo, PATH is sudo's: take the invoking user's shell's)
 PYTHON=${BENCH_PYTHON:-$(command -v python3)}
 BENCH_BIN=$ROOT/build/bench
@@ -391,6 +395,17 @@ cfg_perf_dwarf() {
 	perf_record "$1" "$PERF_DWARF_MIB" -e page-faults -c 1 --call-graph dwarf
 }
 
+desc_bpftrace_count() {
+	echo "bpftrace -e 'page_fault_user /comm == \"touch\"/ { @ = count() }' -c 'touch $MIB'"
+}
+cfg_bpftrace_count() {
+	printf 'tool=bpftrace\n' >"$1/extra"
+	target_cmd "$1"
+	run_wrapped "$1" "$BPFTRACE" -e \
+		'tracepoint:exceptions:page_fault_user /comm == "touch"/ { @faults = count(); }' \
+		-c "${TARGET_CMD[*]}"
+}
+
 # --- live-view configurations (see the header) -------------------------------------------------
 
 # live_target: sets LIVE_CMD to the workload command, llama-driver. Under memphase it is the
@@ -556,6 +571,9 @@ main() {
 		declare -F "cfg_$cfg" >/dev/null || die "unknown configuration '$cfg'"
 		if [[ $cfg == perf_* ]] && ! command -v "$PERF" >/dev/null; then
 			die "configuration $cfg needs perf (Debian: linux-perf), or set PERF=PATH"
+		fi
+		if [[ $cfg == bpftrace_* ]] && ! command -v "$BPFTRACE" >/dev/null; then
+			die "configuration $cfg needs bpftrace (Debian: bpftrace), or set BPFTRACE=PATH"
 		fi
 		if [[ $cfg == live_* ]] && ! command -v script >/dev/null; then
 			die "configuration $cfg needs script(1) (Debian: bsdutils)"

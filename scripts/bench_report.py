@@ -308,9 +308,10 @@ lost none).
     for c, _ in configs:
         st = [r["start_ms"] for r in by[c] if r["start_ms"] is not None]
         ex = [r["exit_ms"] for r in by[c] if r["exit_ms"] is not None]
-        if st and c.startswith("memphase"):
-            print(f"Start-up and exit: {c}: start-up {f0(med(st))} ms (budget 100), exit "
-                  f"{f0(med(ex))} ms after the target's reap (budget 100; outputs and summary "
+        if st:
+            bud = " (budget 100)" if c.startswith("memphase") else ""
+            print(f"Start-up and exit: {c}: start-up {f0(med(st))} ms{bud}, exit "
+                  f"{f0(med(ex))} ms after the target's reap{bud} (outputs and summary "
                   f"included)  [medians of {len(st)}; ranges {min(st):.0f}-{max(st):.0f} and "
                   f"{min(ex):.0f}-{max(ex):.0f} ms]")
     py, cm = by.get("memphase_python"), by.get("memphase")
