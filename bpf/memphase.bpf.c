@@ -47,6 +47,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define MAX_ORPHANS	16		/* per process: deferred growth of threads that ended */
 
 const volatile struct mp_config cfg = {};
+const volatile __u32 nr_cpus = 1;	/* possible CPUs, set by user space */
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
  * probed. Writable: user space turns it off before it stops listening. */
 __u32 stop_on_map = 0;
@@ -66,9 +67,9 @@ struct {
 } targets SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MP_MAX_MMS);
-	__type(key, __u32);			/* rss_stat mm_id */
+	__type(key, __u32);			/* slot (see struct mp_mm) */
 	__type(value, struct mp_mm);
 } mms SEC(".maps");
 
@@ -85,6 +86,24 @@ struct {
 	__type(key, __u32);
 	__type(value, struct mp_drops);
 } drops SEC(".maps");
+
+/*
+ * Growth since the last marker call of the target in each slot of tslots, per CPU (the
+ * fault path writes no line another CPU writes); the tgid tells a new occupant's count
+ * from the last one's. Targets in the targets hash count in their call_growth.
+ */
+struct call_pc {
+	__u32 tgid;
+	__u32 pad;
+	__u64 growth;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MP_TSLOTS);
+	__type(key, __u32);			/* tgid % MP_TSLOTS */
+	__type(value, struct call_pc);
+} call_pc SEC(".maps");
 
 /* A syscall in flight: what its exit needs from its entry. */
 struct inflight {
@@ -350,12 +369,65 @@ static __always_inline struct mp_event *event_new(__u32 type, __u32 tgid, __u32 
 	return e;
 }
 
+/* Whether tgid's state is its slot of tslots (else it is in the targets hash). */
+static __always_inline bool target_in_slot(__u32 tgid)
+{
+	__u32 slot = tgid & (MP_TSLOTS - 1);
+	struct mp_target *st = bpf_map_lookup_elem(&tslots, &slot);
+
+	return st && st->tgid == tgid;
+}
+
+/* delta bytes of growth in a call of the target's current marker */
+static __always_inline void call_add(struct mp_target *t, __u32 tgid, __u64 delta)
+{
+	__u32 slot = tgid & (MP_TSLOTS - 1);
+	struct call_pc *c;
+
+	if (!target_in_slot(tgid)) {
+		__sync_fetch_and_add(&t->call_growth, delta);
+		return;
+	}
+	c = bpf_map_lookup_elem(&call_pc, &slot);
+	if (!c)
+		return;
+	if (c->tgid != tgid) {
+		c->tgid = tgid;
+		c->growth = 0;
+	}
+	c->growth += delta;
+}
+
+struct call_sum_ctx {
+	__u32 slot;
+	__u32 tgid;
+	__u64 sum;
+};
+
+static long call_sum_cb(__u64 cpu, void *data)
+{
+	struct call_sum_ctx *x = data;
+	struct call_pc *c;
+
+	if (cpu >= nr_cpus)
+		return 1;
+	c = bpf_map_lookup_percpu_elem(&call_pc, &x->slot, cpu);
+	if (c && c->tgid == x->tgid)
+		x->sum += __sync_lock_test_and_set(&c->growth, 0);
+	return 0;
+}
+
 /* The growth since the previous marker call ends one "call" of the phase it ran in. */
-static __always_inline void call_flush(struct mp_target *t)
+static __always_inline void call_flush(struct mp_target *t, __u32 tgid)
 {
 	struct mp_phase_stats *s = stats_get(t->phase);
+	struct call_sum_ctx x = { .slot = tgid & (MP_TSLOTS - 1), .tgid = tgid };
 	__u64 g = __sync_lock_test_and_set(&t->call_growth, 0);
 
+	if (target_in_slot(tgid)) {
+		bpf_loop(MP_MAX_CPUS, call_sum_cb, &x, 0);
+		g += x.sum;
+	}
 	/* startup is not a marker call (and a process without markers has only that) */
 	if (s && t->phase)
 		hist_add(s, MP_HIST_CALL_GROWTH, g);
@@ -1142,21 +1214,108 @@ static __always_inline void guard_trip(struct mp_target *t, __u32 tgid, __s64 to
 	event_submit(e, true);
 }
 
+/* The entry of mm_id: one of its MP_MM_PROBES slots (array lookups, no hashing), or NULL. */
+static __always_inline struct mp_mm *mm_lookup(__u32 mm_id)
+{
+	struct mp_mm *mm;
+	__u32 i, slot;
+
+	for (i = 0; i < MP_MM_PROBES; i++) {
+		slot = (mm_id + i) & (MP_MAX_MMS - 1);
+		mm = bpf_map_lookup_elem(&mms, &slot);
+		if (mm && mm->tgid && mm->mm_id == mm_id)
+			return mm;
+	}
+	return NULL;
+}
+
+/*
+ * Claims the first free slot of mm_id for tgid (compare-and-swap of tgid and mm_id at
+ * once): *mine says the caller fills it in. Another CPU may have claimed it first: its
+ * entry is returned (not yet ready, maybe). NULL: all the slots are taken.
+ */
+static __always_inline struct mp_mm *mm_claim(__u32 mm_id, __u32 tgid, bool *mine)
+{
+	__u64 want = (__u64)mm_id << 32 | tgid, old;
+	struct mp_mm *mm;
+	__u32 i, slot;
+
+	*mine = false;
+	for (i = 0; i < MP_MM_PROBES; i++) {
+		slot = (mm_id + i) & (MP_MAX_MMS - 1);
+		mm = bpf_map_lookup_elem(&mms, &slot);
+		if (!mm)
+			return NULL;
+		old = __sync_val_compare_and_swap((__u64 *)mm, 0, want);
+		if (!old) {
+			*mine = true;
+			return mm;
+		}
+		if ((__u32)(old >> 32) == mm_id && (__u32)old)
+			return mm;
+	}
+	return NULL;
+}
+
+/* Raises t's peaks to those of one of its address spaces whose entry is taken over. */
+static __always_inline void peaks_keep(struct mp_target *t, const struct mp_mm *mm)
+{
+	int c;
+
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		if (mm->peak[c] > t->peak[c])
+			t->peak[c] = mm->peak[c];
+	if (mm->peak_total > t->peak_total)
+		t->peak_total = mm->peak_total;
+}
+
+/* Fills in a claimed entry for target t (tgid, mm_id set), then marks it ready. */
+static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t)
+{
+	struct mm_struct *cmm = bpf_get_current_task_btf()->mm;
+	__u32 seeded = 0;
+	int c;
+
+	mm->gen = t->mm_gen;
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		mm->floor[c] = 0;
+		mm->rss[c] = mm->peak[c] = 0;
+	}
+	mm->peak_total = 0;
+	if (t->flags & MP_T_FRESH_MM) {
+		/* after exec the new mm starts empty: count from zero */
+		seeded = (1 << MP_NR_CLASSES) - 1;
+		__sync_fetch_and_and(&t->flags, ~MP_T_FRESH_MM);
+	} else if (cmm) {
+		/*
+		 * Attached or forked: what it already holds is not growth. Until each
+		 * class's first exact event, show the approximate counters.
+		 */
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			mm->rss[c] = mm->peak[c] = mm_counter(cmm, c);
+		mm->peak_total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
+	}
+	/* an exchange: a full barrier, the fields above are seen before the mark */
+	__sync_lock_test_and_set(&mm->seeded, seeded | MP_MM_READY);
+}
+
 /*
  * The mm of a curr=1 rss_stat event (current's own mm) and the target it charges, with
- * its tgid in *tgid: entered in mms on first sight. NULL: not a target, or mms is full.
+ * its tgid in *tgid: entered in mms on first sight. NULL: not a target, mms is full, or
+ * the entry is being filled in by another CPU (the next event's delta covers this one).
  */
 static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_target **tp,
 						     __u32 *tgidp)
 {
-	struct mp_mm *mm, fresh = {};
 	struct mp_target *t;
+	struct mp_mm *mm;
+	bool mine;
 	__u32 tgid;
 
 	t = target_of_current(&tgid);
 	if (!t)
 		return NULL;
-	mm = bpf_map_lookup_elem(&mms, &mm_id);
+	mm = mm_lookup(mm_id);
 	if (mm && mm->tgid != tgid) {
 		/* vfork/CLONE_VM: a child running on its live parent's mm charges it */
 		struct mp_target *owner = target_lookup(mm->tgid);
@@ -1166,43 +1325,32 @@ static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_targe
 			tgid = mm->tgid;
 		}
 	}
-	/* an entry left by an exited process whose mm struct was recycled */
-	if (mm && (mm->tgid != tgid || mm->gen != t->mm_gen)) {
-		bpf_map_delete_elem(&mms, &mm_id);
-		mm = NULL;
-	}
 	if (!mm) {
-		struct mm_struct *cmm = bpf_get_current_task_btf()->mm;
-		int c;
-
-		fresh.tgid = tgid;
-		fresh.gen = t->mm_gen;
-		if (t->flags & MP_T_FRESH_MM) {
-			/* after exec the new mm starts empty: count from zero */
-			fresh.seeded = (1 << MP_NR_CLASSES) - 1;
-			__sync_fetch_and_and(&t->flags, ~MP_T_FRESH_MM);
-		} else if (cmm) {
-			/*
-			 * Attached or forked: what it already holds is not growth. Until
-			 * each class's first exact event, show the approximate counters.
-			 */
-			for (c = 0; c < MP_NR_CLASSES; c++)
-				fresh.rss[c] = fresh.peak[c] = mm_counter(cmm, c);
-			fresh.peak_total = fresh.rss[MP_FILE] + fresh.rss[MP_ANON] +
-					   fresh.rss[MP_SHMEM];
-		}
-		if (bpf_map_update_elem(&mms, &mm_id, &fresh, BPF_NOEXIST) &&
-		    bpf_map_lookup_elem(&mms, &mm_id) == NULL) {
+		mm = mm_claim(mm_id, tgid, &mine);
+		if (!mm) {
 			struct mp_drops *d = drops_get();
 
 			if (d)
 				d->mms_full++;
 			return NULL;
 		}
-		mm = bpf_map_lookup_elem(&mms, &mm_id);
-		if (!mm)
-			return NULL;
+		if (mine)
+			mm_fill(mm, t);
+	} else if (mm->tgid != tgid || mm->gen != t->mm_gen) {
+		/*
+		 * An entry left by an exited process whose mm struct was recycled (or by the
+		 * image before an exec): take it over, keeping its peaks in its owner's state.
+		 */
+		struct mp_target *prev = target_lookup(mm->tgid);
+
+		if (prev)
+			peaks_keep(prev, mm);
+		mm->seeded = 0;
+		*(__u64 *)mm = (__u64)mm_id << 32 | tgid;
+		mm_fill(mm, t);
 	}
+	if (!(mm->seeded & MP_MM_READY))
+		return NULL;
 	*tp = t;
 	*tgidp = tgid;
 	return mm;
@@ -1220,8 +1368,8 @@ static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_targe
 	struct mp_mm *mm;
 	__u32 tgid;
 
-	mm = bpf_map_lookup_elem(&mms, &mm_id);
-	if (!mm)
+	mm = mm_lookup(mm_id);
+	if (!mm || !(mm->seeded & MP_MM_READY))
 		return NULL;
 	tgid = mm->tgid;
 	t = target_lookup(tgid);
@@ -1245,13 +1393,60 @@ static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_targe
 }
 
 /*
+ * Stores an event's size as its mm's latest, into *old the value it replaces: false when
+ * the event is stale and is left out. Two CPUs' events can cross: each reads the exact sum,
+ * then they reach here in the other order (a vCPU stalled in between, for as long as the
+ * host likes), and the older size would take the mm back: growth and shrink both counted
+ * too much (by what the other threads did meanwhile, all charged to the next event's
+ * mapping). Where the context tells the direction of the event (dir: +1, an anon fault's own
+ * page; -1, inside munmap), a size on the wrong side of the latest one is such an older
+ * event: the later event's delta already carries its change. Else (dir 0) an exchange.
+ */
+static __always_inline bool rss_store(struct mp_mm *mm, int member, __s64 size, int dir,
+				      __s64 *old)
+{
+	__s64 cur;
+	int i;
+
+	member &= MP_NR_CLASSES - 1;
+	for (i = 0; dir && i < 4; i++) {
+		cur = *(volatile __s64 *)&mm->rss[member];
+		if ((dir > 0 && size < cur) || (dir < 0 && size > cur))
+			return false;
+		if (__sync_val_compare_and_swap(&mm->rss[member], cur, size) == cur) {
+			*old = cur;
+			return true;
+		}
+	}
+	*old = __sync_lock_test_and_set(&mm->rss[member], size);
+	return true;
+}
+
+/*
+ * The direction of a curr=1 event from its thread's context: +1 for the anon page of a
+ * fault waiting for its growth (outside direct reclaim, which takes pages away in a fault),
+ * -1 inside munmap; 0: unknown.
+ */
+static __always_inline int rss_dir(const struct thread_state *ts, int member)
+{
+	if (!ts)
+		return 0;
+	if (ts->sys_nr == __NR_munmap + 1)
+		return -1;
+	if (member == MP_ANON && ts->fault_addr && !ts->reclaim_start_ns)
+		return 1;
+	return 0;
+}
+
+/*
  * One exact counter value (size bytes of class member) of a resolved mm: the mm's and
  * the target's peaks, the --max-rss guard, then the delta to the phase's growth or
- * shrink, and in the target's own context (curr) to its mapping and stack samples.
+ * shrink, and in the target's own context (curr) to its mapping and stack samples. ts:
+ * the thread's state when curr (NULL if it has none yet).
  */
 static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, struct mp_mm *mm,
 					struct mp_target *t, __u32 tgid, int member,
-					__s64 size, __u32 curr)
+					__s64 size, __u32 curr, struct thread_state *ts)
 {
 	struct mp_phase_stats *s;
 	__s64 delta, total, old;
@@ -1259,8 +1454,9 @@ static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, st
 
 	bit = 1U << member;
 	member &= MP_NR_CLASSES - 1;
-	/* an exchange: with events of several CPUs the deltas still add up to the net */
-	old = __sync_lock_test_and_set(&mm->rss[member], size);
+	/* with events of several CPUs the deltas still add up to the net */
+	if (!rss_store(mm, member, size, (mm->seeded & bit) ? rss_dir(ts, member) : 0, &old))
+		return;
 	if (!(mm->seeded & bit)) {
 		/* attached or forked: the first exact value is the baseline */
 		__sync_fetch_and_or(&mm->seeded, bit);
@@ -1275,12 +1471,9 @@ static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, st
 	total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
 	if (total > mm->peak_total)
 		mm->peak_total = total;
-	if (mm->tgid == tgid)
-		t->rss[member] = size;	/* its own mm: the RSS phase events carry */
-	if (size > t->peak[member])
-		t->peak[member] = size;
-	if (total > t->peak_total)
-		t->peak_total = total;
+	/* its own mm: the RSS phase events carry (a write only when it changes) */
+	if (curr && mm->tgid == tgid && t->own_mm != mm->mm_id)
+		t->own_mm = mm->mm_id;
 	if (cfg.max_rss_bytes && total > cfg.max_rss_bytes && curr)
 		guard_trip(t, tgid, total);
 	if (!delta)
@@ -1302,14 +1495,13 @@ static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, st
 	s->growth[member] += delta;
 	if (member == MP_SWAP)
 		return;	/* swap-out happens in reclaim, not in the target's code */
-	__sync_fetch_and_add(&t->call_growth, delta);
+	call_add(t, tgid, delta);
 	if (!curr)
 		return;	/* not in the target's context: no mapping, no stack */
 	if (cfg.map_tracking || cfg.stack_mode) {
-		struct thread_state *ts;
-
-		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!ts)
+			ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (cfg.map_tracking && ts)
 			mapping_add(ts, tgid, t->phase, member, delta);
 		if (cfg.stack_mode && ts)
@@ -1331,6 +1523,7 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	__u32 mm_id = ctx->mm_id, curr = ctx->curr;
 	int member = ctx->member;
 	__s64 size = ctx->size;
+	struct thread_state *ts = NULL;
 	struct mp_target *t = NULL;
 	struct mp_mm *mm;
 	__u32 tgid = 0;
@@ -1340,7 +1533,10 @@ int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
 	mm = curr ? rss_mm_current(mm_id, &t, &tgid) : rss_mm_foreign(mm_id, &t, &tgid);
 	if (!mm || !t)
 		return 0;
-	rss_account(ctx, mm, t, tgid, member, size, curr);
+	/* the thread's state tells the event's direction (the fault it stems from, munmap) */
+	if (curr && cfg.map_tracking)
+		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
+	rss_account(ctx, mm, t, tgid, member, size, curr, ts);
 	return 0;
 }
 
@@ -1787,7 +1983,7 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
 	__sync_fetch_and_or(&t->flags, MP_T_EXITED);
-	call_flush(t);
+	call_flush(t, tgid);
 	e = event_new(MP_EV_EXIT, tgid, t->phase);
 	if (!e)
 		return 0;
@@ -2087,6 +2283,7 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 {
 	struct mp_phase_stats *s;
 	struct mp_event *e;
+	struct mp_mm *mm;
 	__u32 old = t->phase;
 
 	phase &= MP_MAX_PHASES - 1;
@@ -2108,10 +2305,13 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 		e->addr = o->value;
 		e->ino = o->nonzero;
 	}
-	e->rss[0] = t->rss[0];
-	e->rss[1] = t->rss[1];
-	e->rss[2] = t->rss[2];
-	e->rss[3] = t->rss[3];
+	mm = mm_lookup(t->own_mm);
+	if (mm && mm->tgid == tgid && mm->gen == t->mm_gen) {
+		e->rss[0] = mm->rss[0];
+		e->rss[1] = mm->rss[1];
+		e->rss[2] = mm->rss[2];
+		e->rss[3] = mm->rss[3];
+	}
 	event_submit(e, false);
 }
 
@@ -2145,7 +2345,7 @@ int handle_marker(struct pt_regs *ctx)
 	else if (rule && rule < cfg.nrules)
 		rule_phase(ctx, rule, t->seen, &o);
 	o.phase &= MP_MAX_PHASES - 1;
-	call_flush(t);
+	call_flush(t, tgid);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
 	if (ts)
 		mapping_flush(ts);
@@ -2172,7 +2372,7 @@ int handle_marker_ret(struct pt_regs *ctx)
 		return 0;
 	if (cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1))))
 		return 0;
-	call_flush(t);
+	call_flush(t, tgid);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
 	if (ts)
 		mapping_flush(ts);

@@ -14,7 +14,9 @@
 #define MP_COMM_LEN	16
 #define MP_MAX_TARGETS	1024	/* targets whose slot is taken (hash) */
 #define MP_TSLOTS	4096	/* direct-mapped target slots, indexed by tgid % MP_TSLOTS */
-#define MP_MAX_MMS	2048
+#define MP_MAX_CPUS	256	/* per-CPU counters summed by the BPF side */
+#define MP_MAX_MMS	2048	/* mms slots (a power of two) */
+#define MP_MM_PROBES	4	/* an mm lives in one of the MP_MM_PROBES slots after its hash */
 
 /* Memory classes: the order of the kernel's MM_* rss counters. */
 enum mp_class {
@@ -260,21 +262,27 @@ struct mp_target {
 	__u32 parent;		/* tgid of the target it was forked from, 0 for roots */
 	__u32 mm_gen;		/* bumped at exec: address spaces of older images are dead */
 	__u32 seen;		/* bit per phase id: phases entered so far (rule guards) */
-	__u32 pad;
-	__u64 call_growth;	/* RSS growth since the last marker call */
+	__u32 own_mm;		/* mm id of its own address space (its entry in mms: its RSS) */
+	__u64 call_growth;	/* RSS growth since the last marker call (targets in the hash;
+				 * those in their slot count it per CPU: the BPF side's call_pc) */
 	__u64 last_brk;
-	/* peaks over all its address spaces (an mm's own entry can go before it is read) */
+	/* peaks of its address spaces whose entry in mms was taken over before it was read */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;
-	__s64 rss[MP_NR_CLASSES];	/* its own address space's latest RSS, bytes */
 };
 
-/* mms: mm_id (rss_stat's hashed mm pointer) -> RSS of one address space. */
+/*
+ * mms: RSS of one address space, in an array of MP_MAX_MMS slots (open addressing: an
+ * array lookup on the fault path instead of a hash). The entry of mm_id (rss_stat's hashed
+ * mm pointer) is in one of the MP_MM_PROBES slots from mm_id % MP_MAX_MMS on; tgid 0: free.
+ * The first 8 bytes (tgid, mm_id) are claimed at once by compare-and-swap.
+ */
+#define MP_MM_READY	(1U << 31)	/* seeded: the entry is filled in */
 struct mp_mm {
 	__u32 tgid;
-	__u32 seeded;			/* bit per class: baseline known */
+	__u32 mm_id;
+	__u32 seeded;			/* bit per class: baseline known; MP_MM_READY */
 	__u32 gen;			/* the owner's mm_gen when this mm was its own */
-	__u32 pad;
 	__s64 floor[MP_NR_CLASSES];	/* inherited at fork: shrink below it was never growth */
 	__s64 rss[MP_NR_CLASSES];	/* bytes, exact (rss_stat size) */
 	__s64 peak[MP_NR_CLASSES];

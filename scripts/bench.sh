@@ -41,10 +41,22 @@
 #   memphase_dwarf     --stacks dwarf --folded F --perf-data F2 --svg F3 (all exports)
 #   perf_fp            perf record -e page-faults -c 1 -g
 #   perf_dwarf         perf record -e page-faults -c 1 --call-graph dwarf (GBs at 1 GiB, see below)
+#   bpftrace_count     bpftrace counting the workload's faults (page_fault_user, filtered by
+#                      comm): the simplest BPF observer, for scale
 #   baseline_hops      touch MIB hops alone: the same pages as MIB * 16 mappings of 64 KiB, every
 #                      fault in another mapping than the one before
 #   memphase_hops      memphase run --bpf-stats --stacks none -- touch MIB hops: its BPF ns/fault
 #                      is reported beside memphase_none's (one mapping), as a ratio and a difference
+#   memphase_bystander touch MIB alone, not observed, while a memphase run --bpf-stats -- sleep
+#                      watches another process: the system-wide cost of its tracepoints for
+#                      bystanders (loop ratio to baseline; BPF ns per fault traced and filtered)
+#   memphase_python    memphase run -- python3 (the first in PATH: a pyenv shim chain execs ~40
+#                      processes) allocating 200 MiB in 1 MiB steps: memphase's own peak RSS on
+#                      a Python target, beside the C target's (its touch figures do not apply)
+#   baseline_t2, baseline_t8   touch MIB threads N alone: N threads fault at once, each in its
+#                      slice of the one mapping
+#   memphase_t2, memphase_t8   memphase run --bpf-stats --stacks none -- touch MIB threads N:
+#                      loop ratio (to baseline_tN), BPF ns/fault beside memphase_none's (1 thread)
 #
 # Environment:
 #   BENCH_ROUNDS=7      measured rounds (at least 5 for the medians the issues ask for; the default
@@ -65,6 +77,9 @@
 #   BENCH_OUT=DIR       where the raw output of every run goes (default build/bench/run-DATE)
 #   MEMPHASE=PATH       memphase binary (default build/memphase)
 #   PERF=PATH           perf binary (default: perf from PATH)
+#   BPFTRACE=PATH       bpftrace binary (default: bpftrace from PATH)
+#   BENCH_PYTHON=PATH   memphase_python's interpreter (default: python3 from PATH, e.g.
+#                       ~/.pyenv/shims/python3: run with sudo -E or set it)
 #   BENCH_REPORT=DIR    run nothing: print again the summary of the run whose raw output is in DIR
 #
 # Adding a configuration: write desc_NAME (prints a one-line description) and cfg_NAME DIR (runs
@@ -106,7 +121,8 @@ MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
 ALL_CONFIGS="baseline memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
-	memphase_dwarf perf_fp perf_dwarf baseline_hops memphase_hops"
+	memphase_dwarf perf_fp perf_dwarf bpftrace_count baseline_hops memphase_hops baseline_t2
+	memphase_t2 baseline_t8 memphase_t8 memphase_bystander memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -135,6 +151,9 @@ PERF_DWARF_REDUCE=${BENCH_PERF_DWARF_REDUCE:-auto}
 KEEP_PERF_DATA=${BENCH_KEEP_PERF_DATA:-0}
 MEMPHASE=${MEMPHASE:-$ROOT/build/memphase}
 PERF=${PERF:-perf}
+BPFTRACE=${BPFTRACE:-bpftrace}
+# the python3 a user would run (under sudo, PATH is sudo's: take the invoking user's shell's)
+PYTHON=${BENCH_PYTHON:-$(command -v python3)}
 BENCH_BIN=$ROOT/build/bench
 TOUCH=$BENCH_BIN/touch
 RUNSTAT=$BENCH_BIN/runstat
@@ -153,7 +172,7 @@ die() {
 
 build() {
 	mkdir -p "$BENCH_BIN" || die "cannot create $BENCH_BIN"
-	cc -O2 -Wall -Wextra -o "$TOUCH" "$ROOT/scripts/touch.c" || die "building touch failed"
+	cc -O2 -Wall -Wextra -pthread -o "$TOUCH" "$ROOT/scripts/touch.c" || die "building touch failed"
 	cc -O2 -Wall -Wextra -o "$RUNSTAT" "$ROOT/scripts/runstat.c" || die "building runstat failed"
 	if [[ ! -x $MEMPHASE ]]; then
 		make -C "$ROOT" --no-print-directory "$MEMPHASE" || die "building memphase failed"
@@ -191,16 +210,17 @@ run_wrapped() {
 	"$RUNSTAT" "$dir/runstat" -- "$@" >"$dir/stdout" 2>"$dir/stderr"
 }
 
-# target_cmd DIR [MIB [hops]]: sets TARGET_CMD to the workload command: touch MIB under its own
+# target_cmd DIR [MIB [hops | threads N]]: sets TARGET_CMD to the workload command: touch MIB under its own
 # runstat. memphase runs its command as the invoking user under sudo: DIR/target must be writable
 # by them.
 target_cmd() {
-	local dir=$1 mib=${2:-$MIB} mode=${3:-}
+	local dir=$1 mib=${2:-$MIB}
+	local mode=("${@:3}")
 	: >"$dir/target"
 	if [[ -n ${SUDO_UID:-} ]]; then
 		chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$dir/target" 2>/dev/null
 	fi
-	TARGET_CMD=("$RUNSTAT" "$dir/target" -- "$TOUCH" "$mib" $mode)
+	TARGET_CMD=("$RUNSTAT" "$dir/target" -- "$TOUCH" "$mib" "${mode[@]}")
 }
 
 # note_output DIR FILE...: writes out_bytes (sum of the sizes of the FILEs that exist) to DIR/extra
@@ -271,6 +291,57 @@ cfg_memphase_hops() {
 		-- "${TARGET_CMD[@]}"
 }
 
+# baseline_tN / memphase_tN: N threads fault at once (shared state on the fault path shows here)
+baseline_threads() {
+	target_cmd "$1" "$MIB" threads "$2"
+	run_wrapped "$1" "${TARGET_CMD[@]}"
+}
+memphase_threads() {
+	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
+	target_cmd "$1" "$MIB" threads "$2"
+	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
+		-- "${TARGET_CMD[@]}"
+}
+desc_baseline_t2() { echo "touch $MIB threads 2 alone"; }
+cfg_baseline_t2() { baseline_threads "$1" 2; }
+desc_memphase_t2() { echo "memphase run --bpf-stats --stacks none -- touch $MIB threads 2"; }
+cfg_memphase_t2() { memphase_threads "$1" 2; }
+desc_baseline_t8() { echo "touch $MIB threads 8 alone"; }
+cfg_baseline_t8() { baseline_threads "$1" 8; }
+desc_memphase_t8() { echo "memphase run --bpf-stats --stacks none -- touch $MIB threads 8"; }
+cfg_memphase_t8() { memphase_threads "$1" 8; }
+
+desc_memphase_bystander() { echo "touch $MIB alone while memphase run --bpf-stats -- sleep watches"; }
+cfg_memphase_bystander() {
+	local dir=$1 pid i rc
+	printf 'bystander=1\n' >"$dir/extra"
+	"$MEMPHASE" run --allow-root --no-tui --bpf-stats --json "$dir/out.json" -- sleep 3600 \
+		>"$dir/memphase.out" 2>"$dir/memphase.err" &
+	pid=$!
+	# attached once its command runs: the sleep has exec'd
+	for ((i = 0; i < 100; i++)); do
+		pgrep -x -P "$pid" sleep >/dev/null && break
+		sleep 0.1
+	done
+	target_cmd "$dir"
+	run_wrapped "$dir" "${TARGET_CMD[@]}"
+	rc=$?
+	kill -INT "$pid"
+	wait "$pid"
+	return "$rc"
+}
+
+desc_memphase_python() { echo "memphase run -- $PYTHON (allocates 200 MiB in 1 MiB steps, 10 ms apart)"; }
+cfg_memphase_python() {
+	local dir=$1
+	printf 'tool=memphase\npython=1\n' >"$dir/extra"
+	printf 'import time\nkeep = []\nfor i in range(200):\n    keep.append(bytearray(1 << 20))\n    time.sleep(0.01)\n' \
+		>"$dir/alloc.py"
+	chmod 644 "$dir/alloc.py"
+	: >"$dir/target"
+	run_wrapped "$dir" "$MEMPHASE" run --allow-root --json "$dir/out.json" -- "$PYTHON" "$dir/alloc.py"
+}
+
 desc_memphase_fp() { echo "memphase run --bpf-stats --stacks fp --folded F -- touch $MIB"; }
 cfg_memphase_fp() {
 	local dir=$1 rc
@@ -322,6 +393,17 @@ desc_perf_dwarf() {
 }
 cfg_perf_dwarf() {
 	perf_record "$1" "$PERF_DWARF_MIB" -e page-faults -c 1 --call-graph dwarf
+}
+
+desc_bpftrace_count() {
+	echo "bpftrace -e 'page_fault_user /comm == \"touch\"/ { @ = count() }' -c 'touch $MIB'"
+}
+cfg_bpftrace_count() {
+	printf 'tool=bpftrace\n' >"$1/extra"
+	target_cmd "$1"
+	run_wrapped "$1" "$BPFTRACE" -e \
+		'tracepoint:exceptions:page_fault_user /comm == "touch"/ { @faults = count(); }' \
+		-c "${TARGET_CMD[*]}"
 }
 
 # --- live-view configurations (see the header) -------------------------------------------------
@@ -489,6 +571,9 @@ main() {
 		declare -F "cfg_$cfg" >/dev/null || die "unknown configuration '$cfg'"
 		if [[ $cfg == perf_* ]] && ! command -v "$PERF" >/dev/null; then
 			die "configuration $cfg needs perf (Debian: linux-perf), or set PERF=PATH"
+		fi
+		if [[ $cfg == bpftrace_* ]] && ! command -v "$BPFTRACE" >/dev/null; then
+			die "configuration $cfg needs bpftrace (Debian: bpftrace), or set BPFTRACE=PATH"
 		fi
 		if [[ $cfg == live_* ]] && ! command -v script >/dev/null; then
 			die "configuration $cfg needs script(1) (Debian: bsdutils)"

@@ -16,7 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (STEADY_SKIP_MS, MissingFigure, bpf_per_fault, kv,  # noqa: E402
-                      live_samples, measured, med, memphase_figures, need_num, ns_per_run, num,
+                      live_samples, measured, med, memphase_figures, need, need_num, ns_per_run,
+                      num,
                       perf_figures, ratio, read_json, sample_cost, steady_window, text)
 
 NA = "n/a"
@@ -73,28 +74,56 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
     r["mib"] = int(x.get("mib", mib))
     if r["rc"] != 0:
         return r
+    if x.get("python") == "1":
+        # not the touch workload: memphase's own cost only
+        s = kv(f"{d}/runstat")
+        r.update({k: None for k in ("touch_ms", "faults", "pages", "target_ms", "out_bytes",
+                                    "samples", "lost", "perf_lost_pct", "progs", "ns_fault",
+                                    "ns_traced", "ns_all", "sp_nsrun", "start_ms", "exit_ms")})
+        r["wall_ms"] = need_num(s, "wall_ms", f"{d}/runstat")
+        r["cpu_ms"] = need_num(s, "self_cpu_ms", f"{d}/runstat")
+        r["rss_kib"] = need_num(s, "self_maxrss_kib", f"{d}/runstat")
+        return r
     w, s, tg = kv(f"{d}/stdout"), kv(f"{d}/runstat"), kv(f"{d}/target")
     r["touch_ms"] = need_num(w, "touch_ms", f"{d}/stdout")
     r["faults"] = need_num(w, "minflt_total", f"{d}/stdout")
     r["pages"] = need_num(w, "pages", f"{d}/stdout")
     r["wall_ms"] = need_num(s, "wall_ms", f"{d}/runstat")
     r["target_ms"] = need_num(tg, "wall_ms", f"{d}/target")
-    r["cpu_ms"] = r["rss_kib"] = None
+    r["cpu_ms"] = r["rss_kib"] = r["start_ms"] = r["exit_ms"] = None
+    if r["tool"] and "start_ms" in s and "start_ms" in tg:
+        # the tool's start-up (to its target's fork) and exit (from its target's reap)
+        r["start_ms"] = need_num(tg, "start_ms", f"{d}/target") - need_num(s, "start_ms",
+                                                                             f"{d}/runstat")
+        r["exit_ms"] = need_num(s, "end_ms", f"{d}/runstat") - need_num(tg, "end_ms",
+                                                                          f"{d}/target")
     if r["tool"]:
         r["cpu_ms"] = need_num(s, "self_cpu_ms", f"{d}/runstat")
         r["rss_kib"] = need_num(s, "self_maxrss_kib", f"{d}/runstat")
     r["out_bytes"] = need_num(x, "out_bytes", f"{d}/extra") if "out_files" in x else None
     if r["out_bytes"] is not None and need_num(x, "out_files", f"{d}/extra") == 0:
         raise MissingFigure(f"{d}: the tool wrote none of its output files")
-    r["samples"] = r["lost"] = r["perf_lost_pct"] = r["progs"] = None
+    r["samples"] = r["lost"] = r["perf_lost_pct"] = r["progs"] = r["excess"] = None
     r["ns_fault"] = r["ns_traced"] = r["ns_all"] = r["sp_nsrun"] = None
     if r["tool"] == "memphase":
         fig = memphase_figures(read_json(f"{d}/out.json"), f"{d}/out.json",
                                x.get("bpf_stats") == "1")
         r["samples"], r["lost"], r["progs"] = fig["samples"], fig["lost"], fig["progs"]
+        doc = read_json(f"{d}/out.json")
+        # anon growth beyond the pages touched (the process's own start-up pages, and any
+        # over-count: crossed rss_stat events of threads counted twice)
+        r["excess"] = sum(need(p, "rss_growth_bytes.anon", f"{d}/out.json: phases[{i}]")
+                          for i, p in enumerate(need(doc, "phases", f"{d}/out.json"))) - \
+            r["pages"] * 4096
     elif r["tool"] == "perf":
         fig = perf_figures(text(f"{d}/stderr"), f"{d}/stderr")
         r["samples"], r["lost"], r["perf_lost_pct"] = fig["samples"], fig["lost"], fig["lost_pct"]
+    if x.get("bystander") == "1":
+        # the workload is not memphase's: its programs' cost per fault they traced
+        fig = memphase_figures(read_json(f"{d}/out.json"), f"{d}/out.json", True)
+        p = fig["progs"]
+        runs = p.get(fault_progs[0], (0, 0))[0]
+        r["ns_traced"] = (sum(p[k][1] for k in fault_progs if k in p) / runs) if runs else None
     if r["progs"] is not None:
         where = f"{d}/out.json"
         r.update(bpf_per_fault(r["progs"], fault_progs, r["faults"], where))
@@ -167,7 +196,7 @@ def touch(out, fault_progs, sample_prog):
             print(f"{c:<17} {0:>2}  NO SUCCESSFUL RUN")
             continue
         walls = [r["wall_ms"] for r in rs]
-        outside = med(r["wall_ms"] - r["target_ms"] for r in rs)
+        outside = med(r["wall_ms"] - r["target_ms"] for r in rs if r["target_ms"] is not None)
         print(f"{c:<17} {len(rs):>2} {f0(med(r['mib'] for r in rs)):>5} "
               f"{f0(med(r['touch_ms'] for r in rs)):>9} {fx(rt(c, 'touch_ms')) + star(c):>8} "
               f"{f0(med(r['target_ms'] for r in rs)):>11} {fx(rt(c, 'target_ms')) + star(c):>9} "
@@ -276,6 +305,28 @@ lost none).
         print(f"{what}: {v:.0f} (budget {budget_ns})  [{c}, median of {len(by[c])}; "
               f"{'within' if v <= budget_ns else 'OVER'} budget; per traced fault system-wide: "
               f"{f0(med(r['ns_traced'] for r in by[c]))}]")
+    for c, _ in configs:
+        st = [r["start_ms"] for r in by[c] if r["start_ms"] is not None]
+        ex = [r["exit_ms"] for r in by[c] if r["exit_ms"] is not None]
+        if st:
+            bud = " (budget 100)" if c.startswith("memphase") else ""
+            print(f"Start-up and exit: {c}: start-up {f0(med(st))} ms{bud}, exit "
+                  f"{f0(med(ex))} ms after the target's reap{bud} (outputs and summary "
+                  f"included)  [medians of {len(st)}; ranges {min(st):.0f}-{max(st):.0f} and "
+                  f"{min(ex):.0f}-{max(ex):.0f} ms]")
+    py, cm = by.get("memphase_python"), by.get("memphase")
+    if py:
+        c_rss = max((r["rss_kib"] for r in cm or []), default=None)
+        print(f"Own RSS: memphase peaks at {fbytes(max(r['rss_kib'] for r in py) * 1024)} on a "
+              f"Python target (budget 32 MiB), {fbytes(None if c_rss is None else c_rss * 1024)} "
+              f"on the C one  [memphase_python, memphase: the highest VmHWM of {len(py)} and "
+              f"{len(cm or [])} runs]")
+    bys = by.get("memphase_bystander")
+    if bys:
+        print(f"Bystander: an unobserved touch loop while memphase watches a sleep: "
+              f"{fx(rt('memphase_bystander', 'touch_ms'))} of baseline; memphase's fault-path "
+              f"programs {f0(med(r['ns_traced'] for r in bys))} ns per fault they traced and "
+              f"filtered out  [median of {len(bys)}]")
     hops, one = by.get("memphase_hops"), by.get("memphase_none")
     if hops and one:
         h, o = med(r["ns_fault"] for r in hops), med(r["ns_fault"] for r in one)
@@ -285,6 +336,25 @@ lost none).
               f"{'n/a' if h is None or o is None else f'{h - o:+.0f}'} ns per fault "
               f"(budget +100)  [memphase_hops vs memphase_none, medians of {len(hops)} and "
               f"{len(one)}; touch loop {fx(loop)} of baseline_hops]")
+    if one:
+        for n in (2, 8):
+            t, b = by.get(f"memphase_t{n}"), by.get(f"baseline_t{n}")
+            if not t:
+                continue
+            v, o = med(r["ns_fault"] for r in t), med(r["ns_fault"] for r in one)
+            loop = ratio(t, b, "touch_ms") if b else None
+            ex, ex1 = med(r["excess"] for r in t), med(r["excess"] for r in one)
+            if ex is not None and ex1 is not None:
+                over = ex - ex1
+                print(f"Threads: {n} faulting at once: anon growth over-count "
+                      f"{over / 1024:+.0f} KiB ({100 * over / (mib << 20):+.4f}% of {mib} MiB; "
+                      f"budget 0.05%)  [growth beyond the pages touched, medians: "
+                      f"{ex / 1024:.0f} KiB vs {ex1 / 1024:.0f} KiB with 1 thread (its start-up "
+                      f"pages; the other threads' stacks count here too)]")
+            print(f"Threads: {n} faulting at once: BPF ns/fault {f0(v)} vs {f0(o)} with 1 "
+                  f"({fx(v / o if v is not None and o else None)}; budget 1.00x); touch loop "
+                  f"{fx(loop)} of baseline_t{n} vs {fx(rt('memphase_none', 'touch_ms'))} with 1  "
+                  f"[memphase_t{n} vs memphase_none, medians of {len(t)} and {len(one)}]")
     print()
     for c, _ in configs:
         if c != "baseline" and by[c]:

@@ -3,6 +3,8 @@
  * runstat OUTFILE -- CMD [ARGS...]: run CMD and write its cost, as key=value, to OUTFILE.
  *
  *   wall_ms          fork to reap (CLOCK_MONOTONIC)
+ *   start_ms, end_ms the fork and the reap on CLOCK_MONOTONIC (comparable between two
+ *                    runstats: the tool's start-up and exit around its target's)
  *   self_cpu_ms      CPU time (user+sys) of CMD's own process, its children excluded
  *   self_utime_ms, self_stime_ms   the same split (clock-tick resolution)
  *   children_cpu_ms  CPU time of the children CMD waited for (cutime+cstime)
@@ -136,7 +138,7 @@ int main(int argc, char **argv)
 	else
 		sig = WTERMSIG(st);
 
-	fprintf(out, "wall_ms=%.1f\n", t1 - t0);
+	fprintf(out, "wall_ms=%.1f\nstart_ms=%.1f\nend_ms=%.1f\n", t1 - t0, t0, t1);
 	if (s.ok) {
 		/* schedstat is ns-exact but per thread: use it when CMD is single-threaded */
 		double cpu = (s.threads == 1 && s.sched_ms >= 0) ? s.sched_ms

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * touch MIB [hops]: the benchmark's fault storm. Maps MIB MiB of anonymous memory with
+ * touch MIB [hops | threads N]: the benchmark's fault storm. Maps MIB MiB of anonymous memory with
  * MADV_NOHUGEPAGE (so every first touch is a 4 KiB fault), writes one byte per 4 KiB page,
  * and prints on stdout, as key=value:
  *   touch_ms=     elapsed time of the touch loop (CLOCK_MONOTONIC)
@@ -10,8 +10,11 @@
  * With "hops", the memory is MIB * 16 mappings of 64 KiB, each followed by a PROT_NONE page
  * (so that no two merge into one VMA), and the loop touches page k of every mapping before
  * page k + 1 of any: every fault lands in another mapping than the one before.
+ * With "threads N", N threads (1-64) touch one slice each of the one mapping at the same
+ * time (released together by a barrier); touch_ms is from their release to the last one's end.
  * Built by scripts/bench.sh into build/bench/touch (cc -O2).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,18 +41,66 @@ static long minflt(void)
 	return ru.ru_minflt;
 }
 
+struct slice {
+	volatile char *p;
+	unsigned long len;
+};
+
+static pthread_barrier_t start;
+
+static void *toucher(void *arg)
+{
+	struct slice *s = arg;
+	unsigned long off;
+
+	pthread_barrier_wait(&start);
+	for (off = 0; off < s->len; off += PAGE)
+		s->p[off] = 1;
+	return NULL;
+}
+
+/* nthreads threads touch [p, p + len) in slices, at once: 0 or -1 */
+static int touch_threads(volatile char *p, unsigned long len, int nthreads)
+{
+	unsigned long per = len / nthreads / PAGE * PAGE;
+	struct slice s[64];
+	pthread_t t[64];
+	int i;
+
+	pthread_barrier_init(&start, NULL, nthreads + 1);
+	for (i = 0; i < nthreads; i++) {
+		s[i].p = p + i * per;
+		s[i].len = i == nthreads - 1 ? len - i * per : per;
+		if (pthread_create(&t[i], NULL, toucher, &s[i])) {
+			perror("touch: pthread_create");
+			return -1;
+		}
+	}
+	pthread_barrier_wait(&start);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long mib, len, off, i, n = 0;
-	volatile char *p, **maps = NULL;
-	int hops;
+	volatile char *p = NULL, **maps = NULL;
+	int hops, nthreads = 0;
 	long f0, f1;
 	double t0, t1;
 	char *end;
 
+	if (argc == 4 && !strcmp(argv[2], "threads")) {
+		nthreads = atoi(argv[3]);
+		if (nthreads < 1 || nthreads > 64)
+			argc = 0;	/* usage */
+		else
+			argc = 2;
+	}
 	if (argc < 2 || argc > 3 || (mib = strtoul(argv[1], &end, 10)) == 0 || *end ||
 	    (argc == 3 && strcmp(argv[2], "hops"))) {
-		fprintf(stderr, "usage: touch MIB [hops]\n");
+		fprintf(stderr, "usage: touch MIB [hops | threads N(1-64)]\n");
 		return 2;
 	}
 	hops = argc == 3;
@@ -83,7 +134,10 @@ int main(int argc, char **argv)
 
 	f0 = minflt();
 	t0 = now_ms();
-	if (hops) {
+	if (nthreads) {
+		if (touch_threads(p, len, nthreads))
+			return 1;
+	} else if (hops) {
 		for (off = 0; off < HOP; off += PAGE)
 			for (i = 0; i < n; i++)
 				maps[i][off] = 1;
@@ -92,6 +146,7 @@ int main(int argc, char **argv)
 			p[off] = 1;
 	}
 	t1 = now_ms();
+	/* every thread's faults: the process's, not the main thread's only */
 	f1 = minflt();
 
 	printf("touch_ms=%.1f\nminflt_loop=%ld\nminflt_total=%ld\npages=%lu\n", t1 - t0, f1 - f0,

@@ -4,14 +4,19 @@
  * spawned stopped (run) or found (attach) -> skeleton open/configure/load/attach ->
  * marker probes -> the collector (the one writer of the model) -> poll loop with the
  * live view and the guard -> final collection -> summary and files -> teardown. Every
- * exit path goes through cleanup, so no BPF program or link outlives memphase.
+ * exit path goes through cleanup, so no BPF program or link outlives memphase, but for the
+ * child that releases the links after a successful run (release_in_background()), which
+ * holds nothing else and ends once they are released.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -602,6 +607,82 @@ static int finish(struct session *s)
 	return err ? err : err2;
 }
 
+/* Whether fd is a BPF object or a perf event (what a BPF link may hold). */
+static bool fd_is_bpf(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = 0;
+	return !strncmp(target, "anon_inode:bpf", 14) ||
+	       !strcmp(target, "anon_inode:[perf_event]");
+}
+
+/*
+ * Releasing the links takes the kernel an RCU grace period per uprobe link and per
+ * tracepoint (hundreds of ms in all, in whatever process closes the last descriptor). Once
+ * the outputs are written and the summary printed, a child that keeps a copy of the BPF
+ * descriptors only (no terminal, pipe, file or watchdog descriptor: nothing waits for it)
+ * closes them after memphase has exited, so the shell gets control back at once. It is
+ * named memphase-detach; no program or link outlives it.
+ */
+static void release_in_background(struct memphase_bpf *skel)
+{
+	pid_t parent = getpid();
+	sigset_t usr1, old;
+	struct dirent *de;
+	int fd, dfd, sig;
+	DIR *d;
+
+	fflush(stdout);
+	fflush(stderr);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &old);
+	switch (fork()) {
+	case 0:
+		break;
+	default:
+		/* memphase (or no child: the release stays in memphase) */
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
+	/* told when memphase has exited (checked after asking: it may be gone already) */
+	prctl(PR_SET_PDEATHSIG, SIGUSR1, 0, 0, 0);
+	prctl(PR_SET_NAME, "memphase-detach", 0, 0, 0);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	d = opendir("/proc/self/fd");
+	if (!d)
+		_exit(0);
+	dfd = dirfd(d);
+	while ((de = readdir(d))) {
+		fd = atoi(de->d_name);
+		if (de->d_name[0] != '.' && fd != dfd && !fd_is_bpf(fd))
+			close(fd);
+	}
+	closedir(d);
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	if (getppid() == parent)
+		sigwait(&usr1, &sig);
+	/* memphase's watchdog has let held targets go by then; nothing more to hold or count
+	 * until the links are gone, which exiting closes */
+	if (skel)
+		collect__drop_targets(skel);
+	_exit(0);
+}
+
 int session__run(const struct env *e, int *status)
 {
 	struct session *s;
@@ -667,6 +748,9 @@ int session__run(const struct env *e, int *status)
 		metrics_linger(s);
 	if (!err)
 		*status = s->status;
+	/* not after an error: its message and status come after the teardown */
+	if (!err)
+		release_in_background(s->skel);
 cleanup:
 	if (err && s->target.fail_status)
 		*status = s->target.fail_status;

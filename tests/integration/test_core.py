@@ -416,6 +416,63 @@ def test_runs_as_invoking_user():
                 "%s owned by %d:%d, want 65534:65534" % (name, st.st_uid, st.st_gid)
 
 
+def _releasers():
+    """pids of this build's memphase-detach processes (forked: their exe is memphase)."""
+    out = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % pid) as f:
+                if f.read().strip() != "memphase-detach":
+                    continue
+            if os.path.realpath("/proc/%s/exe" % pid) != os.path.realpath(harness.MEMPHASE):
+                continue
+        except OSError:
+            continue
+        out.add(int(pid))
+    return out
+
+
+def _non_bpf_fds(pid):
+    """What a process holds besides BPF objects, perf events and /dev/null."""
+    held = []
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return held
+    for fd in fds:
+        try:
+            t = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if not (t.startswith("anon_inode:bpf") or t == "anon_inode:[perf_event]" or
+                t == "/dev/null"):
+            held.append((fd, t))
+    return held
+
+
+def test_links_released_after_memphase_returns():
+    """memphase returns once its outputs are written and its summary printed; the links are
+    released by a child, memphase-detach, that holds the BPF descriptors only (nothing the
+    caller waits for: its pipes, files, the terminal) and ends after them: then no program
+    or link is left."""
+    harness.need_root()
+    before = harness.bpf_ids()
+    had = _releasers()
+    with harness.workdir() as d:
+        r, doc, report, _ = run_driver(d)
+        assert doc["phases"] and report
+        for pid in _releasers() - had:
+            held = _non_bpf_fds(pid)
+            assert not held, "memphase-detach %d holds more than BPF: %s" % (pid, held)
+    deadline = time.time() + 20
+    while _releasers() - had:
+        assert time.time() < deadline, "memphase-detach still running 20 s after memphase"
+        time.sleep(0.1)
+    harness.assert_no_bpf_left(before, "after memphase-detach")
+
+
 def test_no_bpf_left_after_run():
     harness.need_root()
     before = harness.bpf_ids()

@@ -225,3 +225,26 @@ int main(int argc, char **argv)
                     assert state != "T", "pid %s left stopped after memphase was killed" % k
                 finally:
                     os.kill(int(k), 9)
+
+
+def test_swarm_of_address_spaces_each_its_own_peak():
+    """300 processes alive at once (tests/workload/swarm.c), child i touching (i % 8 + 1) MiB:
+    memphase keeps 301 address spaces side by side in its table (array slots near each other's
+    ids), and each child's peak is what it inherited plus what it touched, the same for all
+    (another's events charged to it would move its peak by MiBs)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--no-tui", "--stacks", "none", "--json", out, "--",
+                              os.path.join(harness.WORKLOAD, "swarm"), "300"])
+        assert r.returncode == 0, r.stderr
+        kids = {int(pid): int(mib) for pid, mib in re.findall(r"^(\d+) (\d+)$", r.stdout, re.M)}
+        assert len(kids) == 300, r.stdout[-500:]
+        procs = {p["pid"]: p for p in harness.load_json(out)["processes"]}
+        missing = [pid for pid in kids if pid not in procs]
+        assert not missing, "children not reported: %s" % missing[:10]
+        # peak minus what the child touched: what it inherited, one value for all
+        base = {pid: procs[pid]["rss_peak_total_bytes"] - (mib << 20) for pid, mib in kids.items()}
+        lo, hi = min(base.values()), max(base.values())
+        assert hi - lo <= 128 * KIB, "inherited part of the peaks from %d to %d KiB: %s" % (
+            lo // KIB, hi // KIB, sorted(base.values())[:3] + sorted(base.values())[-3:])

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Reading the BPF maps into the model. */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,44 @@ static int cmp_gen(const void *a, const void *b)
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
 }
 
+/* The used slots of mms (an array: see struct mp_mm), read into v (MP_MAX_MMS entries) and
+ * packed at its start: how many. */
+static int mms_read(int fd, struct mp_mm *v)
+{
+	static __u32 keys[MP_MAX_MMS];
+	__u32 count = MP_MAX_MMS, out, i;
+	int n = 0, err;
+
+	err = bpf_map_lookup_batch(fd, NULL, &out, keys, v, &count, NULL);
+	if (err && err != -ENOENT) {
+		/* no batch operations: one lookup per slot */
+		for (i = 0, count = 0; i < MP_MAX_MMS; i++)
+			if (!bpf_map_lookup_elem(fd, &i, &v[count]))
+				count++;
+	}
+	for (i = 0; i < count && i < MP_MAX_MMS; i++)
+		if (v[i].tgid && (v[i].seeded & MP_MM_READY))
+			v[n++] = v[i];
+	return n;
+}
+
+/* Frees an entry of mms (found by its id: the slot of a copy read earlier). */
+static void mms_free(int fd, const struct mp_mm *mm)
+{
+	static const struct mp_mm zero;
+	struct mp_mm cur;
+	__u32 i, slot;
+
+	for (i = 0; i < MP_MM_PROBES; i++) {
+		slot = (mm->mm_id + i) & (MP_MAX_MMS - 1);
+		if (!bpf_map_lookup_elem(fd, &slot, &cur) && cur.tgid == mm->tgid &&
+		    cur.mm_id == mm->mm_id && cur.gen == mm->gen) {
+			bpf_map_update_elem(fd, &slot, &zero, BPF_ANY);
+			return;
+		}
+	}
+}
+
 /*
  * A process has one address space per image it ran (exec replaces it): peaks count
  * over all of them, the current RSS is the newest image's (applied last). Images that
@@ -82,26 +121,13 @@ static int cmp_gen(const void *a, const void *b)
 static int collect_mms(struct memphase_bpf *skel, struct model *m)
 {
 	int fd = bpf_map__fd(skel->maps.mms);
-	__u32 key, next, *prev = NULL, *keys;
 	struct mp_mm *v;
-	size_t n = 0, i, j;
+	int n, i, j;
 
 	v = calloc(MP_MAX_MMS, sizeof(*v));
-	keys = calloc(MP_MAX_MMS, sizeof(*keys));
-	if (!v || !keys) {
-		free(v);
-		free(keys);
+	if (!v)
 		return -ENOMEM;
-	}
-	while (n < MP_MAX_MMS && !bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &v[n]))
-			continue;
-		keys[n] = key;
-		v[n].pad = n;	/* remember the key across the sort */
-		n++;
-	}
+	n = mms_read(fd, v);
 	qsort(v, n, sizeof(*v), cmp_gen);
 	for (i = 0; i < n; i++) {
 		bool newer = false;
@@ -110,9 +136,8 @@ static int collect_mms(struct memphase_bpf *skel, struct model *m)
 		for (j = i + 1; j < n && !newer; j++)
 			newer = v[j].tgid == v[i].tgid;
 		if (newer && !v[i].rss[MP_ANON] && !v[i].rss[MP_FILE] && !v[i].rss[MP_SHMEM])
-			bpf_map_delete_elem(fd, &keys[v[i].pad]);
+			mms_free(fd, &v[i]);
 	}
-	free(keys);
 	free(v);
 	return 0;
 }
@@ -441,9 +466,9 @@ int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, 
 int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns)
 {
 	int mfd = bpf_map__fd(skel->maps.mms);
-	__u32 key, next, *prev = NULL;
 	unsigned int i, n = 0;
-	struct mp_mm mm;
+	struct mp_mm *v;
+	int j, nmm;
 
 	for (i = 0; i < m->nprocs; i++) {
 		struct model_proc *p = &m->procs[i];
@@ -458,19 +483,17 @@ int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st,
 	if (!n)
 		return 0;
 	/* address spaces whose owner is forgotten */
-	while (!bpf_map_get_next_key(mfd, prev, &next)) {
-		struct model_proc *p;
+	v = calloc(MP_MAX_MMS, sizeof(*v));
+	if (!v)
+		return n;
+	nmm = mms_read(mfd, v);
+	for (j = 0; j < nmm; j++) {
+		struct model_proc *p = model__proc(m, v[j].tgid, false);
 
-		if (!bpf_map_lookup_elem(mfd, &next, &mm) &&
-		    (p = model__proc(m, mm.tgid, false)) && p->forgotten) {
-			/* deleting the current key restarts the walk from the beginning */
-			bpf_map_delete_elem(mfd, &next);
-			prev = NULL;
-			continue;
-		}
-		key = next;
-		prev = &key;
+		if (p && p->forgotten)
+			mms_free(mfd, &v[j]);
 	}
+	free(v);
 	return n;
 }
 
@@ -494,6 +517,34 @@ int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags)
 	    bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0))
 		return -errno;
 	return 0;
+}
+
+/*
+ * Forgets every target (the BPF programs then ignore every event) and continues the ones a
+ * program held: for the links' release after memphase is done, while the programs still run.
+ */
+void collect__drop_targets(struct memphase_bpf *skel)
+{
+	int sfd = bpf_map__fd(skel->maps.tslots), hfd = bpf_map__fd(skel->maps.targets);
+	static const struct mp_target zero;
+	struct mp_target t;
+	__u32 key, next;
+
+	for (key = 0; key < MP_TSLOTS; key++) {
+		if (bpf_map_lookup_elem(sfd, &key, &t) || !t.tgid)
+			continue;
+		bpf_map_update_elem(sfd, &key, &zero, BPF_ANY);
+		if ((t.flags & MP_T_HELD) && !(t.flags & MP_T_EXITED))
+			kill(t.tgid, SIGCONT);
+	}
+	/* deleting the current key: start over from the first */
+	while (!bpf_map_get_next_key(hfd, NULL, &next)) {
+		if (!bpf_map_lookup_elem(hfd, &next, &t) && (t.flags & MP_T_HELD) &&
+		    !(t.flags & MP_T_EXITED))
+			kill(t.tgid, SIGCONT);
+		if (bpf_map_delete_elem(hfd, &next))
+			break;
+	}
 }
 
 void collect__del_target(struct memphase_bpf *skel, __u32 tgid)
@@ -600,6 +651,7 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	cfg->origin_min_bytes = cc->origin_min;
 	cfg->origin_small_per_sec = COLLECT_ORIGINS_SMALL_PER_SEC;
 	cfg->origin_small_max = COLLECT_ORIGINS_SMALL_MAX;
+	skel->rodata->nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
 	/*
 	 * dwarf samples are 16 KiB each: room for twice the samples the cap lets through
 	 * between two polls (100 ms), 8 MiB without a cap. The ring's pages count twice in

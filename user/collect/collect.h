@@ -79,6 +79,7 @@ void collect__reserve_unknown(struct memphase_bpf *skel, unsigned int nphases);
 /* Marks an executable as probed already: its exec does not hold the target. */
 void collect__seen_file(struct memphase_bpf *skel, const char *path);
 /* Removes a process from the BPF target set. */
+void collect__drop_targets(struct memphase_bpf *skel);
 void collect__del_target(struct memphase_bpf *skel, __u32 tgid);
 
 #endif

@@ -261,6 +261,12 @@ static int on_event(void *ctx, void *data, size_t len)
 			kill(e->pid, SIGCONT);
 		break;
 	case MP_EV_EXIT:
+		/*
+		 * Its stack samples came before this in the one ring: its unwinder state (maps
+		 * snapshot, ~290 KiB) goes now, not at the reap a second later (a pyenv shim
+		 * chain's 41 processes held 12 MiB)
+		 */
+		stacks__forget_process(c->stacks, e->pid);
 		/* BPF's open allocations of the process: freed with it (recorded as frees) */
 		if (c->m->gpu.probes)
 			collect__allocs_exit(c->skel, c->m, e->pid, e->old_phase, c->rec);
