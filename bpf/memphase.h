@@ -15,7 +15,7 @@
 #define MP_MAX_TARGETS	1024	/* targets whose slot is taken (hash) */
 #define MP_TSLOTS	4096	/* direct-mapped target slots, indexed by tgid % MP_TSLOTS */
 #define MP_MAX_CPUS	256	/* per-CPU counters summed by the BPF side */
-#define MP_MAX_MMS	2048	/* mms slots (a power of two) */
+#define MP_MAX_MMS	4096	/* mms slots (a power of two) */
 #define MP_MM_PROBES	4	/* an mm lives in one of the MP_MM_PROBES slots after its hash */
 
 /* Memory classes: the order of the kernel's MM_* rss counters. */
