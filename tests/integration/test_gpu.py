@@ -3,6 +3,7 @@
 CUDA libraries (build/workload/gpu: libcudart.so calling libcuda.so.1, real names and
 signatures, pinned memory a shared memfd mapping), and memphase reads VRAM from a stand-in
 libnvidia-ml.so.1 (MEMPHASE_NVML_LIB) that reports the state file the stand-in driver keeps."""
+import json
 import os
 import re
 import shutil
@@ -31,12 +32,13 @@ def write_state(path, ndevs=2):
     os.chmod(path, 0o666)
 
 
-def gpu_run(d, extra_env=None, driver_args=()):
+def gpu_run(d, extra_env=None, driver_args=(), extra_args=()):
     state, out = os.path.join(d, "gpu.state"), os.path.join(d, "out.json")
     write_state(state)
     env = {"MEMPHASE_STANDIN_GPU": state, "MEMPHASE_NVML_LIB": NVML}
     env.update(extra_env or {})
-    r = harness.memphase(["run", "--no-tui", "--json", out, "--", harness.DRIVER,
+    r = harness.memphase(["run", "--no-tui", "--json", out] + list(extra_args) +
+                         ["--", harness.DRIVER,
                           "--cudart", CUDART, "--pin-mib", str(PIN), "--vram-mib", str(VRAM),
                           "--ctx-mib", "2", "--prompt-batches", "2", "--batch-mib", "1",
                           "--tokens", "3"] + list(driver_args), env=env)
@@ -75,6 +77,32 @@ def test_pinned_bytes_per_phase_exactly():
         assert where[("managed", "generate")]["bytes"] == PIN * MIB, where
         # the summary's table
         assert "+PINNED" in r.stderr + r.stdout, r.stderr
+
+
+def test_trace_has_the_gpu_counters():
+    """--trace: a "GPU memory bytes" counter track whose pinned/managed/VRAM values step as
+    the stand-in allocates: its highs are the JSON's peaks (each change is a point, not a
+    sampled reading), it ends at 0 pinned and managed, and every point is a value the run
+    held (multiples of P MiB, of V MiB)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        tr = os.path.join(d, "t.json")
+        r, doc = gpu_run(d, extra_args=["--trace", tr])
+        with open(tr) as f:
+            ev = json.load(f)["traceEvents"]
+        pts = [e for e in ev if e.get("ph") == "C" and e["name"] == "GPU memory bytes"]
+        assert pts, "no GPU counter track"
+        pinned = [e["args"]["pinned host"] for e in pts]
+        managed = [e["args"]["managed host"] for e in pts]
+        vram = [e["args"]["VRAM"] for e in pts]
+        assert max(pinned) == doc["gpu"]["pinned"]["peak_bytes"] == 4 * PIN * MIB, pinned
+        assert max(managed) == doc["gpu"]["managed"]["peak_bytes"] == PIN * MIB, managed
+        assert max(vram) == doc["gpu"]["vram"]["target_peak_bytes"], vram
+        assert pinned[-1] == 0 and managed[-1] == 0, (pinned[-1], managed[-1])
+        assert all(p % (PIN * MIB) == 0 for p in pinned + managed), pinned
+        assert all(v % (VRAM * MIB) == 0 for v in vram), vram
+        ts = [e["ts"] for e in pts]
+        assert ts == sorted(ts), ts
 
 
 def test_vram_equals_what_nvml_reports():

@@ -1125,6 +1125,10 @@ static void clip_history(struct history *h, __u64 from, __u64 to, int phase)
 		if (in_window(h->mem[i].ts_ns, from, to))
 			h->mem[n++] = h->mem[i];
 	h->nmem = n;
+	for (i = n = 0; i < h->ngpu; i++)
+		if (in_window(h->gpu[i].ts_ns, from, to))
+			h->gpu[n++] = h->gpu[i];
+	h->ngpu = n;
 }
 
 void collector__replay_window_close(struct collector *c, __u64 from, __u64 to, int phase)

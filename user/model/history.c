@@ -11,6 +11,7 @@ void history__free(struct history *h)
 	free(h->ch);
 	free(h->mk);
 	free(h->mem);
+	free(h->gpu);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -104,6 +105,27 @@ void history__add_mem(struct history *h, const struct history_mem *s)
 		return;
 	h->mem = mem;
 	mem[h->nmem++] = *s;
+}
+
+void history__add_gpu(struct history *h, const struct history_gpu *s)
+{
+	const struct history_gpu *last = h->ngpu ? &h->gpu[h->ngpu - 1] : NULL;
+	struct history_gpu *g;
+	size_t i;
+
+	if (last && last->pinned == s->pinned && last->managed == s->managed &&
+	    last->vram == s->vram)
+		return;
+	if (h->ngpu == HISTORY_MAX_MEM) {
+		for (i = 0; i < h->ngpu / 2; i++)
+			h->gpu[i] = h->gpu[2 * i + 1];
+		h->ngpu /= 2;
+	}
+	g = room(h->gpu, h->ngpu, &h->capgpu, sizeof(*g), HISTORY_MAX_MEM);
+	if (!g)
+		return;
+	h->gpu = g;
+	g[h->ngpu++] = *s;
 }
 
 const char *history__mark_name(__u32 kind)

@@ -2,10 +2,10 @@
 /*
  * The run over time, for the views that draw it (the JSON's intervals, the trace, the
  * HTML report): the intervals of the phase timeline, every thread's phase changes, marks
- * (OOM kills, guard actions, libraries loaded, execs) and the system's and cgroup's
- * memory readings. Growing arrays with a bound each: past it, phase changes and marks
- * are counted as dropped, memory readings are thinned (every other one goes) so they
- * still span the run. Pure code.
+ * (OOM kills, guard actions, libraries loaded, execs), the system's and cgroup's
+ * memory readings and the GPU side's changes. Growing arrays with a bound each: past it,
+ * phase changes and marks are counted as dropped, memory and GPU readings are thinned
+ * (every other one goes) so they still span the run. Pure code.
  */
 #ifndef __MP_HISTORY_H
 #define __MP_HISTORY_H
@@ -52,6 +52,13 @@ struct history_mem {
 	__u64 cg_usage, cg_limit;	/* 0 and 0: no cgroup, or no limit */
 };
 
+/* The GPU side changed: pinned and managed host bytes held, the observed processes' VRAM. */
+struct history_gpu {
+	__u64 ts_ns;
+	__s64 pinned, managed;
+	__u64 vram;
+};
+
 struct history {
 	struct history_interval *iv;
 	size_t niv, capiv;
@@ -61,6 +68,8 @@ struct history {
 	size_t nmk, capmk;
 	struct history_mem *mem;
 	size_t nmem, capmem;
+	struct history_gpu *gpu;
+	size_t ngpu, capgpu;
 	__u64 dropped;		/* intervals, changes and marks over their bound */
 	/*
 	 * false: the intervals end where the timeline's phase last changed, the current
@@ -86,6 +95,8 @@ void history__add_change(struct history *h, __u64 ts_ns, __u32 pid, __u32 tid, _
 void history__add_mark(struct history *h, __u64 ts_ns, __u32 kind, __u32 pid,
 		       const char *text);
 void history__add_mem(struct history *h, const struct history_mem *s);
+/* Notes the GPU side at s->ts_ns when it differs from the last note. */
+void history__add_gpu(struct history *h, const struct history_gpu *s);
 const char *history__mark_name(__u32 kind);
 
 #endif

@@ -292,12 +292,26 @@ void model__window_open(struct model *m)
 	model_gpu__window_open(&m->gpu);
 }
 
+/* The GPU side as it stands now, in the history (the trace's counter track). */
+static void gpu_note(struct model *m, __u64 ts_ns)
+{
+	struct history_gpu s = {
+		.ts_ns = ts_ns,
+		.pinned = m->gpu.current[MP_ALLOC_PINNED],
+		.managed = m->gpu.current[MP_ALLOC_MANAGED],
+		.vram = m->gpu.vram,
+	};
+
+	history__add_gpu(&m->history, &s);
+}
+
 void model__on_alloc(struct model *m, const struct mp_alloc_event *e)
 {
 	struct model_request *r = request_open(m);
 	__u64 *to;
 
 	model_gpu__on_event(&m->gpu, e);
+	gpu_note(m, e->ts_ns);
 	if (e->cls >= MP_NR_ALLOC_CLS || m->finished ||
 	    e->pid != (m->focus_pid ? m->focus_pid : m->root_pid))
 		return;
@@ -317,6 +331,7 @@ void model__on_vram(struct model *m, __u32 phase, __u64 now_ns,
 	struct model_request *r;
 
 	model_gpu__reading(&m->gpu, phase, now_ns, dev, ndev);
+	gpu_note(m, now_ns);
 	if (m->req_vram_pending && m->req_vram_pending <= m->nrequests) {
 		r = &m->requests[m->req_vram_pending - 1];
 		if (r->vram_seen)

@@ -196,6 +196,25 @@ static void counters(struct jsonw *w, const struct model *m, const struct timeli
 	}
 }
 
+/* Pinned and managed host memory held, and VRAM (with NVML), where they changed. */
+static void gpu_counters(struct jsonw *w, const struct model *m)
+{
+	const struct history *h = &m->history;
+	unsigned int i;
+
+	for (i = 0; i < h->ngpu; i++) {
+		const struct history_gpu *s = &h->gpu[i];
+
+		counter_head(w, m, "GPU memory bytes", s->ts_ns);
+		jsonw__s64_field(w, "pinned host", s->pinned);
+		jsonw__s64_field(w, "managed host", s->managed);
+		if (m->gpu.nvml)
+			jsonw__u64_field(w, "VRAM", s->vram);
+		jsonw__end_object(w);
+		jsonw__end_object(w);
+	}
+}
+
 static void marks(struct jsonw *w, const struct model *m)
 {
 	const struct history *h = &m->history;
@@ -238,6 +257,7 @@ static int trace_write(FILE *f, const struct output_ctx *ctx)
 	request_slices(w, m);
 	err = thread_slices(w, m);
 	counters(w, m, ctx->tl);
+	gpu_counters(w, m);
 	marks(w, m);
 	jsonw__end_array(w);
 	jsonw__end_object(w);
@@ -251,6 +271,6 @@ static int trace_write(FILE *f, const struct output_ctx *ctx)
 const struct output_format trace_format = {
 	.name = "trace",
 	.help = "Write the run as a Chrome/Perfetto trace (trace-event JSON: phases per thread, "
-		"requests, RSS and memory counters, OOM kills, guard actions, libraries) to FILE",
+		"requests, RSS, memory and GPU counters, OOM kills, guard actions, libraries) to FILE",
 	.write = trace_write,
 };
