@@ -478,6 +478,7 @@ int BPF_PROG(handle_fault, unsigned long addr, struct pt_regs *regs, unsigned lo
 	s = stats_get(t->phase);
 	if (s)
 		s->faults++;
+	__sync_fetch_and_add(&t->ivl_faults, 1);
 	/* it runs: whatever held it was let go */
 	if (t->flags & MP_T_HELD)
 		__sync_fetch_and_and(&t->flags, ~MP_T_HELD);
@@ -1295,11 +1296,15 @@ static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, st
 
 		if (size < floor)
 			mm->floor[member] = size;
-		if (old > floor)
+		if (old > floor) {
 			s->shrink[member] += old - (size > floor ? size : floor);
+			__sync_fetch_and_add(&t->ivl_shrink[member],
+					     old - (size > floor ? size : floor));
+		}
 		return;
 	}
 	s->growth[member] += delta;
+	__sync_fetch_and_add(&t->ivl_growth[member], delta);
 	if (member == MP_SWAP)
 		return;	/* swap-out happens in reclaim, not in the target's code */
 	__sync_fetch_and_add(&t->call_growth, delta);
@@ -2085,9 +2090,10 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 phase,
 					const struct rule_out *o)
 {
+	__u64 g[MP_NR_CLASSES] = {}, sh[MP_NR_CLASSES] = {}, faults = 0;
 	struct mp_phase_stats *s;
 	struct mp_event *e;
-	__u32 old = t->phase;
+	__u32 old = t->phase, c;
 
 	phase &= MP_MAX_PHASES - 1;
 	if (phase == old && (!o || !o->record))
@@ -2098,10 +2104,21 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 		s = stats_get(phase);
 		if (s)
 			s->entries++;
+		/* the old phase's interval ends: take what it counted (lost if the event is) */
+		for (c = 0; c < MP_NR_CLASSES; c++) {
+			g[c] = __sync_lock_test_and_set(&t->ivl_growth[c], 0);
+			sh[c] = __sync_lock_test_and_set(&t->ivl_shrink[c], 0);
+		}
+		faults = __sync_lock_test_and_set(&t->ivl_faults, 0);
 	}
 	e = event_new(MP_EV_PHASE, tgid, old);
 	if (!e)
 		return;
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		e->ivl_growth[c] = g[c];
+		e->ivl_shrink[c] = sh[c];
+	}
+	e->ivl_faults = faults;
 	e->arg = phase;
 	if (o) {
 		e->record = o->record;

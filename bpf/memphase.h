@@ -267,6 +267,10 @@ struct mp_target {
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;
 	__s64 rss[MP_NR_CLASSES];	/* its own address space's latest RSS, bytes */
+	/* what its current phase interval has counted so far (sent and reset at a change) */
+	__u64 ivl_growth[MP_NR_CLASSES];
+	__u64 ivl_shrink[MP_NR_CLASSES];
+	__u64 ivl_faults;
 };
 
 /* mms: mm_id (rss_stat's hashed mm pointer) -> RSS of one address space. */
@@ -372,6 +376,14 @@ struct mp_event {
 	__u64 cg_id;		/* kernfs id: the cgroup directory's inode number */
 	__u64 cg_limit;		/* bytes */
 	char cg_name[64];
+	/*
+	 * PHASE with a change: what the process counted in the interval of old_phase that
+	 * ends here (growth and shrink per class, faults), so that a later marker can show an
+	 * interval as another phase (a preset's relabel: the --fit probe's load).
+	 */
+	__u64 ivl_growth[MP_NR_CLASSES];
+	__u64 ivl_shrink[MP_NR_CLASSES];
+	__u64 ivl_faults;
 };
 
 /* ---- sampled stacks ---- */
