@@ -2081,7 +2081,8 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 			o->nonzero = cnt == n ? v : cnt;
 		}
 	}
-	if (r->guard_mask && !(seen & r->guard_mask))
+	if (r->guard_mask && !(seen & r->guard_mask) &&
+	    (!r->guard_max || mp_rule__hit(MP_OP_LE, r->width, r->is_signed, v, r->guard_max)))
 		o->phase = r->guard_phase;
 }
 
@@ -2156,11 +2157,21 @@ int handle_marker(struct pt_regs *ctx)
 		phase_enter(t, tgid, t->phase, &o);
 		return 0;
 	}
-	/* a sticky phase (e.g. warmup) ignores the markers of other phases */
-	if ((cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1)))) && o.phase != t->phase)
+	/*
+	 * A sticky phase (e.g. warmup) its own marker entered ignores the markers of other
+	 * phases. Entered otherwise (a guard's pick of another marker) it is not sticky.
+	 */
+	if ((t->flags & MP_T_STICKY) && o.phase != t->phase) {
 		o.phase = t->phase;
-	else if (rule && rule < cfg.nrules)
-		rule_phase(ctx, rule, t->seen, &o);
+	} else {
+		if (rule && rule < cfg.nrules)
+			rule_phase(ctx, rule, t->seen, &o);
+		o.phase &= MP_MAX_PHASES - 1;
+		if ((cfg.sticky_mask & (1U << o.phase)) && o.phase == MP_COOKIE_PHASE(cookie))
+			__sync_fetch_and_or(&t->flags, MP_T_STICKY);
+		else if (t->flags & MP_T_STICKY)
+			__sync_fetch_and_and(&t->flags, ~MP_T_STICKY);
+	}
 	o.phase &= MP_MAX_PHASES - 1;
 	call_flush(t);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
@@ -2187,7 +2198,7 @@ int handle_marker_ret(struct pt_regs *ctx)
 	t = target_of_current(&tgid);
 	if (!t || t->phase == phase)
 		return 0;
-	if (cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1))))
+	if (t->flags & MP_T_STICKY)
 		return 0;
 	call_flush(t);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);

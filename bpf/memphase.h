@@ -97,11 +97,16 @@ struct mp_rule {
 	__u32 mixed_phase;
 	/*
 	 * Optional guard: guard_mask != 0 and the target has entered none of the phases of
-	 * guard_mask (bit per phase id) yet: the call enters guard_phase, whatever the above.
+	 * guard_mask (bit per phase id) yet (and the value is at most guard_max, if set): the
+	 * call enters guard_phase, whatever the above.
 	 */
 	__u32 guard_mask;
 	__u32 guard_phase;
 	__u32 record;		/* enum mp_record: the value is sent with the call's event */
+	__u32 pad2;
+	/* the guard holds only for a value of at most this (compared as the rule compares);
+	 * 0: for any value */
+	__u64 guard_max;
 };
 
 /*
@@ -208,7 +213,8 @@ struct mp_config {
 	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */
 	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */
 	__u32 map_tracking;	/* classify faults by mapping */
-	__u32 sticky_mask;	/* bit per phase: left only by a marker of that phase */
+	__u32 sticky_mask;	/* bit per phase: entered by a marker of that phase, left only
+				 * by one (a rule's other pick, e.g. a guard's, is not sticky) */
 	__u64 max_rss_bytes;	/* guard: stop a process whose RSS crosses this (0: off) */
 	/* origins: the stack of every mmap/mremap of this size or more (0: no origins) */
 	__u64 origin_min_bytes;
@@ -246,6 +252,7 @@ struct mp_phase_stats {
 #define MP_T_HELD	(1U << 6)	/* stopped by the BPF side until user space continues it */
 #define MP_T_ORPHANS	(1U << 7)	/* ended threads left growth to look up (BPF only) */
 #define MP_T_HEAP_ORIGIN (1U << 8)	/* the heap's origin (its first brk growth) was sent */
+#define MP_T_STICKY	(1U << 9)	/* in a sticky phase its own marker entered (BPF only) */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path

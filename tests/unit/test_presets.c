@@ -115,9 +115,10 @@ TEST(presets_llama_table)
 		ASSERT_EQ(r->record, MP_REC_TOKENS, "records tokens");
 		/* the first decode before any tokenize: the warm-up (no llama_set_warmup) */
 		ASSERT_EQ(r->guard_phase, (__u32)id("warmup"), "guard: warmup");
-		ASSERT_EQ(r->guard_mask, (1U << id("tokenize")) | (1U << id("warmup")) |
-			  (1U << id("prompt")) | (1U << id("generate")) | (1U << id("mixed")),
+		ASSERT_EQ(r->guard_mask, (1U << id("tokenize")) | (1U << id("prompt")) |
+			  (1U << id("generate")) | (1U << id("mixed")),
 			  "before any tokenize or decode");
+		ASSERT_EQ(r->guard_max, 2, "of at most two tokens");
 		ASSERT_EQ(mk->ret_phase, id("host"), "returns to host");
 		ASSERT_EQ(phases__ret_cookie(mk), MP_COOKIE_RET | (__u64)id("host"), "ret cookie");
 	}
@@ -340,7 +341,7 @@ TEST(presets_strings)
 		    "relabel line");
 	ASSERT_TRUE(strstr(out, "llama_decode  (int32 at sp+8 > 1 ? prompt : generate; with "
 			   "bytes at *(sp+56), first n-1: all set ? generate : none ? prompt : "
-			   "mixed; before any tokenize/warmup/prompt/generate/mixed: warmup; records "
+			   "mixed; before any tokenize/prompt/generate/mixed, if <= 2: warmup; records "
 			   "tokens)  (its return: host)\n") != NULL, "decode rule");
 	ASSERT_TRUE(strstr(out, "llama_state_seq_get_size_ext  (uint32 at arg 3 & 0x1 ? "
 			   "checkpoint : state)\n") != NULL, "ext rule");

@@ -26,16 +26,20 @@
  * logits (llama_batch_get_one) more than one token is prompt eval, one token generation.
  * The decode's n_tokens is recorded (tokens per request).
  *
- * The first decode before any tokenize is the start-up warm-up. The newest llama.cpp no
- * longer calls llama_set_warmup (include/llama.h marks it DEPRECATED: "user code should do
- * warmup runs manually"): common_init_from_params() (common/common.cpp) decodes
- * llama_batch_get_one({bos, eos}) right after creating the context, then
- * llama_memory_clear(), llama_synchronize(), llama_perf_context_reset(); llama-server and
- * llama-cli tokenize nothing before it (a prompt is tokenized before its first decode).
- * Older builds bracket the same decode with llama_set_warmup(ctx, true/false) (below).
+ * A decode of at most two tokens before any tokenize or prompt/generation decode is the
+ * start-up warm-up. The newest llama.cpp no longer calls llama_set_warmup (include/llama.h
+ * marks it DEPRECATED: "user code should do warmup runs manually"):
+ * common_init_from_params() (common/common.cpp) decodes llama_batch_get_one({bos, eos})
+ * (one token when the vocab lacks one of them) right after creating the context, then
+ * llama_memory_clear(), llama_synchronize(), llama_perf_context_reset(), and
+ * common_context_can_seq_rm() checks the context with a decode of two tokens, then clears
+ * it; llama-server and llama-cli tokenize nothing before them (a prompt is tokenized before
+ * its first decode). A program that tokenizes by itself still has its first prompt batch
+ * (of more than two tokens) as prompt. Older builds bracket the warm-up decode with
+ * llama_set_warmup(ctx, true/false) (below).
  */
 static const char *const llama_before_first_decode[] = {
-	"tokenize", "warmup", "prompt", "generate", "mixed", NULL,
+	"tokenize", "prompt", "generate", "mixed", NULL,
 };
 static const struct preset_rule llama_decode_batch = {
 	.src = MP_SRC_STACK, .at = 8, .width = 4, .is_signed = true,
@@ -43,7 +47,7 @@ static const struct preset_rule llama_decode_batch = {
 	.arr_at = 8 + 48, .arr_trim = 1,
 	.all_phase = "generate", .none_phase = "prompt", .mixed_phase = "mixed",
 	.record = MP_REC_TOKENS,
-	.guard_unseen = llama_before_first_decode, .guard_phase = "warmup",
+	.guard_unseen = llama_before_first_decode, .guard_phase = "warmup", .guard_max = 2,
 };
 
 /*
@@ -226,6 +230,8 @@ void presets__rule_str(const struct preset_rule *r, const char *marker_phase, ch
 	for (i = 0; r->guard_unseen && r->guard_unseen[i] && n < len; i++)
 		n += snprintf(buf + n, len - n, "%s%s", i ? "/" : "; before any ",
 			      r->guard_unseen[i]);
+	if (r->guard_unseen && r->guard_max && n < len)
+		n += snprintf(buf + n, len - n, ", if <= %" PRId64, (int64_t)r->guard_max);
 	if (r->guard_unseen && n < len)
 		n += snprintf(buf + n, len - n, ": %s", r->guard_phase);
 	if (r->record && n < len)

@@ -40,6 +40,7 @@ struct preset_rule {
 	/* optional guard: before the target has entered any of these, enter guard_phase */
 	const char *const *guard_unseen;	/* NULL-terminated phase names */
 	const char *guard_phase;
+	__u64 guard_max;		/* and only for a value of at most this (0: any) */
 	__u32 record;			/* enum mp_record: what the value is */
 };
 
