@@ -1455,6 +1455,7 @@ static __always_inline void sys_exit_mmap(void *ctx, long ret)
 		s->mmap_bytes += in.len;
 		hist_add(s, MP_HIST_MMAP_SIZE, in.len);
 	}
+	__sync_fetch_and_add(&t->ivl_map[MP_IVL_MMAP], in.len);
 	if (in.fd >= 0)
 		map_notice(tgid, t, ret, in.prot & PROT_EXEC);
 	origin_send(ctx, tgid, t, ret, in.len, in.prot, MP_ORIGIN_MMAP);
@@ -1474,6 +1475,7 @@ static __always_inline void sys_exit_munmap(long ret)
 	s = stats_get(t->phase);
 	if (s)
 		s->munmap_bytes += in.len;
+	__sync_fetch_and_add(&t->ivl_map[MP_IVL_MUNMAP], in.len);
 }
 
 static __always_inline void sys_exit_mremap(void *ctx, long ret)
@@ -1496,8 +1498,10 @@ static __always_inline void sys_exit_mremap(void *ctx, long ret)
 	if (in.len2 > in.len) {
 		s->mmap_bytes += in.len2 - in.len;
 		hist_add(s, MP_HIST_MMAP_SIZE, in.len2);
+		__sync_fetch_and_add(&t->ivl_map[MP_IVL_MMAP], in.len2 - in.len);
 	} else {
 		s->munmap_bytes += in.len - in.len2;
+		__sync_fetch_and_add(&t->ivl_map[MP_IVL_MUNMAP], in.len - in.len2);
 	}
 }
 
@@ -1524,10 +1528,13 @@ static __always_inline void sys_exit_brk(void *ctx, __u64 ret)
 	s = stats_get(t->phase);
 	if (!s)
 		return;
-	if (ret > last)
+	if (ret > last) {
 		s->brk_bytes += ret - last;
-	else
+		__sync_fetch_and_add(&t->ivl_map[MP_IVL_BRK], ret - last);
+	} else {
 		s->brk_shrink_bytes += last - ret;
+		__sync_fetch_and_add(&t->ivl_map[MP_IVL_BRK_SHRINK], last - ret);
+	}
 }
 
 /*
@@ -2091,7 +2098,7 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 phase,
 					const struct rule_out *o)
 {
-	__u64 g[MP_NR_CLASSES] = {}, sh[MP_NR_CLASSES] = {}, faults = 0;
+	__u64 g[MP_NR_CLASSES] = {}, sh[MP_NR_CLASSES] = {}, mp[MP_NR_IVL_MAP] = {}, faults = 0;
 	struct mp_phase_stats *s;
 	struct mp_event *e;
 	__u32 old = t->phase, c;
@@ -2110,6 +2117,8 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 			g[c] = __sync_lock_test_and_set(&t->ivl_growth[c], 0);
 			sh[c] = __sync_lock_test_and_set(&t->ivl_shrink[c], 0);
 		}
+		for (c = 0; c < MP_NR_IVL_MAP; c++)
+			mp[c] = __sync_lock_test_and_set(&t->ivl_map[c], 0);
 		faults = __sync_lock_test_and_set(&t->ivl_faults, 0);
 	}
 	e = event_new(MP_EV_PHASE, tgid, old);
@@ -2119,6 +2128,8 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 		e->ivl_growth[c] = g[c];
 		e->ivl_shrink[c] = sh[c];
 	}
+	for (c = 0; c < MP_NR_IVL_MAP; c++)
+		e->ivl_map[c] = mp[c];
 	e->ivl_faults = faults;
 	e->arg = phase;
 	if (o) {

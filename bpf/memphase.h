@@ -226,6 +226,15 @@ struct mp_config {
 	struct mp_alloc_rule allocs[MP_MAX_ALLOC_RULES];
 };
 
+/* Address-space counters of an interval, in the order of mp_phase_stats' mmap_bytes.. */
+enum mp_ivl_map {
+	MP_IVL_MMAP = 0,
+	MP_IVL_MUNMAP = 1,
+	MP_IVL_BRK = 2,
+	MP_IVL_BRK_SHRINK = 3,
+	MP_NR_IVL_MAP = 4,
+};
+
 /* Per-phase counters, a PERCPU_ARRAY indexed by phase id. */
 struct mp_phase_stats {
 	__u64 faults;			/* page_fault_user of target threads */
@@ -278,6 +287,7 @@ struct mp_target {
 	__u64 ivl_growth[MP_NR_CLASSES];
 	__u64 ivl_shrink[MP_NR_CLASSES];
 	__u64 ivl_faults;
+	__u64 ivl_map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
 };
 
 /* mms: mm_id (rss_stat's hashed mm pointer) -> RSS of one address space. */
@@ -391,6 +401,7 @@ struct mp_event {
 	__u64 ivl_growth[MP_NR_CLASSES];
 	__u64 ivl_shrink[MP_NR_CLASSES];
 	__u64 ivl_faults;
+	__u64 ivl_map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
 };
 
 /* ---- sampled stacks ---- */

@@ -214,6 +214,9 @@ def test_fit_probe_load_and_context_are_shown_as_the_probe():
     assert pc["rss_growth_bytes"]["anon"] == ctx_mib * MIB, pc
     assert pt["rss_shrink_bytes"]["anon"] == ctx_mib * MIB, pt
     assert pt["rss_shrink_bytes"]["file"] == model_mib * MIB, pt
+    # the address space's counters moved too: each load mapped the model once
+    assert pl["mmap_bytes"] >= model_mib * MIB and ld["mmap_bytes"] == model_mib * MIB, ld
+    assert pt["munmap_bytes"] >= (model_mib + ctx_mib) * MIB, pt
     # faults moved with the bytes: a fault per page of the context
     assert pc["faults"] >= ctx_mib * MIB // 4096 and cx["faults"] >= ctx_mib * MIB // 4096
     for p in (pl, pc, ld, cx):

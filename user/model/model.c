@@ -195,6 +195,8 @@ static void ivl_add(struct model_ivl *d, const struct model_ivl *a)
 		d->growth[c] += a->growth[c];
 		d->shrink[c] += a->shrink[c];
 	}
+	for (c = 0; c < MP_NR_IVL_MAP; c++)
+		d->map[c] += a->map[c];
 	d->faults += a->faults;
 	d->entries += a->entries;
 	d->calls += a->calls;
@@ -217,6 +219,12 @@ static void ivl_apply(struct mp_phase_stats *s, const struct model_ivl *in,
 		s->shrink[c] = plus_minus(s->shrink[c], in->shrink[c], out->shrink[c]);
 	}
 	s->faults = plus_minus(s->faults, in->faults, out->faults);
+	s->mmap_bytes = plus_minus(s->mmap_bytes, in->map[MP_IVL_MMAP], out->map[MP_IVL_MMAP]);
+	s->munmap_bytes = plus_minus(s->munmap_bytes, in->map[MP_IVL_MUNMAP],
+				     out->map[MP_IVL_MUNMAP]);
+	s->brk_bytes = plus_minus(s->brk_bytes, in->map[MP_IVL_BRK], out->map[MP_IVL_BRK]);
+	s->brk_shrink_bytes = plus_minus(s->brk_shrink_bytes, in->map[MP_IVL_BRK_SHRINK],
+					 out->map[MP_IVL_BRK_SHRINK]);
 	s->entries = plus_minus(s->entries, in->entries, out->entries);
 	s->calls = plus_minus(s->calls, in->calls, out->calls);
 }
@@ -234,6 +242,8 @@ static void relabel_count(struct model *m, const struct mp_event *e)
 		a->growth[c] += e->ivl_growth[c];
 		a->shrink[c] += e->ivl_shrink[c];
 	}
+	for (c = 0; c < MP_NR_IVL_MAP; c++)
+		a->map[c] += e->ivl_map[c];
 	a->faults += e->ivl_faults;
 	a = &m->relabel_acc[e->arg];
 	a->calls++;
@@ -675,6 +685,7 @@ void model__set_stats(struct model *m, unsigned int id, const struct mp_phase_st
 {
 	if (id >= MP_MAX_PHASES)
 		return;
+	m->counted[id] = *s;
 	m->stats[id] = *s;
 	ivl_apply(&m->stats[id], &m->moved_in[id], &m->moved_out[id]);
 	if (m->stats[id].entries || m->stats[id].calls)

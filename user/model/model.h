@@ -89,6 +89,7 @@ struct model_ivl {
 	__u64 growth[MP_NR_CLASSES];
 	__u64 shrink[MP_NR_CLASSES];
 	__u64 faults, entries, calls;
+	__u64 map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
 };
 
 /* One relabel that happened: [from_ns, to_ns] of pid, by relabels[k]. */
@@ -153,7 +154,9 @@ struct model {
 	/* phases: ids index names[] and stats[] */
 	unsigned int nphases;
 	char names[MP_MAX_PHASES][PHASE_NAME_MAX];
-	struct mp_phase_stats stats[MP_MAX_PHASES];	/* summed over CPUs */
+	struct mp_phase_stats stats[MP_MAX_PHASES];	/* summed over CPUs, as shown */
+	/* as BPF counted them (stats less the relabels; what a recording keeps) */
+	struct mp_phase_stats counted[MP_MAX_PHASES];
 	__u64 time_ns[MP_MAX_PHASES];		/* root process time in each phase */
 	/* the mappings that grew most, per phase, largest first */
 	unsigned int ntop[MP_MAX_PHASES];
