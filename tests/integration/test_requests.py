@@ -187,13 +187,16 @@ def test_fit_probe_load_and_context_are_shown_as_the_probe():
     model_mib, ctx_mib = 3, 8
     with harness.workdir() as d:
         model = model_file(d, model_mib)
-        t, h = os.path.join(d, "t.json"), os.path.join(d, "r.html")
+        t, h, fo = (os.path.join(d, n) for n in ("t.json", "r.html", "f.txt"))
         args = ["--model", model, "--ctx-mib", str(ctx_mib), "--requests", "2",
                 "--batch-mib", "4"]
-        r, doc, _ = serve(d, args, opts=["--trace", t, "--html", h])
+        r, doc, _ = serve(d, args, opts=["--trace", t, "--html", h, "--folded", fo,
+                                         "--sample-bytes", "64K"])
         trace = json.load(open(t))
         with open(h) as f:
             html = f.read()
+        with open(fo) as f:
+            folded = [ln.rsplit(" ", 1) for ln in f.read().splitlines()]
         _, plain, _ = serve(d, args + ["--no-probe"])
     names = [p["name"] for p in doc["phases"]]
     assert names[:7] == ["startup", "probe:load", "probe:context", "probe:teardown", "load",
@@ -238,6 +241,18 @@ def test_fit_probe_load_and_context_are_shown_as_the_probe():
         assert sl[:6] == ["startup", "probe:load", "probe:context", "probe:teardown", "load",
                           "context"], (tid, sl[:8])
     assert '"probe:load"' in html and '"probe:context"' in html, "HTML phases"
+    # the stack samples went with their intervals: the folded lines per phase (samples and
+    # "[not sampled]") add up to the larger of its growth and its sampled bytes, none empty
+    by = {}
+    for stack, n in folded:
+        assert int(n) > 0, (stack, n)
+        by[stack.split(";")[0]] = by.get(stack.split(";")[0], 0) + int(n)
+    for p in (pl, pc, ld, cx):
+        assert p["stacks"]["sampled_bytes"] > 0, p
+        g = sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
+        assert by.get(p["name"]) == max(g, p["stacks"]["sampled_bytes"]), (p["name"], by)
+        # a sample carries the growth since the thread's last one (64 KiB): no more
+        assert p["stacks"]["sampled_bytes"] <= g + 64 * KIB, p
     # the summary's phase table
     assert "\nprobe:context " in r.stdout and "\nprobe:load " in r.stdout, r.stdout
     # without a probe: as before
