@@ -341,8 +341,8 @@ TEST(presets_strings)
 		    "relabel line");
 	ASSERT_TRUE(strstr(out, "llama_decode  (int32 at sp+8 > 1 ? prompt : generate; with "
 			   "bytes at *(sp+56), first n-1: all set ? generate : none ? prompt : "
-			   "mixed; before any tokenize/prompt/generate/mixed, if <= 2: warmup; records "
-			   "tokens)  (its return: host)\n") != NULL, "decode rule");
+			   "mixed; before any tokenize/prompt/generate/mixed, if <= 2: warmup; "
+			   "records tokens)  (its return: host)\n") != NULL, "decode rule");
 	ASSERT_TRUE(strstr(out, "llama_state_seq_get_size_ext  (uint32 at arg 3 & 0x1 ? "
 			   "checkpoint : state)\n") != NULL, "ext rule");
 	ASSERT_TRUE(strstr(out, "\nnone: ") != NULL, "none listed");

@@ -108,7 +108,8 @@ static const struct preset_rule llama_state_data_ext = {
 };
 
 static const char *const llama_phases[] = {
-	"probe:load", "probe:context", "probe:teardown", "load", "context", "warmup", "tokenize", "prompt", "generate", "mixed",
+	"probe:load", "probe:context", "probe:teardown", "load", "context", "warmup",
+	"tokenize", "prompt", "generate", "mixed",
 	"host", "state", "checkpoint", "teardown", NULL,
 };
 
@@ -412,9 +413,9 @@ int presets__check(const struct preset *p, char *err, size_t errlen)
 		for (j = 0; rl->from[j]; j++)
 			if (!rl->to[j] || !has_phase(p, rl->from[j]) || !has_phase(p, rl->to[j]) ||
 			    !strcmp(rl->from[j], rl->to[j]) || !strcmp(rl->from[j], rl->at))
-				return check_err(err, errlen, "%s: relabel at %s: '%s' to '%s' needs "
-						 "two other phases of the preset", p->name, rl->at,
-						 rl->from[j], rl->to[j] ? rl->to[j] : "(null)");
+				return check_err(err, errlen, "%s: relabel at %s: '%s' to '%s' "
+						 "needs two other phases of the preset", p->name,
+						 rl->at, rl->from[j], rl->to[j] ? rl->to[j] : "(null)");
 		if (rl->to[j])
 			return check_err(err, errlen, "%s: relabel at %s: more to than from",
 					 p->name, rl->at);

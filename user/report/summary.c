@@ -301,7 +301,7 @@ void summary__gpu(FILE *f, const struct model *m)
 	for (i = 0; i < g->norigins; i++) {
 		const struct model_gpu_origin *o = &g->origins[i];
 
-		fprintf(f, "  %-7s %-10.10s %9s %4llu x  %s\n", mp_alloc_cls_name(o->cls),
+		fprintf(f, "  %-7s %-*.*s %9s %4llu x  %s\n", mp_alloc_cls_name(o->cls), w, w,
 			m->names[o->phase < MP_MAX_PHASES ? o->phase : 0],
 			util__fmt_bytes(b[0], 24, o->bytes), (unsigned long long)o->calls,
 			utf8__esc_term(esc, sizeof(esc), o->where));
@@ -312,7 +312,7 @@ static void print_mappings(FILE *f, const struct model *m)
 {
 	const struct origin *o;
 	unsigned int i, k;
-	int col;
+	int col, w = name_w(m);
 	bool header = false;
 	char b[24], p[4 * MODEL_PATH_MAX + 1];
 	size_t n, cut;
@@ -324,8 +324,8 @@ static void print_mappings(FILE *f, const struct model *m)
 			const struct model_mapping *mm = &m->top[id][k];
 
 			if (!header) {
-				fprintf(f, "\nTop mappings by growth\n%-10s %-6s %9s  %s\n",
-					"PHASE", "CLASS", "GROWTH", "MAPPING");
+				fprintf(f, "\nTop mappings by growth\n%-*s %-6s %9s  %s\n",
+					w, "PHASE", "CLASS", "GROWTH", "MAPPING");
 				header = true;
 			}
 			/* long paths keep their end, the file name, cut on a character */
@@ -340,7 +340,7 @@ static void print_mappings(FILE *f, const struct model *m)
 			cut = n > 50 ? n - 47 : 0;
 			while (cut && cut < n && ((unsigned char)p[cut] & 0xc0) == 0x80)
 				cut++;
-			col = fprintf(f, "%-10.10s %-6s %9s  %s%s%s", k ? "" : m->names[id],
+			col = fprintf(f, "%-*.*s %-6s %9s  %s%s%s", w, w, k ? "" : m->names[id],
 				      mp_class_name(mm->cls),
 				      util__fmt_bytes(b, sizeof(b), mm->bytes), cut ? "..." : "",
 				      p + cut, mm->deleted ? " (deleted)" : "");
@@ -348,7 +348,7 @@ static void print_mappings(FILE *f, const struct model *m)
 			if (o) {
 				utf8__esc_term(p, sizeof(p), o->label);
 				if (col + 4 + chars_cut(p, 47) > 80)
-					fprintf(f, "\n%29s", "");
+					fprintf(f, "\n%*s", w + 19, "");
 				fprintf(f, " <- %s", p);
 			}
 			fprintf(f, "\n");
@@ -359,7 +359,7 @@ static void print_mappings(FILE *f, const struct model *m)
 
 			for (j = 0; j < k; j++)
 				shown += m->top[id][j].bytes;
-			fprintf(f, "%-10s %-6s %9s  (%u more mappings)\n", "", "",
+			fprintf(f, "%-*s %-6s %9s  (%u more mappings)\n", w, "", "",
 				util__fmt_bytes(b, sizeof(b), m->mapping_bytes[id] - shown),
 				m->nmappings[id] - k);
 		}
