@@ -277,16 +277,20 @@ struct mp_target {
 	__u32 mm_gen;		/* bumped at exec: address spaces of older images are dead */
 	__u32 seen;		/* bit per phase id: phases entered so far (rule guards) */
 	__u32 pad;
+	/*
+	 * What the fault path writes shares the cache lines it already does (64 bytes each:
+	 * the fields above and call_growth; rss and peak_total): the current phase interval's
+	 * counts, sent with the phase event that ends it and reset there.
+	 */
 	__u64 call_growth;	/* RSS growth since the last marker call */
+	__u64 ivl_faults;
+	__u64 ivl_growth[MP_NR_CLASSES];
+	__s64 rss[MP_NR_CLASSES];	/* its own address space's latest RSS, bytes */
+	__s64 peak_total;
 	__u64 last_brk;
 	/* peaks over all its address spaces (an mm's own entry can go before it is read) */
 	__s64 peak[MP_NR_CLASSES];
-	__s64 peak_total;
-	__s64 rss[MP_NR_CLASSES];	/* its own address space's latest RSS, bytes */
-	/* what its current phase interval has counted so far (sent and reset at a change) */
-	__u64 ivl_growth[MP_NR_CLASSES];
 	__u64 ivl_shrink[MP_NR_CLASSES];
-	__u64 ivl_faults;
 	__u64 ivl_map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
 };
 

@@ -190,8 +190,9 @@ def test_fit_probe_load_and_context_are_shown_as_the_probe():
         t, h, fo = (os.path.join(d, n) for n in ("t.json", "r.html", "f.txt"))
         args = ["--model", model, "--ctx-mib", str(ctx_mib), "--requests", "2",
                 "--batch-mib", "4"]
+        # no rate cap: a postponed sample would carry one phase's bytes into the next
         r, doc, _ = serve(d, args, opts=["--trace", t, "--html", h, "--folded", fo,
-                                         "--sample-bytes", "64K"])
+                                         "--sample-bytes", "64K", "--max-samples", "0"])
         trace = json.load(open(t))
         with open(h) as f:
             html = f.read()
