@@ -90,12 +90,18 @@ struct {
 /*
  * Growth since the last marker call of the target in each slot of tslots, per CPU (the
  * fault path writes no line another CPU writes); the tgid tells a new occupant's count
- * from the last one's. Targets in the targets hash count in their call_growth.
+ * from the last one's. Targets in the targets hash count in their call_growth. Also the
+ * target's faults, growth and shrink, monotonic: a phase event takes their sums over the
+ * CPUs less the sums the previous one took (mp_target's ivl_base_*), reading the other
+ * CPUs' lines, never writing them.
  */
 struct call_pc {
 	__u32 tgid;
 	__u32 pad;
 	__u64 growth;
+	__u64 ivl_faults;
+	__u64 ivl_growth[MP_NR_CLASSES];
+	__u64 ivl_shrink[MP_NR_CLASSES];
 };
 
 struct {
@@ -378,24 +384,56 @@ static __always_inline bool target_in_slot(__u32 tgid)
 	return st && st->tgid == tgid;
 }
 
-/* delta bytes of growth in a call of the target's current marker */
-static __always_inline void call_add(struct mp_target *t, __u32 tgid, __u64 delta)
+/* This CPU's counts of the target in its slot (NULL: the target is in the hash). */
+static __always_inline struct call_pc *call_pc_get(__u32 tgid)
 {
-	__u32 slot = tgid & (MP_TSLOTS - 1);
-	struct call_pc *c;
+	__u32 slot = tgid & (MP_TSLOTS - 1), c;
+	struct call_pc *pc;
 
-	if (!target_in_slot(tgid)) {
-		__sync_fetch_and_add(&t->call_growth, delta);
+	if (!target_in_slot(tgid))
+		return NULL;
+	pc = bpf_map_lookup_elem(&call_pc, &slot);
+	if (pc && pc->tgid != tgid) {
+		pc->tgid = tgid;
+		pc->growth = 0;
+		pc->ivl_faults = 0;
+		for (c = 0; c < MP_NR_CLASSES; c++) {
+			pc->ivl_growth[c] = 0;
+			pc->ivl_shrink[c] = 0;
+		}
+	}
+	return pc;
+}
+
+/* delta bytes of growth of class member in the target's phase interval and marker call */
+static __always_inline void call_add(struct mp_target *t, __u32 tgid, __u32 member,
+				     __u64 delta)
+{
+	struct call_pc *c = call_pc_get(tgid);
+
+	member &= MP_NR_CLASSES - 1;
+	if (!c) {
+		__sync_fetch_and_add(&t->ivl_growth[member], delta);
+		if (member != MP_SWAP)
+			__sync_fetch_and_add(&t->call_growth, delta);
 		return;
 	}
-	c = bpf_map_lookup_elem(&call_pc, &slot);
-	if (!c)
-		return;
-	if (c->tgid != tgid) {
-		c->tgid = tgid;
-		c->growth = 0;
-	}
-	c->growth += delta;
+	c->ivl_growth[member] += delta;
+	if (member != MP_SWAP)
+		c->growth += delta;
+}
+
+/* delta bytes of shrink of class member in the target's phase interval */
+static __always_inline void ivl_shrink_add(struct mp_target *t, __u32 tgid, __u32 member,
+					   __u64 delta)
+{
+	struct call_pc *c = call_pc_get(tgid);
+
+	member &= MP_NR_CLASSES - 1;
+	if (c)
+		c->ivl_shrink[member] += delta;
+	else
+		__sync_fetch_and_add(&t->ivl_shrink[member], delta);
 }
 
 struct call_sum_ctx {
@@ -415,6 +453,61 @@ static long call_sum_cb(__u64 cpu, void *data)
 	if (c && c->tgid == x->tgid)
 		x->sum += __sync_lock_test_and_set(&c->growth, 0);
 	return 0;
+}
+
+struct ivl_sum_ctx {
+	__u32 slot;
+	__u32 tgid;
+	__u64 faults;
+	__u64 growth[MP_NR_CLASSES];
+	__u64 shrink[MP_NR_CLASSES];
+};
+
+static long ivl_sum_cb(__u64 cpu, void *data)
+{
+	struct ivl_sum_ctx *x = data;
+	struct call_pc *c;
+	__u32 i;
+
+	if (cpu >= nr_cpus)
+		return 1;
+	c = bpf_map_lookup_percpu_elem(&call_pc, &x->slot, cpu);
+	if (!c || c->tgid != x->tgid)
+		return 0;
+	x->faults += c->ivl_faults;
+	for (i = 0; i < MP_NR_CLASSES; i++) {
+		x->growth[i] += c->ivl_growth[i];
+		x->shrink[i] += c->ivl_shrink[i];
+	}
+	return 0;
+}
+
+/*
+ * What the target counted since its previous phase event: faults f, growth g and shrink sh
+ * per class, address-space bytes mp. The per-CPU sums less the sums the last event took
+ * (exchanged, so two events at once still add up: one may see a negative difference).
+ */
+static __always_inline void ivl_take(struct mp_target *t, __u32 tgid, __u64 *f, __u64 *g,
+				     __u64 *sh, __u64 *mp)
+{
+	struct ivl_sum_ctx x = { .slot = tgid & (MP_TSLOTS - 1), .tgid = tgid };
+	__u32 c;
+
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		g[c] = __sync_lock_test_and_set(&t->ivl_growth[c], 0);
+		sh[c] = __sync_lock_test_and_set(&t->ivl_shrink[c], 0);
+	}
+	for (c = 0; c < MP_NR_IVL_MAP; c++)
+		mp[c] = __sync_lock_test_and_set(&t->ivl_map[c], 0);
+	*f = __sync_lock_test_and_set(&t->ivl_faults, 0);
+	if (!target_in_slot(tgid))
+		return;
+	bpf_loop(MP_MAX_CPUS, ivl_sum_cb, &x, 0);
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		g[c] += x.growth[c] - __sync_lock_test_and_set(&t->ivl_base_growth[c], x.growth[c]);
+		sh[c] += x.shrink[c] - __sync_lock_test_and_set(&t->ivl_base_shrink[c], x.shrink[c]);
+	}
+	*f += x.faults - __sync_lock_test_and_set(&t->ivl_base_faults, x.faults);
 }
 
 /* The growth since the previous marker call ends one "call" of the phase it ran in. */
@@ -542,14 +635,22 @@ static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(handle_fault, unsigned long addr, struct pt_regs *regs, unsigned long error_code)
 {
-	struct mp_target *t = target_of_current(NULL);
 	struct mp_phase_stats *s;
+	struct call_pc *c;
+	struct mp_target *t;
+	__u32 tgid;
 
+	t = target_of_current(&tgid);
 	if (!t)
 		return 0;
 	s = stats_get(t->phase);
 	if (s)
 		s->faults++;
+	c = call_pc_get(tgid);
+	if (c)
+		c->ivl_faults++;
+	else
+		__sync_fetch_and_add(&t->ivl_faults, 1);
 	/* it runs: whatever held it was let go */
 	if (t->flags & MP_T_HELD)
 		__sync_fetch_and_and(&t->flags, ~MP_T_HELD);
@@ -1488,14 +1589,16 @@ static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, st
 
 		if (size < floor)
 			mm->floor[member] = size;
-		if (old > floor)
+		if (old > floor) {
 			s->shrink[member] += old - (size > floor ? size : floor);
+			ivl_shrink_add(t, tgid, member, old - (size > floor ? size : floor));
+		}
 		return;
 	}
 	s->growth[member] += delta;
+	call_add(t, tgid, member, delta);
 	if (member == MP_SWAP)
 		return;	/* swap-out happens in reclaim, not in the target's code */
-	call_add(t, tgid, delta);
 	if (!curr)
 		return;	/* not in the target's context: no mapping, no stack */
 	if (cfg.map_tracking || cfg.stack_mode) {
@@ -1646,6 +1749,7 @@ static __always_inline void sys_exit_mmap(void *ctx, long ret)
 		s->mmap_bytes += in.len;
 		hist_add(s, MP_HIST_MMAP_SIZE, in.len);
 	}
+	__sync_fetch_and_add(&t->ivl_map[MP_IVL_MMAP], in.len);
 	if (in.fd >= 0)
 		map_notice(tgid, t, ret, in.prot & PROT_EXEC);
 	origin_send(ctx, tgid, t, ret, in.len, in.prot, MP_ORIGIN_MMAP);
@@ -1665,6 +1769,7 @@ static __always_inline void sys_exit_munmap(long ret)
 	s = stats_get(t->phase);
 	if (s)
 		s->munmap_bytes += in.len;
+	__sync_fetch_and_add(&t->ivl_map[MP_IVL_MUNMAP], in.len);
 }
 
 static __always_inline void sys_exit_mremap(void *ctx, long ret)
@@ -1687,8 +1792,10 @@ static __always_inline void sys_exit_mremap(void *ctx, long ret)
 	if (in.len2 > in.len) {
 		s->mmap_bytes += in.len2 - in.len;
 		hist_add(s, MP_HIST_MMAP_SIZE, in.len2);
+		__sync_fetch_and_add(&t->ivl_map[MP_IVL_MMAP], in.len2 - in.len);
 	} else {
 		s->munmap_bytes += in.len - in.len2;
+		__sync_fetch_and_add(&t->ivl_map[MP_IVL_MUNMAP], in.len - in.len2);
 	}
 }
 
@@ -1715,10 +1822,13 @@ static __always_inline void sys_exit_brk(void *ctx, __u64 ret)
 	s = stats_get(t->phase);
 	if (!s)
 		return;
-	if (ret > last)
+	if (ret > last) {
 		s->brk_bytes += ret - last;
-	else
+		__sync_fetch_and_add(&t->ivl_map[MP_IVL_BRK], ret - last);
+	} else {
 		s->brk_shrink_bytes += last - ret;
+		__sync_fetch_and_add(&t->ivl_map[MP_IVL_BRK_SHRINK], last - ret);
+	}
 }
 
 /*
@@ -2272,7 +2382,8 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 			o->nonzero = cnt == n ? v : cnt;
 		}
 	}
-	if (r->guard_mask && !(seen & r->guard_mask))
+	if (r->guard_mask && !(seen & r->guard_mask) &&
+	    (!r->guard_max || mp_rule__hit(MP_OP_LE, r->width, r->is_signed, v, r->guard_max)))
 		o->phase = r->guard_phase;
 }
 
@@ -2281,10 +2392,11 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 phase,
 					const struct rule_out *o)
 {
+	__u64 g[MP_NR_CLASSES] = {}, sh[MP_NR_CLASSES] = {}, mp[MP_NR_IVL_MAP] = {}, faults = 0;
 	struct mp_phase_stats *s;
 	struct mp_event *e;
+	__u32 old = t->phase, c;
 	struct mp_mm *mm;
-	__u32 old = t->phase;
 
 	phase &= MP_MAX_PHASES - 1;
 	if (phase == old && (!o || !o->record))
@@ -2295,10 +2407,19 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 		s = stats_get(phase);
 		if (s)
 			s->entries++;
+		/* the old phase's interval ends: take what it counted (lost if the event is) */
+		ivl_take(t, tgid, &faults, g, sh, mp);
 	}
 	e = event_new(MP_EV_PHASE, tgid, old);
 	if (!e)
 		return;
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		e->ivl_growth[c] = g[c];
+		e->ivl_shrink[c] = sh[c];
+	}
+	for (c = 0; c < MP_NR_IVL_MAP; c++)
+		e->ivl_map[c] = mp[c];
+	e->ivl_faults = faults;
 	e->arg = phase;
 	if (o) {
 		e->record = o->record;
@@ -2339,11 +2460,21 @@ int handle_marker(struct pt_regs *ctx)
 		phase_enter(t, tgid, t->phase, &o);
 		return 0;
 	}
-	/* a sticky phase (e.g. warmup) ignores the markers of other phases */
-	if ((cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1)))) && o.phase != t->phase)
+	/*
+	 * A sticky phase (e.g. warmup) its own marker entered ignores the markers of other
+	 * phases. Entered otherwise (a guard's pick of another marker) it is not sticky.
+	 */
+	if ((t->flags & MP_T_STICKY) && o.phase != t->phase) {
 		o.phase = t->phase;
-	else if (rule && rule < cfg.nrules)
-		rule_phase(ctx, rule, t->seen, &o);
+	} else {
+		if (rule && rule < cfg.nrules)
+			rule_phase(ctx, rule, t->seen, &o);
+		o.phase &= MP_MAX_PHASES - 1;
+		if ((cfg.sticky_mask & (1U << o.phase)) && o.phase == MP_COOKIE_PHASE(cookie))
+			__sync_fetch_and_or(&t->flags, MP_T_STICKY);
+		else if (t->flags & MP_T_STICKY)
+			__sync_fetch_and_and(&t->flags, ~MP_T_STICKY);
+	}
 	o.phase &= MP_MAX_PHASES - 1;
 	call_flush(t, tgid);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
@@ -2370,7 +2501,7 @@ int handle_marker_ret(struct pt_regs *ctx)
 	t = target_of_current(&tgid);
 	if (!t || t->phase == phase)
 		return 0;
-	if (cfg.sticky_mask & (1U << (t->phase & (MP_MAX_PHASES - 1))))
+	if (t->flags & MP_T_STICKY)
 		return 0;
 	call_flush(t, tgid);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);

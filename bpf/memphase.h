@@ -99,11 +99,16 @@ struct mp_rule {
 	__u32 mixed_phase;
 	/*
 	 * Optional guard: guard_mask != 0 and the target has entered none of the phases of
-	 * guard_mask (bit per phase id) yet: the call enters guard_phase, whatever the above.
+	 * guard_mask (bit per phase id) yet (and the value is at most guard_max, if set): the
+	 * call enters guard_phase, whatever the above.
 	 */
 	__u32 guard_mask;
 	__u32 guard_phase;
 	__u32 record;		/* enum mp_record: the value is sent with the call's event */
+	__u32 pad2;
+	/* the guard holds only for a value of at most this (compared as the rule compares);
+	 * 0: for any value */
+	__u64 guard_max;
 };
 
 /*
@@ -210,7 +215,8 @@ struct mp_config {
 	__u64 sample_bytes;	/* one stack sample per this much RSS growth of a thread */
 	__u64 sample_interval_ns; /* global cap: 1e9 / max samples per second (0: none) */
 	__u32 map_tracking;	/* classify faults by mapping */
-	__u32 sticky_mask;	/* bit per phase: left only by a marker of that phase */
+	__u32 sticky_mask;	/* bit per phase: entered by a marker of that phase, left only
+				 * by one (a rule's other pick, e.g. a guard's, is not sticky) */
 	__u64 max_rss_bytes;	/* guard: stop a process whose RSS crosses this (0: off) */
 	/* origins: the stack of every mmap/mremap of this size or more (0: no origins) */
 	__u64 origin_min_bytes;
@@ -220,6 +226,15 @@ struct mp_config {
 	__u32 nallocs;		/* allocation rules in use */
 	__u32 pad2;
 	struct mp_alloc_rule allocs[MP_MAX_ALLOC_RULES];
+};
+
+/* Address-space counters of an interval, in the order of mp_phase_stats' mmap_bytes.. */
+enum mp_ivl_map {
+	MP_IVL_MMAP = 0,
+	MP_IVL_MUNMAP = 1,
+	MP_IVL_BRK = 2,
+	MP_IVL_BRK_SHRINK = 3,
+	MP_NR_IVL_MAP = 4,
 };
 
 /* Per-phase counters, a PERCPU_ARRAY indexed by phase id. */
@@ -248,6 +263,7 @@ struct mp_phase_stats {
 #define MP_T_HELD	(1U << 6)	/* stopped by the BPF side until user space continues it */
 #define MP_T_ORPHANS	(1U << 7)	/* ended threads left growth to look up (BPF only) */
 #define MP_T_HEAP_ORIGIN (1U << 8)	/* the heap's origin (its first brk growth) was sent */
+#define MP_T_STICKY	(1U << 9)	/* in a sticky phase its own marker entered (BPF) */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
@@ -265,6 +281,20 @@ struct mp_target {
 	__u32 own_mm;		/* mm id of its own address space (its entry in mms: its RSS) */
 	__u64 call_growth;	/* RSS growth since the last marker call (targets in the hash;
 				 * those in their slot count it per CPU: the BPF side's call_pc) */
+	/*
+	 * The current phase interval's counts, sent with the phase event that ends it: what
+	 * the fault path counts (faults, growth, shrink) here only for a target in the hash
+	 * (reset at the event); one in its slot counts them per CPU (call_pc, monotonic) and
+	 * the event takes their sums less ivl_base, the sums at the previous event. The
+	 * syscalls' address-space bytes are counted here (reset at the event).
+	 */
+	__u64 ivl_faults;
+	__u64 ivl_growth[MP_NR_CLASSES];
+	__u64 ivl_shrink[MP_NR_CLASSES];
+	__u64 ivl_map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
+	__u64 ivl_base_faults;
+	__u64 ivl_base_growth[MP_NR_CLASSES];
+	__u64 ivl_base_shrink[MP_NR_CLASSES];
 	__u64 last_brk;
 	/* peaks of its address spaces whose entry in mms was taken over before it was read */
 	__s64 peak[MP_NR_CLASSES];
@@ -380,6 +410,15 @@ struct mp_event {
 	__u64 cg_id;		/* kernfs id: the cgroup directory's inode number */
 	__u64 cg_limit;		/* bytes */
 	char cg_name[64];
+	/*
+	 * PHASE with a change: what the process counted in the interval of old_phase that
+	 * ends here (growth and shrink per class, faults), so that a later marker can show an
+	 * interval as another phase (a preset's relabel: the --fit probe's load).
+	 */
+	__u64 ivl_growth[MP_NR_CLASSES];
+	__u64 ivl_shrink[MP_NR_CLASSES];
+	__u64 ivl_faults;
+	__u64 ivl_map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
 };
 
 /* ---- sampled stacks ---- */

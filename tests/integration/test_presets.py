@@ -7,8 +7,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import KIB, MIB  # noqa: E402
 
-LLAMA_PHASES = ["startup", "load", "context", "fit-probe", "warmup", "tokenize", "prompt",
-                "generate", "mixed", "host", "state", "checkpoint", "teardown"]
+LLAMA_PHASES = ["startup", "probe:load", "probe:context", "probe:teardown", "load", "context",
+                "warmup", "tokenize", "prompt", "generate", "mixed", "host", "state",
+                "checkpoint", "teardown"]
 # what the driver enters, in order (host: after each llama_decode returns)
 DRIVER_ORDER = ["startup", "load", "context", "prompt", "host", "generate", "state",
                 "checkpoint", "teardown"]
@@ -45,13 +46,16 @@ def test_list_presets():
     for line in ("    load       llama_model_load_from_file\n",
                  "    prompt     llama_decode  (int32 at sp+8 > 1 ? prompt : generate; with "
                  "bytes at *(sp+56), first n-1: all set ? generate : none ? prompt : mixed; "
-                 "records tokens)  (its return: host)\n",
+                 "before any tokenize/prompt/generate/mixed, if <= 2: warmup; records tokens)"
+                 "  (its return: host)\n",
                  "    teardown   llama_free  (uint64 at arg 1 == 0 ? teardown : teardown; "
-                 "before any warmup/prompt/generate/mixed: fit-probe)\n",
+                 "before any warmup/prompt/generate/mixed: probe:teardown)\n",
+                 "  entering probe:teardown shows what came since it was last entered as: "
+                 "load -> probe:load, context -> probe:context\n",
                  "    state      llama_state_seq_get_data_ext  (uint32 at arg 5 & 0x1 ? "
                  "checkpoint : state)\n",
                  "    teardown   llama_free_model  (uint64 at arg 1 == 0 ? teardown : "
-                 "teardown; before any warmup/prompt/generate/mixed: fit-probe)\n"):
+                 "teardown; before any warmup/prompt/generate/mixed: probe:teardown)\n"):
         assert line in out, (line, out)
     assert "\nnone: " in out, out
 

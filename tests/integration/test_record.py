@@ -375,6 +375,9 @@ def test_report_replays_requests_and_the_context():
                           "--prompt-batches", "1", "--batch-mib", "2", "--report",
                           os.path.join(d, "report.txt")])
         assert len(a["requests"]) >= 3 and a["request_fit"], a["requests"]
+        # the --fit probe's load and context, shown as such by the free after them
+        names = [p["name"] for p in a["phases"]]
+        assert names[1:4] == ["probe:load", "probe:context", "probe:teardown"], names
         assert a["context"]["tokens_seen"] > 0, a["context"]
 
 

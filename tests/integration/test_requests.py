@@ -7,6 +7,7 @@ llama_set_warmup(true/false), then requests: tokenize, prompt batches (logits on
 token), generation steps of one token per slot (all logits set), optionally the first step
 joined with a prompt chunk (a mixed batch), detokenize. Its amounts are exact page counts.
 """
+import json
 import os
 import sys
 
@@ -44,10 +45,11 @@ def test_server_phases_requests_and_context():
                                 "--slots", str(slots), "--token-kib", str(token_kib),
                                 "--tokenize-kib", str(tok_kib), "--mixed"])
     names = [p["name"] for p in doc["phases"]]
-    # the --fit probe's context is freed before any decode: fit-probe, not teardown, and
-    # it comes before the warm-up
-    assert "fit-probe" in names and names.index("fit-probe") < names.index("warmup"), names
-    probe = harness.phase(doc, "fit-probe")
+    # the --fit probe's context is freed before any decode: probe:teardown, not teardown,
+    # and it comes before the warm-up
+    assert "probe:teardown" in names, names
+    assert names.index("probe:teardown") < names.index("warmup"), names
+    probe = harness.phase(doc, "probe:teardown")
     assert probe["rss_shrink_bytes"]["anon"] == ctx_mib * MIB, probe
     # the real teardown comes last and frees the rest
     assert names[-1] == "teardown", names
@@ -114,7 +116,7 @@ def test_parallel_slots_generate_without_mixing():
                               "--tokens", "5", "--slots", "2", "--token-kib", "64",
                               "--no-probe"])
     names = [p["name"] for p in doc["phases"]]
-    assert "mixed" not in names and "fit-probe" not in names, names
+    assert "mixed" not in names and "probe:teardown" not in names, names
     assert harness.phase(doc, "generate")["calls"] == 15
     harness.assert_close(anon(doc, "generate"), 15 * 2 * 64 * KIB, 16 * KIB, "generate")
     assert harness.phase(doc, "prompt")["calls"] == 3
@@ -164,3 +166,127 @@ def test_request_marker_defines_requests():
         assert "--request nosuchsym never attached" in r.stdout, r.stdout
         assert doc["requests"] == [], doc["requests"]
         assert [u["symbol"] for u in doc["unmatched_markers"]] == ["nosuchsym"], doc
+
+
+def model_file(d, mib):
+    """A model file of mib MiB that the stand-in maps with MAP_POPULATE (file RSS)."""
+    path = os.path.join(d, "model.gguf")
+    with open(path, "wb") as f:
+        f.write(os.urandom(mib * MIB))
+    os.chmod(path, 0o644)
+    return path
+
+
+def test_fit_probe_load_and_context_are_shown_as_the_probe():
+    """llama-server's --fit probe: a model and a context freed before any decode. The free
+    shows the load and context before it as probe:load and probe:context, everywhere: the
+    phase table (growth, shrink, faults, calls, entries, time), the intervals, the timeline,
+    the trace's slices and the HTML report. The real load and context keep exactly theirs;
+    a run without the probe shows no probe phase."""
+    harness.need_root()
+    model_mib, ctx_mib = 3, 8
+    with harness.workdir() as d:
+        model = model_file(d, model_mib)
+        t, h, fo = (os.path.join(d, n) for n in ("t.json", "r.html", "f.txt"))
+        args = ["--model", model, "--ctx-mib", str(ctx_mib), "--requests", "2",
+                "--batch-mib", "4"]
+        # no rate cap: a postponed sample would carry one phase's bytes into the next
+        r, doc, _ = serve(d, args, opts=["--trace", t, "--html", h, "--folded", fo,
+                                         "--sample-bytes", "64K", "--max-samples", "0"])
+        trace = json.load(open(t))
+        with open(h) as f:
+            html = f.read()
+        with open(fo) as f:
+            folded = [ln.rsplit(" ", 1) for ln in f.read().splitlines()]
+        _, plain, _ = serve(d, args + ["--no-probe"])
+    names = [p["name"] for p in doc["phases"]]
+    assert names[:7] == ["startup", "probe:load", "probe:context", "probe:teardown", "load",
+                         "context", "warmup"], names
+    pl, pc, pt = (harness.phase(doc, n) for n in ("probe:load", "probe:context",
+                                                  "probe:teardown"))
+    ld, cx = harness.phase(doc, "load"), harness.phase(doc, "context")
+    # the real load maps the model again: exactly its pages (MAP_POPULATE), the code it
+    # runs was faulted in by the probe's; the real context touches exactly ctx_mib
+    assert ld["rss_growth_bytes"] == {"anon": 0, "file": model_mib * MIB, "shmem": 0,
+                                      "swap": 0}, ld
+    assert cx["rss_growth_bytes"]["anon"] == ctx_mib * MIB, cx
+    # the probe's: the model's pages plus the first run of the loader's code (as the first
+    # load of a run without a probe), its context exactly, all freed by its teardown
+    assert 0 <= pl["rss_growth_bytes"]["file"] - model_mib * MIB <= 256 * KIB, pl
+    first = harness.phase(plain, "load")["rss_growth_bytes"]["file"]
+    assert abs(pl["rss_growth_bytes"]["file"] - first) <= 128 * KIB, (pl, first)
+    assert pc["rss_growth_bytes"]["anon"] == ctx_mib * MIB, pc
+    assert pt["rss_shrink_bytes"]["anon"] == ctx_mib * MIB, pt
+    assert pt["rss_shrink_bytes"]["file"] == model_mib * MIB, pt
+    # the address space's counters moved too: each load mapped the model once
+    assert pl["mmap_bytes"] >= model_mib * MIB and ld["mmap_bytes"] == model_mib * MIB, ld
+    assert pt["munmap_bytes"] >= (model_mib + ctx_mib) * MIB, pt
+    # faults moved with the bytes: a fault per page of the context
+    assert pc["faults"] >= ctx_mib * MIB // 4096 and cx["faults"] >= ctx_mib * MIB // 4096
+    for p in (pl, pc, ld, cx):
+        assert p["entries"] == 1 and p["calls"] == 1, p
+        assert len(p["intervals"]) == 1, p
+        iv = p["intervals"][0]
+        assert abs((iv["end_s"] - iv["start_s"]) - p["time_s"]) < 1e-6, p
+    assert pl["intervals"][0]["end_s"] <= pc["intervals"][0]["start_s"] + 1e-9
+    assert pc["intervals"][0]["end_s"] <= pt["intervals"][0]["start_s"] + 1e-9
+    assert pt["intervals"][0]["end_s"] <= ld["intervals"][0]["start_s"] + 1e-9
+    # the RSS timeline names no phase the table lacks
+    assert {s["phase"] for s in doc["timeline"]["samples"]} <= set(names), doc["timeline"]
+    # the trace: the timeline's slices and the main thread's
+    root = doc["target"]["pid"]
+    for tid in (0, root):
+        sl = [e["name"] for e in sorted((e for e in trace["traceEvents"] if e["ph"] == "X" and
+                                         e["pid"] == root and e["tid"] == tid),
+                                        key=lambda e: e["ts"])]
+        assert sl[:6] == ["startup", "probe:load", "probe:context", "probe:teardown", "load",
+                          "context"], (tid, sl[:8])
+    assert '"probe:load"' in html and '"probe:context"' in html, "HTML phases"
+    # the stack samples went with their intervals: the folded lines per phase (samples and
+    # "[not sampled]") add up to the larger of its growth and its sampled bytes, none empty
+    by = {}
+    for stack, n in folded:
+        assert int(n) > 0, (stack, n)
+        by[stack.split(";")[0]] = by.get(stack.split(";")[0], 0) + int(n)
+    for p in (pl, pc, ld, cx):
+        assert p["stacks"]["sampled_bytes"] > 0, p
+        g = sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
+        assert by.get(p["name"]) == max(g, p["stacks"]["sampled_bytes"]), (p["name"], by)
+        # a sample carries the growth since the thread's last one (64 KiB): no more
+        assert p["stacks"]["sampled_bytes"] <= g + 64 * KIB, p
+    # the summary's phase table
+    assert "\nprobe:context " in r.stdout and "\nprobe:load " in r.stdout, r.stdout
+    # without a probe: as before
+    pnames = [p["name"] for p in plain["phases"]]
+    assert not [n for n in pnames if n.startswith("probe:")], pnames
+    assert pnames[:4] == ["startup", "load", "context", "warmup"], pnames
+    assert harness.phase(plain, "context")["rss_growth_bytes"]["anon"] == ctx_mib * MIB
+    assert 0 <= first - model_mib * MIB <= 256 * KIB, first
+
+
+def test_warmup_of_the_newest_llama_cpp_without_llama_set_warmup():
+    """The newest common_init_from_params(): llama_decode(llama_batch_get_one({bos, eos})),
+    llama_memory_clear, llama_synchronize, llama_perf_context_reset, no llama_set_warmup.
+    The decode is warmup (not a prompt, not a request, not the context's tokens); the
+    requests after it are as with the bracketed warm-up."""
+    harness.need_root()
+    nreq, batches, batch_mib, tokens = 3, 2, 4, 4
+    args = ["--requests", str(nreq), "--prompt-batches", str(batches), "--batch-mib",
+            str(batch_mib), "--tokens", str(tokens), "--token-kib", "64", "--no-probe"]
+    with harness.workdir() as d:
+        _, doc, _ = serve(d, args + ["--warmup", "common"])
+        _, old, _ = serve(d, args)
+    for dd in (doc, old):
+        names = [p["name"] for p in dd["phases"]]
+        assert names.index("warmup") < names.index("prompt"), names
+        w = harness.phase(dd, "warmup")
+        harness.assert_close(w["rss_growth_bytes"]["anon"], batch_mib * MIB, 8 * KIB, "warmup")
+        harness.assert_close(anon(dd, "prompt"), nreq * batches * batch_mib * MIB, 16 * KIB,
+                             "prompt")
+        assert harness.phase(dd, "prompt")["calls"] == nreq * batches
+        assert len(dd["requests"]) == nreq, dd["requests"]
+        assert dd["context"]["tokens_seen"] == nreq * (batches * 64 + tokens), dd["context"]
+    # the decode is the warm-up's only call; its return is the host's
+    assert harness.phase(doc, "warmup")["calls"] == 1
+    names = [p["name"] for p in doc["phases"]]
+    assert names[names.index("warmup") + 1] == "host", names

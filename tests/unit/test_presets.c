@@ -70,7 +70,8 @@ static bool ruled(const char *symbol, const char *phase, __u32 src, __u32 at, __
 
 TEST(presets_llama_table)
 {
-	static const char *const names[] = { "startup", "load", "context", "fit-probe", "warmup",
+	static const char *const names[] = { "startup", "probe:load", "probe:context",
+					     "probe:teardown", "load", "context", "warmup",
 					     "tokenize", "prompt", "generate", "mixed", "host",
 					     "state", "checkpoint", "teardown" };
 	const struct preset *llama = presets__find("llama");
@@ -80,8 +81,8 @@ TEST(presets_llama_table)
 	if (!ASSERT_OK_PTR(llama, "llama preset") || !ASSERT_OK(phases__init(&ph, llama), "init"))
 		return;
 	ASSERT_TRUE(ph.preset == llama, "preset kept");
-	ASSERT_EQ(ph.nphases, 13, "phases");
-	for (i = 0; i < ph.nphases && i < 13; i++)
+	ASSERT_EQ(ph.nphases, 15, "phases");
+	for (i = 0; i < ph.nphases && i < 15; i++)
 		ASSERT_STREQ(ph.names[i], names[i], "phase order");
 	ASSERT_EQ(ph.nmarkers, 20, "markers");
 	ASSERT_EQ(ph.nrules, 10, "rules: none + 9");
@@ -112,7 +113,12 @@ TEST(presets_llama_table)
 		ASSERT_EQ(r->none_phase, (__u32)id("prompt"), "none set: prompt");
 		ASSERT_EQ(r->mixed_phase, (__u32)id("mixed"), "some: mixed");
 		ASSERT_EQ(r->record, MP_REC_TOKENS, "records tokens");
-		ASSERT_EQ(r->guard_mask, 0, "no guard");
+		/* the first decode before any tokenize: the warm-up (no llama_set_warmup) */
+		ASSERT_EQ(r->guard_phase, (__u32)id("warmup"), "guard: warmup");
+		ASSERT_EQ(r->guard_mask, (1U << id("tokenize")) | (1U << id("prompt")) |
+			  (1U << id("generate")) | (1U << id("mixed")),
+			  "before any tokenize or decode");
+		ASSERT_EQ(r->guard_max, 2, "of at most two tokens");
 		ASSERT_EQ(mk->ret_phase, id("host"), "returns to host");
 		ASSERT_EQ(phases__ret_cookie(mk), MP_COOKIE_RET | (__u64)id("host"), "ret cookie");
 	}
@@ -129,7 +135,7 @@ TEST(presets_llama_table)
 		  "teardown")) {
 		const struct mp_rule *r = &ph.rules[marker_of(&ph, "llama_free")->rule];
 
-		ASSERT_EQ(r->guard_phase, (__u32)id("fit-probe"), "guard: fit-probe");
+		ASSERT_EQ(r->guard_phase, (__u32)id("probe:teardown"), "guard: probe:teardown");
 		ASSERT_EQ(r->guard_mask, (1U << id("warmup")) | (1U << id("prompt")) |
 			  (1U << id("generate")) | (1U << id("mixed")), "decode phases");
 	}
@@ -239,6 +245,29 @@ TEST(presets_check_rejects)
 	ASSERT_EQ(presets__check(&p, err, sizeof(err)), -EINVAL, "description");
 	p.description = "test";
 	ASSERT_OK(presets__check(&p, err, sizeof(err)), "good again");
+	{
+		static const char *const ph3[] = { "a", "b", "g:a", NULL };
+		static const char *const from[] = { "a", NULL }, *const to[] = { "g:a", NULL };
+		static const char *const to2[] = { "c", NULL }, *const two[] = { "g:a", "b", NULL };
+		struct preset_relabel rl[] = { { .at = "b", .from = from, .to = to }, {} };
+
+		p.phases = ph3;
+		p.relabel = rl;
+		ASSERT_OK(presets__check(&p, err, sizeof(err)), "relabel, ':' in a name");
+		rl[0].to = to2;
+		ASSERT_EQ(presets__check(&p, err, sizeof(err)), -EINVAL, "to not in the preset");
+		rl[0].to = two;
+		ASSERT_EQ(presets__check(&p, err, sizeof(err)), -EINVAL, "more to than from");
+		rl[0].to = to;
+		rl[0].at = "a";
+		ASSERT_EQ(presets__check(&p, err, sizeof(err)), -EINVAL, "at relabels itself");
+		rl[0].at = "b";
+		static const char *const colon[] = { "a", "b", ":x", NULL };
+		p.phases = colon;
+		p.relabel = NULL;
+		ASSERT_EQ(presets__check(&p, err, sizeof(err)), -EINVAL, "leading ':'");
+		p.phases = phases;
+	}
 }
 
 /* The comparison BPF runs on the value it read. */
@@ -288,11 +317,11 @@ TEST(presets_strings)
 	if (!ASSERT_OK_PTR(llama, "llama") || !ASSERT_OK(phases__init(&ph, llama), "init"))
 		return;
 	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_decode"), buf, sizeof(buf)),
-		     "prompt/generate/mixed", "decode marker");
+		     "prompt/generate/mixed/warmup", "decode marker");
 	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_state_seq_get_data_ext"), buf,
 					sizeof(buf)), "checkpoint/state", "ext marker");
 	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_free"), buf, sizeof(buf)),
-		     "teardown/fit-probe", "guarded marker");
+		     "teardown/probe:teardown", "guarded marker");
 	ASSERT_STREQ(phases__marker_str(&ph, marker_of(&ph, "llama_init_from_model"), buf,
 					sizeof(buf)), "context", "one phase either way");
 	presets__names(buf, sizeof(buf));
@@ -304,12 +333,16 @@ TEST(presets_strings)
 	presets__fprint(f);
 	fclose(f);
 	ASSERT_TRUE(!strncmp(out, "llama: ", 7), "starts with the llama preset");
-	ASSERT_TRUE(strstr(out, "phases: startup, load, context, fit-probe, warmup, tokenize, "
-			   "prompt, generate, mixed, host, state, checkpoint, teardown\n") != NULL,
-		    "phases line");
+	ASSERT_TRUE(strstr(out, "phases: startup, probe:load, probe:context, probe:teardown, "
+			   "load, context, warmup, tokenize, prompt, generate, mixed, host, "
+			   "state, checkpoint, teardown\n") != NULL, "phases line");
+	ASSERT_TRUE(strstr(out, "  entering probe:teardown shows what came since it was last "
+			   "entered as: load -> probe:load, context -> probe:context\n") != NULL,
+		    "relabel line");
 	ASSERT_TRUE(strstr(out, "llama_decode  (int32 at sp+8 > 1 ? prompt : generate; with "
 			   "bytes at *(sp+56), first n-1: all set ? generate : none ? prompt : "
-			   "mixed; records tokens)  (its return: host)\n") != NULL, "decode rule");
+			   "mixed; before any tokenize/prompt/generate/mixed, if <= 2: warmup; "
+			   "records tokens)  (its return: host)\n") != NULL, "decode rule");
 	ASSERT_TRUE(strstr(out, "llama_state_seq_get_size_ext  (uint32 at arg 3 & 0x1 ? "
 			   "checkpoint : state)\n") != NULL, "ext rule");
 	ASSERT_TRUE(strstr(out, "\nnone: ") != NULL, "none listed");

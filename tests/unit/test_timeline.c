@@ -228,3 +228,28 @@ TEST(timeline_from_model)
 	model__free(&m);
 	timeline__free(tl);
 }
+
+/* A relabel: the samples of its span, and only those, show the new phases. */
+TEST(timeline_relabel)
+{
+	struct timeline *tl = timeline__new(64, 10.0);
+	__u8 to[MP_MAX_PHASES] = {};
+	unsigned int i;
+
+	if (!ASSERT_OK_PTR(tl, "new"))
+		return;
+	for (i = 0; i < 10; i++)
+		add_anon(tl, (i + 1) * TICK, i * MIB, i < 3 ? 1 : i < 6 ? 2 : 3);
+	to[1] = 5;	/* 1 -> 4 */
+	to[2] = 6;	/* 2 -> 5 */
+	timeline__relabel(tl, 2 * TICK, 5 * TICK, to);
+	ASSERT_EQ(timeline__at(tl, 0)->phase, 1, "before the span");
+	ASSERT_EQ(timeline__at(tl, 1)->phase, 4, "in it: 1 -> 4");
+	ASSERT_EQ(timeline__at(tl, 2)->phase, 4, "in it: 1 -> 4");
+	ASSERT_EQ(timeline__at(tl, 3)->phase, 5, "in it: 2 -> 5");
+	ASSERT_EQ(timeline__at(tl, 4)->phase, 5, "its end");
+	ASSERT_EQ(timeline__at(tl, 5)->phase, 2, "after it");
+	ASSERT_EQ(timeline__at(tl, 7)->phase, 3, "not relabelled");
+	ASSERT_EQ(timeline__last(tl)->phase, 3, "last");
+	timeline__free(tl);
+}

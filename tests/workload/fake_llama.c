@@ -449,6 +449,30 @@ LLAMA_API void llama_set_warmup(struct llama_context *ctx, bool warmup)
 		ctx->warmup = warmup;
 }
 
+/* The "KV cache" stays mapped and touched: clearing it forgets its cells, frees nothing. */
+LLAMA_API llama_memory_t llama_get_memory(const struct llama_context *ctx)
+{
+	return ctx && ctx->in_use ? (llama_memory_t)ctx : NULL;
+}
+
+LLAMA_API void llama_memory_clear(llama_memory_t mem, bool data)
+{
+	struct llama_context *ctx = (struct llama_context *)mem;
+
+	if (ctx && data && ctx->kv)
+		touch_pages(ctx->kv, ctx->kv_len);
+}
+
+LLAMA_API void llama_synchronize(struct llama_context *ctx)
+{
+	(void)ctx;
+}
+
+LLAMA_API void llama_perf_context_reset(struct llama_context *ctx)
+{
+	(void)ctx;
+}
+
 /* A checkpoint (PARTIAL_ONLY) is the SWA/recurrent part only: its own, smaller size. */
 static size_t state_size(struct llama_context *ctx, llama_state_seq_flags flags)
 {

@@ -118,6 +118,14 @@ LLAMA_API int32_t llama_detokenize(const struct llama_vocab *vocab, const llama_
 				   bool remove_special, bool unparse_special);
 LLAMA_API void llama_set_warmup(struct llama_context *ctx, bool warmup);
 
+/* The context's memory (KV cache) and, as upstream's common_init_from_params() after its
+ * warm-up decode, clearing it; waiting for the backend; resetting the perf counters. */
+typedef struct llama_memory_i *llama_memory_t;
+LLAMA_API llama_memory_t llama_get_memory(const struct llama_context *ctx);
+LLAMA_API void llama_memory_clear(llama_memory_t mem, bool data);
+LLAMA_API void llama_synchronize(struct llama_context *ctx);
+LLAMA_API void llama_perf_context_reset(struct llama_context *ctx);
+
 /*
  * 0 on success, -1 for an invalid batch (n_tokens <= 0 or no context), -2 when memory for the
  * batch could not be mapped.

@@ -2,8 +2,12 @@
 /*
  * llama-serve: drives the fake libllama.so the way llama-server does, with known amounts:
  *   1. the --fit probe: load the model, create a context, free both before any decode;
- *   2. the real load and context (n_ctx --n-ctx), and the warm-up decode between
- *      llama_set_warmup(ctx, true) and (ctx, false);
+ *   2. the real load and context (n_ctx --n-ctx), and the warm-up decode: by default
+ *      between llama_set_warmup(ctx, true) and (ctx, false); with --warmup common as the
+ *      newest llama.cpp's common_init_from_params() does it (no llama_set_warmup, which
+ *      upstream deprecated): llama_decode(llama_batch_get_one({bos, eos})), then
+ *      llama_memory_clear(llama_get_memory(ctx), true), llama_synchronize,
+ *      llama_perf_context_reset; --warmup none skips it;
  *   3. requests, one after another (--requests N, 0 = until killed): tokenize the prompt
  *      (--tokenize-kib kept per call), decode it in --prompt-batches batches of
  *      --batch-tokens with logits on the last token only (--batch-mib each), then --tokens
@@ -46,7 +50,9 @@ static struct {
 	uint64_t slots, tokenize_kib, sleep_ms, hold_ms, pin_kib, vram_mib, gpu_hold_ms;
 	const char *cudart;
 	int mixed, no_probe;
+	const char *warmup;
 } o = {
+	.warmup = "bracket",
 	.n_ctx = 4096, .requests = 3, .batches = 2, .batch_tokens = 64, .tokens = 4, .slots = 1,
 	.pin_kib = 1024, .vram_mib = 16, .gpu_hold_ms = 300,
 };
@@ -213,7 +219,8 @@ int main(int argc, char **argv)
 		{ "sleep-ms", 1, NULL, 'z' }, { "mixed", 0, NULL, 'x' },
 		{ "no-probe", 0, NULL, 'p' }, { "hold-ms", 1, NULL, 'h' },
 		{ "cudart", 1, NULL, 'g' }, { "pin-kib", 1, NULL, 'P' },
-		{ "vram-mib", 1, NULL, 'V' }, { "gpu-hold-ms", 1, NULL, 'H' }, {},
+		{ "vram-mib", 1, NULL, 'V' }, { "gpu-hold-ms", 1, NULL, 'H' },
+		{ "warmup", 1, NULL, 'w' }, {},
 	};
 	struct fakellama_work w = {};
 	struct llama_model_params mp = llama_model_default_params();
@@ -234,6 +241,7 @@ int main(int argc, char **argv)
 		case 'P': v = &o.pin_kib; break;
 		case 'V': v = &o.vram_mib; break;
 		case 'H': v = &o.gpu_hold_ms; break;
+		case 'w': o.warmup = optarg; break;
 		case 'c': v = &o.n_ctx; break;
 		case 'C': v = &o.ctx_mib; break;
 		case 'q': v = &o.requests; break;
@@ -285,11 +293,25 @@ int main(int argc, char **argv)
 	ctx = model ? llama_init_from_model(model, cp) : NULL;
 	if (!ctx)
 		return 1;
-	/* common_init_from_params' warm-up: a decode of two tokens, bracketed */
-	llama_set_warmup(ctx, true);
-	if (decode(ctx, 2, 0, true))
-		return 1;
-	llama_set_warmup(ctx, false);
+	if (!strcmp(o.warmup, "bracket")) {
+		/* common_init_from_params' warm-up: a decode of two tokens, bracketed */
+		llama_set_warmup(ctx, true);
+		if (decode(ctx, 2, 0, true))
+			return 1;
+		llama_set_warmup(ctx, false);
+	} else if (!strcmp(o.warmup, "common")) {
+		/* the newest: bos and eos in llama_batch_get_one, then the memory cleared */
+		toks[0] = 1;
+		toks[1] = 2;
+		if (llama_decode(ctx, llama_batch_get_one(toks, 2)))
+			return 1;
+		llama_memory_clear(llama_get_memory(ctx), true);
+		llama_synchronize(ctx);
+		llama_perf_context_reset(ctx);
+	} else if (strcmp(o.warmup, "none")) {
+		fprintf(stderr, "llama-serve: --warmup bracket, common or none\n");
+		return 2;
+	}
 	for (r = 1; !o.requests || r <= o.requests; r++) {
 		report(r);
 		gpu.req = r;

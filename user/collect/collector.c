@@ -141,12 +141,58 @@ static void oom_forensics(struct collector *c, const struct mp_event *e)
 	recorder__oom_info(c->rec, o);
 }
 
+/*
+ * A preset's relabels, by the model's phase names (live: the preset's; a replay: the
+ * recording's). A name the model lacks leaves that pair out.
+ */
+static int relabels_set(struct model *m, const struct preset *p)
+{
+	__u32 from[MP_MAX_PHASES], to[MP_MAX_PHASES], at;
+	unsigned int k, i, n;
+	int f, t, err;
+
+	for (k = 0; p && p->relabel && p->relabel[k].at; k++) {
+		const struct preset_relabel *rl = &p->relabel[k];
+		int a = -1;
+
+		for (i = 0; i < m->nphases; i++)
+			if (!strcmp(m->names[i], rl->at))
+				a = i;
+		if (a < 0)
+			continue;
+		at = a;
+		for (i = n = 0; rl->from[i] && rl->to[i] && n < MP_MAX_PHASES; i++) {
+			for (f = t = -1; (unsigned int)++f < m->nphases;)
+				if (!strcmp(m->names[f], rl->from[i]))
+					break;
+			while ((unsigned int)++t < m->nphases)
+				if (!strcmp(m->names[t], rl->to[i]))
+					break;
+			if ((unsigned int)f >= m->nphases || (unsigned int)t >= m->nphases)
+				continue;
+			from[n] = f;
+			to[n++] = t;
+		}
+		err = model__add_relabel(m, at, from, to, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* What an event does to the model: the same live and in a replay. */
 static void apply_event(struct collector *c, const struct mp_event *e)
 {
+	unsigned int nrelabeled = c->m->nrelabeled;
 	char comm[MP_COMM_LEN + 1];
 
 	model__on_event(c->m, e);
+	/* the history sampled so far shows the relabelled phases too */
+	for (; nrelabeled < c->m->nrelabeled; nrelabeled++) {
+		const struct model_relabeled *w = &c->m->relabeled[nrelabeled];
+
+		timeline__relabel(c->tl, w->from_ns, w->to_ns, c->m->relabels[w->k].to);
+	}
 	switch (e->type) {
 	case MP_EV_EXIT:
 		if (e->pid == c->m->root_pid)
@@ -431,6 +477,9 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 		if (err)
 			return err;
 	}
+	err = relabels_set(c->m, c->phases->preset);
+	if (err)
+		return err;
 	return argv ? model__set_argv(c->m, argv) : 0;
 }
 
@@ -908,6 +957,10 @@ int collector__replay_setup(struct collector *c, int request_phase, __u32 idle, 
 
 	model__set_requests(c->m, request_phase, idle, end, lead);
 	c->m->request_by_marker = by_marker;
+	c->m->nrelabels = 0;
+	ret = relabels_set(c->m, preset[0] ? presets__find(preset) : NULL);
+	if (ret)
+		return ret;
 	causerules__free(r);
 	causerules__init(r);
 	ret = causerules__parse(r, presets__causes(), "data/causes.rules", err, sizeof(err));

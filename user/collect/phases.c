@@ -80,6 +80,7 @@ static int rule_add(struct phases *p, const struct preset_rule *r, __u32 marker_
 		if (g < 0)
 			return -EINVAL;
 		br->guard_phase = g;
+		br->guard_max = r->guard_max;
 		br->guard_mask = phases__mask(p, r->guard_unseen);
 		if (!br->guard_mask)
 			return -EINVAL;

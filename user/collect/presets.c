@@ -25,13 +25,29 @@
  * that joins prompt chunks and generation tokens (continuous batching: "mixed"). Without
  * logits (llama_batch_get_one) more than one token is prompt eval, one token generation.
  * The decode's n_tokens is recorded (tokens per request).
+ *
+ * A decode of at most two tokens before any tokenize or prompt/generation decode is the
+ * start-up warm-up. The newest llama.cpp no longer calls llama_set_warmup (include/llama.h
+ * marks it DEPRECATED: "user code should do warmup runs manually"):
+ * common_init_from_params() (common/common.cpp) decodes llama_batch_get_one({bos, eos})
+ * (one token when the vocab lacks one of them) right after creating the context, then
+ * llama_memory_clear(), llama_synchronize(), llama_perf_context_reset(), and
+ * common_context_can_seq_rm() checks the context with a decode of two tokens, then clears
+ * it; llama-server and llama-cli tokenize nothing before them (a prompt is tokenized before
+ * its first decode). A program that tokenizes by itself still has its first prompt batch
+ * (of more than two tokens) as prompt. Older builds bracket the warm-up decode with
+ * llama_set_warmup(ctx, true/false) (below).
  */
+static const char *const llama_before_first_decode[] = {
+	"tokenize", "prompt", "generate", "mixed", NULL,
+};
 static const struct preset_rule llama_decode_batch = {
 	.src = MP_SRC_STACK, .at = 8, .width = 4, .is_signed = true,
 	.op = MP_OP_GT, .value = 1, .then_phase = "prompt", .else_phase = "generate",
 	.arr_at = 8 + 48, .arr_trim = 1,
 	.all_phase = "generate", .none_phase = "prompt", .mixed_phase = "mixed",
 	.record = MP_REC_TOKENS,
+	.guard_unseen = llama_before_first_decode, .guard_phase = "warmup", .guard_max = 2,
 };
 
 /*
@@ -55,15 +71,24 @@ static const struct preset_rule llama_ctx_params = {
 
 /*
  * llama_free(ctx) or llama_model_free(model) before any decode ran frees a context or model
- * that only measured memory: the --fit probe of llama-server and llama-cli. It is
- * "fit-probe", not the run's end. (The probe's load and context show as load and context:
- * that they were a probe is known only at this free.)
+ * that only measured memory: the --fit probe of llama-server and llama-cli
+ * (llama_get_device_memory_data() in src/llama.cpp loads the model with no_alloc, creates
+ * a context, reads its memory breakdown and frees both; common_init_result runs it through
+ * llama_params_fit / common_fit_params before the real load). It is "probe:teardown", not
+ * the run's end, and entering it relabels the load and context before it (llama_relabel).
  */
 static const char *const llama_decode_phases[] = { "warmup", "prompt", "generate", "mixed", NULL };
 static const struct preset_rule llama_free_probe = {
 	.src = MP_SRC_ARG, .at = 1, .width = 8,
 	.op = MP_OP_EQ, .value = 0, .then_phase = "teardown",
-	.guard_unseen = llama_decode_phases, .guard_phase = "fit-probe",
+	.guard_unseen = llama_decode_phases, .guard_phase = "probe:teardown",
+};
+
+static const char *const llama_probe_from[] = { "load", "context", NULL };
+static const char *const llama_probe_to[] = { "probe:load", "probe:context", NULL };
+static const struct preset_relabel llama_relabel[] = {
+	{ .at = "probe:teardown", .from = llama_probe_from, .to = llama_probe_to },
+	{},
 };
 
 /*
@@ -83,7 +108,8 @@ static const struct preset_rule llama_state_data_ext = {
 };
 
 static const char *const llama_phases[] = {
-	"load", "context", "fit-probe", "warmup", "tokenize", "prompt", "generate", "mixed",
+	"probe:load", "probe:context", "probe:teardown", "load", "context", "warmup",
+	"tokenize", "prompt", "generate", "mixed",
 	"host", "state", "checkpoint", "teardown", NULL,
 };
 
@@ -94,7 +120,7 @@ static const char *const llama_idle[] = { "host", "tokenize", "prompt", NULL };
 /* Tokenizing the prompt (the last tokenize before it) is the request's own start. */
 static const char *const llama_lead[] = { "tokenize", NULL };
 /* The frees at the end are not a request's. */
-static const char *const llama_request_end[] = { "teardown", "fit-probe", NULL };
+static const char *const llama_request_end[] = { "teardown", "probe:teardown", NULL };
 
 /*
  * The state phase begins at the size call: the destination buffer is allocated and
@@ -139,6 +165,7 @@ static const struct preset llama = {
 	.idle = llama_idle,
 	.request_end = llama_request_end,
 	.request_lead = llama_lead,
+	.relabel = llama_relabel,
 };
 
 /* ---- the list ---- */
@@ -204,6 +231,8 @@ void presets__rule_str(const struct preset_rule *r, const char *marker_phase, ch
 	for (i = 0; r->guard_unseen && r->guard_unseen[i] && n < len; i++)
 		n += snprintf(buf + n, len - n, "%s%s", i ? "/" : "; before any ",
 			      r->guard_unseen[i]);
+	if (r->guard_unseen && r->guard_max && n < len)
+		n += snprintf(buf + n, len - n, ", if <= %" PRId64, (int64_t)r->guard_max);
 	if (r->guard_unseen && n < len)
 		n += snprintf(buf + n, len - n, ": %s", r->guard_phase);
 	if (r->record && n < len)
@@ -234,6 +263,16 @@ void presets__fprint(FILE *f)
 				fprintf(f, "  (its return: %s)", mk->ret_phase);
 			fputc('\n', f);
 		}
+		for (j = 0; p->relabel && p->relabel[j].at; j++) {
+			const struct preset_relabel *rl = &p->relabel[j];
+			unsigned int k;
+
+			fprintf(f, "  entering %s shows what came since it was last entered as:",
+				rl->at);
+			for (k = 0; rl->from[k] && rl->to[k]; k++)
+				fprintf(f, "%s %s -> %s", k ? "," : "", rl->from[k], rl->to[k]);
+			fputc('\n', f);
+		}
 	}
 	fprintf(f, "%s%s: no preset markers, only --phase ones (before any marker: startup)\n",
 		i ? "\n" : "", PRESETS_NONE);
@@ -249,6 +288,20 @@ static int check_err(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
+}
+
+/* A preset's phase name: as --phase's, and ':' may group names ("probe:load"). */
+static bool preset_name_ok(const char *name)
+{
+	char buf[PHASE_NAME_MAX];
+	size_t i;
+
+	if (!name || strlen(name) >= sizeof(buf) || name[0] == ':')
+		return false;
+	for (i = 0; name[i]; i++)
+		buf[i] = name[i] == ':' ? '_' : name[i];
+	buf[i] = '\0';
+	return phasespec__valid_name(buf);
 }
 
 static bool has_phase(const struct preset *p, const char *name)
@@ -318,7 +371,7 @@ int presets__check(const struct preset *p, char *err, size_t errlen)
 	if (!p->phases || !p->markers)
 		return check_err(err, errlen, "%s: no phases or no markers", p->name);
 	for (i = 0; p->phases[i]; i++) {
-		if (!phasespec__valid_name(p->phases[i]) || !strcmp(p->phases[i], "startup"))
+		if (!preset_name_ok(p->phases[i]) || !strcmp(p->phases[i], "startup"))
 			return check_err(err, errlen, "%s: bad phase name '%s'", p->name,
 					 p->phases[i]);
 		for (j = 0; j < i; j++)
@@ -349,6 +402,24 @@ int presets__check(const struct preset *p, char *err, size_t errlen)
 	}
 	if (mk == p->markers)
 		return check_err(err, errlen, "%s: no markers", p->name);
+	for (i = 0; p->relabel && p->relabel[i].at; i++) {
+		const struct preset_relabel *rl = &p->relabel[i];
+
+		if (i + 1 > PRESETS_MAX_RELABELS || !has_phase(p, rl->at) || !rl->from ||
+		    !rl->to || !rl->from[0])
+			return check_err(err, errlen, "%s: relabel %u: needs a phase of the preset "
+					 "and phases to relabel (max %d)", p->name, i,
+					 PRESETS_MAX_RELABELS);
+		for (j = 0; rl->from[j]; j++)
+			if (!rl->to[j] || !has_phase(p, rl->from[j]) || !has_phase(p, rl->to[j]) ||
+			    !strcmp(rl->from[j], rl->to[j]) || !strcmp(rl->from[j], rl->at))
+				return check_err(err, errlen, "%s: relabel at %s: '%s' to '%s' "
+						 "needs two other phases of the preset", p->name,
+						 rl->at, rl->from[j], rl->to[j] ? rl->to[j] : "(null)");
+		if (rl->to[j])
+			return check_err(err, errlen, "%s: relabel at %s: more to than from",
+					 p->name, rl->at);
+	}
 	if (nrules >= MP_MAX_RULES)
 		return check_err(err, errlen, "%s: %u rules (max %d)", p->name, nrules,
 				 MP_MAX_RULES - 1);

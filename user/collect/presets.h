@@ -15,6 +15,7 @@
 
 #define PRESETS_DEFAULT	"llama"
 #define PRESETS_NONE	"none"		/* no preset: only --phase markers */
+#define PRESETS_MAX_RELABELS	4	/* relabels per preset (MODEL_MAX_RELABELS) */
 
 /*
  * "Read the value at argument `at` (1..6), or at sp + `at` at function entry (arguments
@@ -39,6 +40,7 @@ struct preset_rule {
 	/* optional guard: before the target has entered any of these, enter guard_phase */
 	const char *const *guard_unseen;	/* NULL-terminated phase names */
 	const char *guard_phase;
+	__u64 guard_max;		/* and only for a value of at most this (0: any) */
 	__u32 record;			/* enum mp_record: what the value is */
 };
 
@@ -48,6 +50,19 @@ struct preset_marker {
 	const char *binary;		/* NULL: any file (else as --phase's BINARY) */
 	const struct preset_rule *rule;	/* NULL: a call always enters `phase` */
 	const char *ret_phase;		/* non-NULL: its return enters this phase */
+};
+
+/*
+ * "Entering phase `at` shows what the process did since it last entered `at` (or since it
+ * started): each interval of from[i] in that time was to[i]." A free before any decode
+ * makes the load and context before it a --fit probe. The views show the intervals, their
+ * counts (growth, shrink, faults, entries, calls, time) and their stack samples under
+ * to[i]; the BPF side never knows.
+ */
+struct preset_relabel {
+	const char *at;			/* NULL ends the table */
+	const char *const *from;	/* NULL-terminated */
+	const char *const *to;		/* as many as from, in its order */
 };
 
 struct preset {
@@ -62,6 +77,7 @@ struct preset {
 	const char *const *request_end;	/* phases that end the open request (may be NULL) */
 	/* phases whose last entry before the request phase starts the request (may be NULL) */
 	const char *const *request_lead;
+	const struct preset_relabel *relabel;	/* may be NULL */
 };
 
 /* The built-in presets, NULL-terminated. */

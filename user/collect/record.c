@@ -268,13 +268,14 @@ static void counters(struct recorder *r, const struct model *m, bool always)
 	if (!always && thin_out(r))
 		return;
 	for (i = 0; i < m->nphases && i < MP_MAX_PHASES; i++) {
-		if (!memcmp(&r->stats[i], &m->stats[i], sizeof(m->stats[i])))
+		/* BPF's counters: a replay applies the relabels itself */
+		if (!memcmp(&r->stats[i], &m->counted[i], sizeof(m->counted[i])))
 			continue;
-		r->stats[i] = m->stats[i];
+		r->stats[i] = m->counted[i];
 		start(r);
 		recbuf__u32(&r->b, i);
-		recbuf__u32(&r->b, sizeof(m->stats[i]));
-		recbuf__put(&r->b, &m->stats[i], sizeof(m->stats[i]));
+		recbuf__u32(&r->b, sizeof(m->counted[i]));
+		recbuf__put(&r->b, &m->counted[i], sizeof(m->counted[i]));
 		put(r, REC_STATS);
 	}
 	for (i = 0; i < m->nprocs; i++) {

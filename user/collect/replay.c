@@ -453,7 +453,7 @@ static __u64 record_time(const struct recfile_rec *rec)
 	reccur__init(&cur, rec->data, rec->len);
 	switch (rec->type) {
 	case REC_EVENT:
-		return rec->len == sizeof(struct mp_event) ?
+		return rec->len >= offsetof(struct mp_event, ts_ns) + sizeof(__u64) ?
 		       ((const struct mp_event *)rec->data)->ts_ns : 0;
 	case REC_SAMPLE:
 		reccur__u32(&cur);

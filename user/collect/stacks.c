@@ -212,11 +212,13 @@ int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stac
 
 int stacks__apply(struct model *m, const struct stacks_sample *s)
 {
-	__u32 origin;
+	__u32 origin, phase;
 	int err;
 
 	if (s->phase >= MP_MAX_PHASES)
 		return -EINVAL;
+	/* taken in an interval a later marker showed as another phase (a --fit probe's) */
+	phase = model__shown_phase(m, s->pid, s->ts_ns, s->phase);
 	if (s->cls >= MP_STACK_CLS_ALLOC) {
 		/* an allocation probe's sample: its callers, not RSS growth */
 		origin_add(m, s->cls - MP_STACK_CLS_ALLOC, s->phase, s->frames, s->nframes,
@@ -227,16 +229,16 @@ int stacks__apply(struct model *m, const struct stacks_sample *s)
 		m->unwind_failures++;
 	/* the mapping it grew, if memphase saw it created */
 	origin = s->addr ? origins__find(&m->origins, s->pid, MP_MAP_UNKNOWN, s->addr) : 0;
-	err = profile__add_from(&m->profile, s->phase, s->comm, s->frames, s->nframes, s->weight,
+	err = profile__add_from(&m->profile, phase, s->comm, s->frames, s->nframes, s->weight,
 				origin);
 	if (!err)
 		err = profile__add_when(&m->profile, s->pid, s->ts_ns, s->weight);
 	if (err)
 		return err;
-	m->sampled_bytes[s->phase] += s->weight;
-	m->samples[s->phase]++;
+	m->sampled_bytes[phase] += s->weight;
+	m->samples[phase]++;
 	/* every sample, [no stack] ones too (n 0): pprof's totals are the phases' sampled bytes */
-	return profile__add_raw(&m->profile, s->pid, s->tid, s->phase, s->ts_ns, s->weight,
+	return profile__add_raw(&m->profile, s->pid, s->tid, phase, s->ts_ns, s->weight,
 				s->cls, origin, s->ips, s->nips);
 }
 

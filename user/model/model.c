@@ -33,6 +33,7 @@ void model__init(struct model *m, __u32 root_pid, __u64 start_ns)
 	origins__init(&m->origins);
 	causerules__init(&m->rules);
 	m->request_phase = -1;
+	m->relabel_since_ns = start_ns;
 	if (root_pid)
 		model__proc(m, root_pid, true);
 }
@@ -144,6 +145,226 @@ static void phase_switch(struct model *m, __u32 phase, __u64 ts)
 	m->phase_since_ns = ts > m->phase_since_ns ? ts : m->phase_since_ns;
 	m->cur_phase = phase;
 	order_note(m, phase);
+}
+
+/* ---- relabels: a later marker shows what earlier intervals were ---- */
+
+int model__add_relabel(struct model *m, __u32 at, const __u32 *from, const __u32 *to,
+		       unsigned int n)
+{
+	struct model_relabel *r;
+	unsigned int i;
+
+	if (m->nrelabels >= MODEL_MAX_RELABELS)
+		return -E2BIG;
+	if (at >= MP_MAX_PHASES)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (from[i] >= MP_MAX_PHASES || to[i] >= MP_MAX_PHASES || from[i] == to[i] ||
+		    from[i] == at)
+			return -EINVAL;
+	r = &m->relabels[m->nrelabels++];
+	memset(r, 0, sizeof(*r));
+	r->at = at;
+	for (i = 0; i < n; i++)
+		r->to[from[i]] = to[i] + 1;
+	return 0;
+}
+
+__u32 model__shown_phase(const struct model *m, __u32 pid, __u64 ts_ns, __u32 phase)
+{
+	unsigned int i;
+
+	if (phase >= MP_MAX_PHASES)
+		return phase;
+	for (i = 0; i < m->nrelabeled; i++) {
+		const struct model_relabeled *w = &m->relabeled[i];
+
+		if (w->pid == pid && ts_ns >= w->from_ns && ts_ns <= w->to_ns &&
+		    m->relabels[w->k].to[phase])
+			return m->relabels[w->k].to[phase] - 1;
+	}
+	return phase;
+}
+
+static void ivl_add(struct model_ivl *d, const struct model_ivl *a)
+{
+	unsigned int c;
+
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		d->growth[c] += a->growth[c];
+		d->shrink[c] += a->shrink[c];
+	}
+	for (c = 0; c < MP_NR_IVL_MAP; c++)
+		d->map[c] += a->map[c];
+	d->faults += a->faults;
+	d->entries += a->entries;
+	d->calls += a->calls;
+}
+
+static __u64 plus_minus(__u64 v, __u64 in, __u64 out)
+{
+	v += in;
+	return v > out ? v - out : 0;
+}
+
+/* A phase's counters as shown: BPF's, plus what relabels moved in, less what they moved out. */
+static void ivl_apply(struct mp_phase_stats *s, const struct model_ivl *in,
+		      const struct model_ivl *out)
+{
+	unsigned int c;
+
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		s->growth[c] = plus_minus(s->growth[c], in->growth[c], out->growth[c]);
+		s->shrink[c] = plus_minus(s->shrink[c], in->shrink[c], out->shrink[c]);
+	}
+	s->faults = plus_minus(s->faults, in->faults, out->faults);
+	s->mmap_bytes = plus_minus(s->mmap_bytes, in->map[MP_IVL_MMAP], out->map[MP_IVL_MMAP]);
+	s->munmap_bytes = plus_minus(s->munmap_bytes, in->map[MP_IVL_MUNMAP],
+				     out->map[MP_IVL_MUNMAP]);
+	s->brk_bytes = plus_minus(s->brk_bytes, in->map[MP_IVL_BRK], out->map[MP_IVL_BRK]);
+	s->brk_shrink_bytes = plus_minus(s->brk_shrink_bytes, in->map[MP_IVL_BRK_SHRINK],
+					 out->map[MP_IVL_BRK_SHRINK]);
+	s->entries = plus_minus(s->entries, in->entries, out->entries);
+	s->calls = plus_minus(s->calls, in->calls, out->calls);
+}
+
+/* What the interval that ends at this event counted, and the call that starts the next. */
+static void relabel_count(struct model *m, const struct mp_event *e)
+{
+	struct model_ivl *a;
+	unsigned int c;
+
+	if (!m->nrelabels || e->old_phase >= MP_MAX_PHASES || e->arg >= MP_MAX_PHASES)
+		return;
+	a = &m->relabel_acc[e->old_phase];
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		a->growth[c] += e->ivl_growth[c];
+		a->shrink[c] += e->ivl_shrink[c];
+	}
+	for (c = 0; c < MP_NR_IVL_MAP; c++)
+		a->map[c] += e->ivl_map[c];
+	a->faults += e->ivl_faults;
+	a = &m->relabel_acc[e->arg];
+	a->calls++;
+	if (e->arg != e->old_phase)
+		a->entries++;
+}
+
+/* q goes where p is in the order of first entry (unless it is there already). */
+static void order_before(struct model *m, unsigned int q, unsigned int p)
+{
+	unsigned int i, at = m->norder;
+
+	for (i = 0; i < m->norder; i++) {
+		if (m->order[i] == q)
+			return;
+		if (m->order[i] == p && at == m->norder)
+			at = i;
+	}
+	if (m->norder >= MP_MAX_PHASES)
+		return;
+	memmove(&m->order[at + 1], &m->order[at], (m->norder - at) * sizeof(m->order[0]));
+	m->order[at] = q;
+	m->norder++;
+}
+
+/* p leaves the order when nothing of it is left (a later entry notes it again). */
+static void order_drop_empty(struct model *m, unsigned int p)
+{
+	const struct mp_phase_stats *s = &m->stats[p];
+	unsigned int i, n;
+
+	if (s->entries || s->calls || m->time_ns[p] || p == m->cur_phase)
+		return;
+	for (i = n = 0; i < m->norder; i++)
+		if (m->order[i] != p)
+			m->order[n++] = m->order[i];
+	m->norder = n;
+}
+
+/* Relabel k: what pid did since relabel_since_ns, up to ts, in its from phases. */
+static void relabel_do(struct model *m, unsigned int k, __u32 pid, __u64 ts)
+{
+	const __u8 *to = m->relabels[k].to;
+	struct history *h = &m->history;
+	__s64 dbytes[MP_MAX_PHASES] = {}, dn[MP_MAX_PHASES] = {};
+	__u64 from = m->relabel_since_ns, d;
+	unsigned int p, q;
+	size_t i;
+
+	for (p = 0; p < MP_MAX_PHASES; p++) {
+		if (!to[p])
+			continue;
+		q = to[p] - 1;
+		ivl_add(&m->moved_out[p], &m->relabel_acc[p]);
+		ivl_add(&m->moved_in[q], &m->relabel_acc[p]);
+		/* shown at once; the next counter snapshot applies the same */
+		ivl_apply(&m->stats[q], &m->relabel_acc[p], &(struct model_ivl){});
+		ivl_apply(&m->stats[p], &(struct model_ivl){}, &m->relabel_acc[p]);
+		if (m->relabel_acc[p].entries || m->relabel_acc[p].calls)
+			order_before(m, q, p);
+	}
+	/* the timeline's intervals (closed ones follow each other back to `from`) */
+	for (i = h->niv; i-- > 0 && h->iv[i].start_ns >= from;) {
+		struct history_interval *iv = &h->iv[i];
+
+		if (iv->pid != pid || iv->phase >= MP_MAX_PHASES || !to[iv->phase])
+			continue;
+		d = iv->end_ns - iv->start_ns;
+		m->time_ns[iv->phase] -= m->time_ns[iv->phase] > d ? d : m->time_ns[iv->phase];
+		iv->phase = to[iv->phase] - 1;
+		m->time_ns[iv->phase] += d;
+		m->relabel_intervals++;
+	}
+	/* every thread's phase changes */
+	for (i = h->nch; i-- > 0 && h->ch[i].ts_ns >= from;) {
+		struct history_change *ch = &h->ch[i];
+
+		if (ch->pid != pid)
+			continue;
+		if (ch->phase < MP_MAX_PHASES && to[ch->phase])
+			ch->phase = to[ch->phase] - 1;
+		if (ch->old_phase < MP_MAX_PHASES && to[ch->old_phase])
+			ch->old_phase = to[ch->old_phase] - 1;
+	}
+	/* the stack samples taken meanwhile (later ones: model__shown_phase) */
+	profile__relabel(&m->profile, pid, from, ts, to, dbytes, dn);
+	for (p = 0; p < MP_MAX_PHASES; p++) {
+		m->sampled_bytes[p] += dbytes[p];
+		m->samples[p] += dn[p];
+	}
+	for (p = 0; p < MP_MAX_PHASES; p++)
+		if (to[p])
+			order_drop_empty(m, p);
+	if (m->nrelabeled < MODEL_MAX_RELABELED)
+		m->relabeled[m->nrelabeled++] = (struct model_relabeled){
+			.from_ns = from, .to_ns = ts, .pid = pid, .k = k };
+	else
+		m->relabels_dropped++;
+}
+
+/* After the timeline entered e->arg: a relabel point? */
+static void relabel_check(struct model *m, const struct mp_event *e)
+{
+	bool point = false;
+	unsigned int k;
+
+	if (e->arg == e->old_phase)
+		return;
+	for (k = 0; k < m->nrelabels; k++) {
+		if (m->relabels[k].at != e->arg)
+			continue;
+		point = true;
+		if (m->nrelabeled < MODEL_MAX_RELABELED)
+			relabel_do(m, k, e->pid, e->ts_ns);
+		else
+			m->relabels_dropped++;
+	}
+	if (!point)
+		return;
+	memset(m->relabel_acc, 0, sizeof(m->relabel_acc));
+	m->relabel_since_ns = e->ts_ns;
 }
 
 /* ---- requests and the context ---- */
@@ -499,7 +720,9 @@ void model__on_event(struct model *m, const struct mp_event *e)
 		if (!m->root_phased)
 			m->focus_pid = e->pid;
 		if ((e->pid == m->root_pid || e->pid == m->focus_pid) && !m->finished) {
+			relabel_count(m, e);
 			phase_switch(m, e->arg, e->ts_ns);
+			relabel_check(m, e);
 			if (m->request_phase >= 0 || m->request_by_marker)
 				request_event(m, e);
 		}
@@ -591,8 +814,10 @@ void model__set_stats(struct model *m, unsigned int id, const struct mp_phase_st
 {
 	if (id >= MP_MAX_PHASES)
 		return;
+	m->counted[id] = *s;
 	m->stats[id] = *s;
-	if (s->entries || s->calls)
+	ivl_apply(&m->stats[id], &m->moved_in[id], &m->moved_out[id]);
+	if (m->stats[id].entries || m->stats[id].calls)
 		order_note(m, id);
 }
 

@@ -78,6 +78,33 @@ struct model_context {
 	struct linfit_acc fit;		/* RSS (file+anon+shmem) over tokens_seen, per decode */
 };
 
+#define MODEL_MAX_RELABELS	4	/* a preset's relabels */
+#define MODEL_MAX_RELABELED	64	/* relabel points kept (samples arriving late) */
+
+/*
+ * A preset's relabel (collect/presets.h): entering phase `at` shows that what the timeline's
+ * process did since it last entered `at` (or since the start) in phase p was phase to[p] - 1
+ * (to[p] == 0: p stays p).
+ */
+struct model_relabel {
+	__u32 at;
+	__u8 to[MP_MAX_PHASES];
+};
+
+/* What intervals counted (from the phase events: BPF's per-interval counts). */
+struct model_ivl {
+	__u64 growth[MP_NR_CLASSES];
+	__u64 shrink[MP_NR_CLASSES];
+	__u64 faults, entries, calls;
+	__u64 map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
+};
+
+/* One relabel that happened: [from_ns, to_ns] of pid, by relabels[k]. */
+struct model_relabeled {
+	__u64 from_ns, to_ns;
+	__u32 pid, k;
+};
+
 /* A --phase marker that never attached, and why. */
 struct model_unmatched {
 	char phase[PHASE_NAME_MAX];
@@ -134,7 +161,9 @@ struct model {
 	/* phases: ids index names[] and stats[] */
 	unsigned int nphases;
 	char names[MP_MAX_PHASES][PHASE_NAME_MAX];
-	struct mp_phase_stats stats[MP_MAX_PHASES];	/* summed over CPUs */
+	struct mp_phase_stats stats[MP_MAX_PHASES];	/* summed over CPUs, as shown */
+	/* as BPF counted them (stats less the relabels; what a recording keeps) */
+	struct mp_phase_stats counted[MP_MAX_PHASES];
 	__u64 time_ns[MP_MAX_PHASES];		/* root process time in each phase */
 	/* the mappings that grew most, per phase, largest first */
 	unsigned int ntop[MP_MAX_PHASES];
@@ -219,6 +248,16 @@ struct model {
 	__s64 req_last_rss[MP_NR_CLASSES];
 	bool req_have_rss;
 	struct model_context context;
+	/* relabels: the rules, what was counted since the last point, what moved where */
+	unsigned int nrelabels;
+	struct model_relabel relabels[MODEL_MAX_RELABELS];
+	struct model_ivl relabel_acc[MP_MAX_PHASES];
+	__u64 relabel_since_ns;
+	struct model_ivl moved_in[MP_MAX_PHASES], moved_out[MP_MAX_PHASES];
+	unsigned int nrelabeled;
+	struct model_relabeled relabeled[MODEL_MAX_RELABELED];
+	__u64 relabel_intervals;	/* intervals shown as another phase */
+	__u64 relabels_dropped;		/* relabel points past MODEL_MAX_RELABELED */
 	/* room before an OOM kill when last read, and the process's RSS total then */
 	bool room_cgroup_known, room_system_known;
 	__s64 room_cgroup, room_system, room_rss;
@@ -272,6 +311,14 @@ void model__add_unmatched(struct model *m, const char *phase, const char *binary
  */
 void model__set_requests(struct model *m, int request_phase, __u32 idle_mask, __u32 end_mask,
 			 __u32 lead_mask);
+/*
+ * A relabel (struct model_relabel): entering phase `at` makes the intervals of from[i]
+ * since `at` was last entered to[i]; -EINVAL for bad ids, -E2BIG past MODEL_MAX_RELABELS.
+ */
+int model__add_relabel(struct model *m, __u32 at, const __u32 *from, const __u32 *to,
+		       unsigned int n);
+/* The phase a sample of pid taken at ts_ns in phase shows as (after relabels). */
+__u32 model__shown_phase(const struct model *m, __u32 pid, __u64 ts_ns, __u32 phase);
 /* The room left before an OOM kill (bytes; known false: no such bound) and RSS then. */
 void model__set_room(struct model *m, bool cg_known, __s64 cg_room, bool sys_known,
 		     __s64 sys_room);

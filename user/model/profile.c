@@ -129,6 +129,79 @@ cleanup:
 	return err;
 }
 
+/* The index of the stack (phase, comm, frames of stack i), made if new; -1 on ENOMEM. */
+static long twin(struct profile *p, size_t i, __u32 phase)
+{
+	struct profile_stack *ps = &p->stacks[i], *n;
+	const char **fv = NULL;
+	struct strmap_entry *e;
+	char *key;
+	long ret = -1;
+
+	key = merge_key(phase, ps->comm, ps->frames, ps->nframes);
+	e = key ? strmap__get(&p->index, key) : NULL;
+	if (!e)
+		goto cleanup;
+	if (!e->value) {
+		fv = calloc(ps->nframes ? ps->nframes : 1, sizeof(*fv));
+		if (!fv || grow((void **)&p->stacks, &p->capstacks, p->nstacks,
+				sizeof(*p->stacks)))
+			goto cleanup;
+		ps = &p->stacks[i];
+		memcpy(fv, ps->frames, ps->nframes * sizeof(*fv));
+		n = &p->stacks[p->nstacks++];
+		*n = (struct profile_stack){ .phase = phase, .comm = ps->comm, .frames = fv,
+					     .nframes = ps->nframes, .origin = ps->origin };
+		fv = NULL;
+		e->value = p->nstacks;
+	}
+	ret = (long)e->value - 1;
+cleanup:
+	free(fv);
+	free(key);
+	return ret;
+}
+
+void profile__relabel(struct profile *p, __u32 pid, __u64 from_ns, __u64 to_ns,
+		      const __u8 to[MP_MAX_PHASES], __s64 dbytes[MP_MAX_PHASES],
+		      __s64 dsamples[MP_MAX_PHASES])
+{
+	struct profile_stack *old;
+	size_t i;
+	long j;
+
+	for (i = 0; i < p->nwhen; i++) {
+		struct profile_when *w = &p->when[i];
+		__u32 ph;
+
+		if (w->ts_ns < from_ns || w->ts_ns > to_ns || w->stack >= p->nstacks)
+			continue;
+		ph = p->stacks[w->stack].phase;
+		if (ph >= MP_MAX_PHASES || !to[ph])
+			continue;
+		j = twin(p, w->stack, to[ph] - 1);
+		if (j < 0)
+			return;
+		old = &p->stacks[w->stack];
+		old->bytes -= old->bytes > w->weight ? w->weight : old->bytes;
+		old->samples -= old->samples ? 1 : 0;
+		p->stacks[j].bytes += w->weight;
+		p->stacks[j].samples++;
+		dbytes[ph] -= w->weight;
+		dsamples[ph]--;
+		dbytes[to[ph] - 1] += w->weight;
+		dsamples[to[ph] - 1]++;
+		w->stack = j;
+	}
+	for (i = 0; i < p->nraw; i++) {
+		struct profile_sample *r = p->raw[i];
+
+		if (r->pid == pid && r->ts_ns >= from_ns && r->ts_ns <= to_ns &&
+		    r->phase < MP_MAX_PHASES && to[r->phase])
+			r->phase = to[r->phase] - 1;
+	}
+}
+
 int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64 ts_ns,
 		     __u64 weight, __u32 cls, __u32 origin, const __u64 *ips, __u32 n)
 {

@@ -116,6 +116,15 @@ int profile__add_proc(struct profile *p, __u32 pid, const char *comm);
 /* Records an executable mapping of a sampled process (when keep_raw). 0 or -ENOMEM. */
 int profile__add_map(struct profile *p, __u32 pid, __u64 start, __u64 end, __u64 pgoff,
 		     const char *path, const unsigned char *build_id, int build_id_len);
+/*
+ * Moves the samples taken in [from_ns, to_ns] in a phase p with to[p] != 0 to phase
+ * to[p] - 1 (merged stacks and, of pid, raw samples); adds what moved to dbytes[] and
+ * dsamples[] (per phase: minus from p, plus to the new one). Samples whose time was not
+ * kept (past PROFILE_MAX_WHEN) stay.
+ */
+void profile__relabel(struct profile *p, __u32 pid, __u64 from_ns, __u64 to_ns,
+		      const __u8 to[MP_MAX_PHASES], __s64 dbytes[MP_MAX_PHASES],
+		      __s64 dsamples[MP_MAX_PHASES]);
 /* Sorts the raw samples by time (then thread). */
 void profile__sort_raw(struct profile *p);
 

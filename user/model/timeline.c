@@ -198,3 +198,25 @@ int timeline__time_to(double headroom, double rate, double *secs)
 	*secs = headroom > 0 ? headroom / rate : 0;
 	return 0;
 }
+
+static void relabel_one(struct timeline_sample *t, __u64 from_ns, __u64 to_ns,
+			const __u8 to[MP_MAX_PHASES])
+{
+	if (t->ts_ns >= from_ns && t->ts_ns <= to_ns && t->phase < MP_MAX_PHASES && to[t->phase])
+		t->phase = to[t->phase] - 1;
+}
+
+void timeline__relabel(struct timeline *tl, __u64 from_ns, __u64 to_ns,
+		       const __u8 to[MP_MAX_PHASES])
+{
+	unsigned int i;
+
+	if (!tl)
+		return;
+	for (i = 0; i < tl->n; i++)
+		relabel_one(&tl->hist[i], from_ns, to_ns, to);
+	for (i = 0; i < TIMELINE_RECENT; i++)
+		relabel_one(&tl->recent[i], from_ns, to_ns, to);
+	if (tl->have_last)
+		relabel_one(&tl->last, from_ns, to_ns, to);
+}

@@ -55,6 +55,9 @@ int timeline__add(struct timeline *tl, __u64 ts_ns, const __s64 rss[MP_NR_CLASSE
 /* Adds the sum of RSS per class of the model's processes that have not exited. */
 int timeline__add_model(struct timeline *tl, const struct model *m, __u64 ts_ns);
 
+/* Samples in [from_ns, to_ns] of a phase p with to[p] != 0 show phase to[p] - 1. */
+void timeline__relabel(struct timeline *tl, __u64 from_ns, __u64 to_ns,
+		       const __u8 to[MP_MAX_PHASES]);
 /* History: n samples, oldest first (i = 0). NULL when i is out of range. */
 unsigned int timeline__len(const struct timeline *tl);
 const struct timeline_sample *timeline__at(const struct timeline *tl, unsigned int i);

@@ -91,15 +91,17 @@ int stacklines__build(struct stacklines *sl, const struct model *m)
 		__u64 rest = unsampled(m, id);
 
 		entered[id] = true;
+		/* a stack whose samples a relabel moved to another phase is left empty */
 		for (k = 0; k < p->nstacks; k++)
-			if (sorted[k]->phase == id)
+			if (sorted[k]->phase == id && sorted[k]->samples)
 				line_add(sl, &fp, phase_name(m, id), sorted[k]->comm,
 					 sorted[k]->frames, sorted[k]->nframes, sorted[k]->bytes);
 		if (rest)
 			line_add(sl, &fp, phase_name(m, id), sl->comm, not_sampled, 1, rest);
 	}
 	for (k = 0; k < p->nstacks; k++)
-		if (sorted[k]->phase >= MP_MAX_PHASES || !entered[sorted[k]->phase])
+		if (sorted[k]->samples &&
+		    (sorted[k]->phase >= MP_MAX_PHASES || !entered[sorted[k]->phase]))
 			line_add(sl, &fp, phase_name(m, sorted[k]->phase), sorted[k]->comm,
 				 sorted[k]->frames, sorted[k]->nframes, sorted[k]->bytes);
 	free(sorted);

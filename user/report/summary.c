@@ -14,6 +14,20 @@ static const char *const hist_title[MP_NR_HISTS] = {
 };
 
 /* The command line, escaped for the terminal: one line whatever the arguments hold. */
+/* The phase column: 10 wide, or as wide as the longest phase name shown ("probe:context"). */
+static int name_w(const struct model *m)
+{
+	unsigned int i;
+	int w = 10, n;
+
+	for (i = 0; i < m->norder; i++) {
+		n = (int)strlen(m->names[m->order[i]]);
+		if (n > w)
+			w = n;
+	}
+	return w;
+}
+
 static void print_cmd(FILE *f, const struct model *m)
 {
 	char b[256];
@@ -146,6 +160,7 @@ static bool pressure_seen(const struct model *m)
 static void print_pressure(FILE *f, const struct model *m)
 {
 	unsigned int i;
+	int w = name_w(m);
 	char b[2][24];
 
 	if (!pressure_seen(m)) {
@@ -153,13 +168,13 @@ static void print_pressure(FILE *f, const struct model *m)
 			m->have_psi ? ", no PSI stall" : "");
 		return;
 	}
-	fprintf(f, "\n%-10s %10s %9s %10s %10s %9s %9s\n", "PHASE", "RECLAIM", "RECLAIMS",
+	fprintf(f, "\n%-*s %10s %9s %10s %10s %9s %9s\n", w, "PHASE", "RECLAIM", "RECLAIMS",
 		"RECLAIMED", "SWAP-OUT", "PSI-SOME", "PSI-FULL");
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
 		const struct mp_phase_stats *s = &m->stats[id];
 
-		fprintf(f, "%-10.10s %9.3fs %9llu %10s %10s", m->names[id], s->reclaim_ns / 1e9,
+		fprintf(f, "%-*.*s %9.3fs %9llu %10s %10s", w, w, m->names[id], s->reclaim_ns / 1e9,
 			(unsigned long long)s->reclaim_count,
 			util__fmt_bytes(b[0], 24, s->reclaimed_pages * 4096),
 			util__fmt_bytes(b[1], 24, s->growth[MP_SWAP]));
@@ -175,15 +190,16 @@ void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns)
 {
 	char b[8][24];
 	unsigned int i;
+	int w = name_w(m);
 	int c;
 
-	fprintf(f, "%-10s %7s %9s %6s %9s %9s %9s %9s\n", "PHASE", "TIME", "FAULTS", "CALLS",
+	fprintf(f, "%-*s %7s %9s %6s %9s %9s %9s %9s\n", w, "PHASE", "TIME", "FAULTS", "CALLS",
 		"+ANON", "+FILE", "+SHMEM", "+SWAP");
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
 		const struct mp_phase_stats *s = &m->stats[id];
 
-		fprintf(f, "%-10.10s %6.2fs %9llu %6llu", m->names[id],
+		fprintf(f, "%-*.*s %6.2fs %9llu %6llu", w, w, m->names[id],
 			model__phase_time(m, id, now_ns) / 1e9, (unsigned long long)s->faults,
 			(unsigned long long)s->calls);
 		for (c = 0; c < MP_NR_CLASSES; c++)
@@ -191,13 +207,13 @@ void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns)
 				util__fmt_bytes(b[c], 24, s->growth[mp_class_order[c]]));
 		fprintf(f, "\n");
 	}
-	fprintf(f, "\n%-10s %9s %9s %9s %9s %9s %9s %9s\n", "PHASE", "-ANON", "-FILE", "-SHMEM",
+	fprintf(f, "\n%-*s %9s %9s %9s %9s %9s %9s %9s\n", w, "PHASE", "-ANON", "-FILE", "-SHMEM",
 		"-SWAP", "MMAP", "MUNMAP", "BRK");
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
 		const struct mp_phase_stats *s = &m->stats[id];
 
-		fprintf(f, "%-10.10s", m->names[id]);
+		fprintf(f, "%-*.*s", w, w, m->names[id]);
 		for (c = 0; c < MP_NR_CLASSES; c++)
 			fprintf(f, " %9s",
 				util__fmt_bytes(b[c], 24, s->shrink[mp_class_order[c]]));
@@ -243,6 +259,7 @@ static bool gpu_phase_seen(const struct model_gpu *g, unsigned int id)
 void summary__gpu(FILE *f, const struct model *m)
 {
 	const struct model_gpu *g = &m->gpu;
+	int w = name_w(m);
 	char b[8][24], esc[256];
 	bool any = false;
 	unsigned int i;
@@ -259,14 +276,14 @@ void summary__gpu(FILE *f, const struct model *m)
 		util__fmt_bytes(b[1], 24, g->current[MP_ALLOC_PINNED]),
 		util__fmt_bytes(b[2], 24, g->peak[MP_ALLOC_MANAGED]),
 		util__fmt_bytes(b[3], 24, g->current[MP_ALLOC_MANAGED]));
-	fprintf(f, "%-10s %9s %9s %9s %9s %9s\n", "PHASE", "+PINNED", "-PINNED", "+MANAGED",
+	fprintf(f, "%-*s %9s %9s %9s %9s %9s\n", w, "PHASE", "+PINNED", "-PINNED", "+MANAGED",
 		"-MANAGED", "VRAM");
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
 
 		if (!gpu_phase_seen(g, id))
 			continue;
-		fprintf(f, "%-10.10s %9s %9s %9s %9s %9s\n", m->names[id],
+		fprintf(f, "%-*.*s %9s %9s %9s %9s %9s\n", w, w, m->names[id],
 			util__fmt_bytes(b[0], 24, g->alloc_bytes[MP_ALLOC_PINNED][id]),
 			util__fmt_bytes(b[1], 24, g->free_bytes[MP_ALLOC_PINNED][id]),
 			util__fmt_bytes(b[2], 24, g->alloc_bytes[MP_ALLOC_MANAGED][id]),
@@ -284,7 +301,7 @@ void summary__gpu(FILE *f, const struct model *m)
 	for (i = 0; i < g->norigins; i++) {
 		const struct model_gpu_origin *o = &g->origins[i];
 
-		fprintf(f, "  %-7s %-10.10s %9s %4llu x  %s\n", mp_alloc_cls_name(o->cls),
+		fprintf(f, "  %-7s %-*.*s %9s %4llu x  %s\n", mp_alloc_cls_name(o->cls), w, w,
 			m->names[o->phase < MP_MAX_PHASES ? o->phase : 0],
 			util__fmt_bytes(b[0], 24, o->bytes), (unsigned long long)o->calls,
 			utf8__esc_term(esc, sizeof(esc), o->where));
@@ -295,7 +312,7 @@ static void print_mappings(FILE *f, const struct model *m)
 {
 	const struct origin *o;
 	unsigned int i, k;
-	int col;
+	int col, w = name_w(m);
 	bool header = false;
 	char b[24], p[4 * MODEL_PATH_MAX + 1];
 	size_t n, cut;
@@ -307,8 +324,8 @@ static void print_mappings(FILE *f, const struct model *m)
 			const struct model_mapping *mm = &m->top[id][k];
 
 			if (!header) {
-				fprintf(f, "\nTop mappings by growth\n%-10s %-6s %9s  %s\n",
-					"PHASE", "CLASS", "GROWTH", "MAPPING");
+				fprintf(f, "\nTop mappings by growth\n%-*s %-6s %9s  %s\n",
+					w, "PHASE", "CLASS", "GROWTH", "MAPPING");
 				header = true;
 			}
 			/* long paths keep their end, the file name, cut on a character */
@@ -323,7 +340,7 @@ static void print_mappings(FILE *f, const struct model *m)
 			cut = n > 50 ? n - 47 : 0;
 			while (cut && cut < n && ((unsigned char)p[cut] & 0xc0) == 0x80)
 				cut++;
-			col = fprintf(f, "%-10.10s %-6s %9s  %s%s%s", k ? "" : m->names[id],
+			col = fprintf(f, "%-*.*s %-6s %9s  %s%s%s", w, w, k ? "" : m->names[id],
 				      mp_class_name(mm->cls),
 				      util__fmt_bytes(b, sizeof(b), mm->bytes), cut ? "..." : "",
 				      p + cut, mm->deleted ? " (deleted)" : "");
@@ -331,7 +348,7 @@ static void print_mappings(FILE *f, const struct model *m)
 			if (o) {
 				utf8__esc_term(p, sizeof(p), o->label);
 				if (col + 4 + chars_cut(p, 47) > 80)
-					fprintf(f, "\n%29s", "");
+					fprintf(f, "\n%*s", w + 19, "");
 				fprintf(f, " <- %s", p);
 			}
 			fprintf(f, "\n");
@@ -342,7 +359,7 @@ static void print_mappings(FILE *f, const struct model *m)
 
 			for (j = 0; j < k; j++)
 				shown += m->top[id][j].bytes;
-			fprintf(f, "%-10s %-6s %9s  (%u more mappings)\n", "", "",
+			fprintf(f, "%-*s %-6s %9s  (%u more mappings)\n", w, "", "",
 				util__fmt_bytes(b, sizeof(b), m->mapping_bytes[id] - shown),
 				m->nmappings[id] - k);
 		}

@@ -16,7 +16,7 @@
 
 #define LABEL_COLS	10		/* left column of the header lines and the strip */
 #define COL_MIN_NS	100000000ULL	/* a strip column is at least 100 ms */
-#define TABLE_WIDE	111		/* columns the table needs for the shrink half */
+#define TABLE_WIDE	115		/* columns the table needs for the shrink half */
 
 enum panel_pair {
 	CP_WARN = 1,
@@ -266,7 +266,7 @@ int panels__table(const struct panel_frame *f, int y, int max_rows)
 	char b[32];
 	int k;
 
-	put(y, 0, A_BOLD | A_UNDERLINE, "  %-10s %8s %9s", "PHASE", "TIME", "FAULTS");
+	put(y, 0, A_BOLD | A_UNDERLINE, "  %-14s %8s %9s", "PHASE", "TIME", "FAULTS");
 	for (k = 0; k < MP_NR_CLASSES; k++)
 		put(y, getcurx(stdscr), A_BOLD | A_UNDERLINE, " %9s", gname[k]);
 	for (k = 0; wide && k < MP_NR_CLASSES; k++)
@@ -281,7 +281,7 @@ int panels__table(const struct panel_frame *f, int y, int max_rows)
 		const struct mp_phase_stats *s = &m->stats[id];
 		attr_t a = id == m->cur_phase ? A_BOLD : 0;
 
-		put(y, 0, a, "%c%c%-10.10s %7.2fs %9llu", id == sel ? '>' : ' ',
+		put(y, 0, a, "%c%c%-14.14s %7.2fs %9llu", id == sel ? '>' : ' ',
 		    id == m->cur_phase ? '*' : ' ', status__phase_name(m, id),
 		    model__phase_time(m, id, f->now) / 1e9, (unsigned long long)s->faults);
 		for (k = 0; k < MP_NR_CLASSES; k++)
