@@ -101,6 +101,13 @@ def test_server_phases_requests_and_context():
     assert abs(cx["growth_per_token_bytes"] - want) <= 0.15 * want, (cx, want)
     assert abs(cx["projected_full_context_bytes"] -
                cx["growth_per_token_bytes"] * (n_ctx - seen)) <= 1, cx
+    # split by cause as the growth since the first decode was sampled: the parts add up
+    by = cx["projected_by_cause"]
+    assert by is not None, cx
+    parts = sum(c["bytes"] for c in by) + cx["projected_unmatched_bytes"]
+    assert abs(parts - cx["projected_full_context_bytes"]) <= len(by) + 1, (parts, cx)
+    assert {c["name"] for c in by} <= {c["name"] for c in doc["causes"]}, (by, doc["causes"])
+    assert [c["bytes"] for c in by] == sorted((c["bytes"] for c in by), reverse=True), by
     # the summary
     out = r.stdout
     assert "%d requests: " % nreq in out and "steady +" in out, out

@@ -220,6 +220,50 @@ cleanup:
 	free(m);
 }
 
+TEST(causes_since_a_time_in_one_process)
+{
+	static const char *const kv[] = { "main", "llama_kv_cache::llama_kv_cache(int)" };
+	static const char *const pc[] = { "main", "server_prompt_cache::alloc" };
+	static const char *const other[] = { "main", "touch" };
+	struct model *m = calloc(1, sizeof(*m));
+	struct cause_span cs = {};
+	size_t ckv, cpc;
+	char err[256];
+
+	if (!ASSERT_TRUE(m != NULL, "alloc"))
+		return;
+	model__init(m, 1, 0);
+	ASSERT_OK(causerules__parse(&m->rules, rules_text, "t", err, sizeof(err)), err);
+	ASSERT_OK(causerules__use_preset(&m->rules, "llama"), "preset");
+	/* before 100: the KV cache (not counted); from 100: prompt cache 3, unmatched 1; and
+	 * another process's prompt cache (not counted) */
+	ASSERT_OK(profile__add_from(&m->profile, 1, "x", kv, 2, 8 * MIB, 0), "kv");
+	ASSERT_OK(profile__add_when(&m->profile, 1, 50, 8 * MIB), "kv when");
+	ASSERT_OK(profile__add_from(&m->profile, 2, "x", pc, 2, 3 * MIB, 0), "pc");
+	ASSERT_OK(profile__add_when(&m->profile, 1, 100, 2 * MIB), "pc at 100");
+	ASSERT_OK(profile__add_when(&m->profile, 1, 200, 1 * MIB), "pc at 200");
+	ASSERT_OK(profile__add_when(&m->profile, 2, 200, 5 * MIB), "other process");
+	ASSERT_OK(profile__add_from(&m->profile, 2, "x", other, 2, 1 * MIB, 0), "other");
+	ASSERT_OK(profile__add_when(&m->profile, 1, 300, 1 * MIB), "unmatched");
+	if (!ASSERT_OK(causes__since(m, 1, 100, &cs), "since"))
+		goto cleanup;
+	for (ckv = 0; ckv < cs.ncauses && strcmp(m->rules.causes[ckv].name, "KV cache"); ckv++)
+		;
+	for (cpc = 0; cpc < cs.ncauses && strcmp(m->rules.causes[cpc].name, "prompt cache");
+	     cpc++)
+		;
+	if (!ASSERT_TRUE(ckv < cs.ncauses && cpc < cs.ncauses, "both causes in the rules"))
+		goto cleanup;
+	ASSERT_EQ(cs.total, 4 * MIB, "total");
+	ASSERT_EQ(cs.bytes[ckv], 0ULL, "before the time");
+	ASSERT_EQ(cs.bytes[cpc], 3 * MIB, "prompt cache");
+	ASSERT_EQ(cs.bytes[cs.ncauses], 1 * MIB, "unmatched");
+cleanup:
+	causes__span_free(&cs);
+	model__free(m);
+	free(m);
+}
+
 TEST(causes_mapping_rules_match_the_origin_path)
 {
 	static const char *const pin[] = { "main", "worker", "mmap" };

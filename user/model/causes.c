@@ -173,6 +173,44 @@ size_t causes__index(const struct model *m, const struct cause *cause)
 	return cause ? (size_t)(cause - m->rules.causes) : m->rules.ncauses;
 }
 
+int causes__since(const struct model *m, __u32 pid, __u64 from_ns, struct cause_span *out)
+{
+	const struct profile *p = &m->profile;
+	const struct cause_rule *rule;
+	int *cause_of = NULL, c;
+	size_t k;
+
+	memset(out, 0, sizeof(*out));
+	out->ncauses = m->rules.ncauses;
+	out->bytes = calloc(out->ncauses + 1, sizeof(*out->bytes));
+	cause_of = calloc(p->nstacks ? p->nstacks : 1, sizeof(*cause_of));
+	if (!out->bytes || !cause_of) {
+		free(cause_of);
+		causes__span_free(out);
+		return -ENOMEM;
+	}
+	for (k = 0; k < p->nstacks; k++) {
+		c = causes__match_stack(m, &p->stacks[k], &rule);
+		cause_of[k] = c < 0 ? (int)out->ncauses : c;
+	}
+	for (k = 0; k < p->nwhen; k++) {
+		const struct profile_when *w = &p->when[k];
+
+		if (w->pid != pid || w->ts_ns < from_ns || w->stack >= p->nstacks)
+			continue;
+		out->bytes[cause_of[w->stack]] += w->weight;
+		out->total += w->weight;
+	}
+	free(cause_of);
+	return 0;
+}
+
+void causes__span_free(struct cause_span *cs)
+{
+	free(cs->bytes);
+	memset(cs, 0, sizeof(*cs));
+}
+
 void causes__requests_free(struct cause_requests *cr)
 {
 	free(cr->bytes);

@@ -66,6 +66,19 @@ static inline __u64 causes__request_bytes(const struct cause_requests *cr, size_
  * runs over, so the causes add up to the steady growth per request. False if none.
  */
 bool causes__per_request(const struct cause_requests *cr, size_t c, double *per);
+/*
+ * What grew by cause in one process from a time on (the profile's timed samples of pid at
+ * or after from_ns): bytes[c] for cause c of m->rules, bytes[ncauses] the unmatched.
+ */
+struct cause_span {
+	size_t ncauses;
+	__u64 *bytes;
+	__u64 total;
+};
+/* 0 or -ENOMEM (out emptied). */
+int causes__since(const struct model *m, __u32 pid, __u64 from_ns, struct cause_span *out);
+void causes__span_free(struct cause_span *cs);
+
 /* The index of cause in m->rules. */
 size_t causes__index(const struct model *m, const struct cause *cause);
 void causes__requests_free(struct cause_requests *cr);

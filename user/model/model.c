@@ -508,6 +508,7 @@ void model__window_open(struct model *m)
 	m->requests_dropped = 0;
 	m->req_vram_pending = 0;
 	m->context.tokens_seen = 0;
+	m->context.first_ns = 0;
 	memset(&m->context.fit, 0, sizeof(m->context.fit));
 	m->room_cgroup_known = m->room_system_known = false;
 	model_gpu__window_open(&m->gpu);
@@ -673,6 +674,10 @@ static void request_event(struct model *m, const struct mp_event *e)
 		r->gen_tokens += gen;
 	}
 	if (prompt + gen && r) {
+		if (!m->context.first_ns) {
+			m->context.first_ns = e->ts_ns;
+			m->context.pid = e->pid;
+		}
 		m->context.tokens_seen += prompt + gen;
 		linfit__add(&m->context.fit, (double)m->context.tokens_seen,
 			    (double)rss_total(rss));

@@ -76,6 +76,8 @@ struct model_context {
 	__u64 n_ctx;			/* as created (0: not seen) */
 	__u64 tokens_seen;		/* tokens decoded (prompt + generated, warm-up excluded) */
 	struct linfit_acc fit;		/* RSS (file+anon+shmem) over tokens_seen, per decode */
+	__u64 first_ns;			/* the first decode with tokens (0: none yet) */
+	__u32 pid;			/* its process */
 };
 
 #define MODEL_MAX_RELABELS	4	/* a preset's relabels */

@@ -174,7 +174,8 @@ void profile__relabel(struct profile *p, __u32 pid, __u64 from_ns, __u64 to_ns,
 		struct profile_when *w = &p->when[i];
 		__u32 ph;
 
-		if (w->ts_ns < from_ns || w->ts_ns > to_ns || w->stack >= p->nstacks)
+		if (w->pid != pid || w->ts_ns < from_ns || w->ts_ns > to_ns ||
+		    w->stack >= p->nstacks)
 			continue;
 		ph = p->stacks[w->stack].phase;
 		if (ph >= MP_MAX_PHASES || !to[ph])

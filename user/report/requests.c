@@ -112,6 +112,67 @@ static void print_phases(FILE *f, const struct model *m, const struct model_requ
 	}
 }
 
+/*
+ * The rest of the context's projection (bytes) split by cause, as the decoding process's
+ * sampled growth since its first decode was: cs->bytes scaled to sum to bytes, order[] the
+ * matched causes with any, most first (*n of them). False when nothing was sampled then.
+ */
+static bool context_split(const struct model *m, double bytes, struct cause_span *cs,
+			  size_t **order, size_t *n)
+{
+	const struct model_context *cx = &m->context;
+	size_t c, k;
+
+	*order = NULL;
+	*n = 0;
+	if (!cx->first_ns || causes__since(m, cx->pid, cx->first_ns, cs))
+		return false;
+	*order = calloc(cs->ncauses + 1, sizeof(**order));
+	if (!cs->total || !*order) {
+		free(*order);
+		*order = NULL;
+		causes__span_free(cs);
+		return false;
+	}
+	for (c = 0; c <= cs->ncauses; c++)
+		cs->bytes[c] = (__u64)(bytes * (double)cs->bytes[c] / (double)cs->total + 0.5);
+	for (c = 0; c < cs->ncauses; c++) {
+		if (!cs->bytes[c])
+			continue;
+		for (k = (*n)++; k > 0 && cs->bytes[(*order)[k - 1]] < cs->bytes[c]; k--)
+			(*order)[k] = (*order)[k - 1];
+		(*order)[k] = c;
+	}
+	return true;
+}
+
+/* "(compute buffer +a, prompt cache +b, other +c)": the three largest causes, the rest */
+static void print_context_split(FILE *f, const struct model *m, double bytes)
+{
+	struct cause_span cs;
+	size_t *order, n, k;
+	__u64 rest;
+	char b[32];
+
+	if (!context_split(m, bytes, &cs, &order, &n))
+		return;
+	rest = cs.bytes[cs.ncauses];
+	fprintf(f, " (by cause: ");
+	for (k = 0; k < n; k++) {
+		if (k < 3)
+			fprintf(f, "%s%s %s", k ? ", " : "", m->rules.causes[order[k]].name,
+				signed_bytes(b, sizeof(b), (__s64)cs.bytes[order[k]]));
+		else
+			rest += cs.bytes[order[k]];
+	}
+	if (rest)
+		fprintf(f, "%s%s %s", n ? ", " : "", n ? "other" : "unmatched",
+			signed_bytes(b, sizeof(b), (__s64)rest));
+	fprintf(f, ")");
+	free(order);
+	causes__span_free(&cs);
+}
+
 static void print_context(FILE *f, const struct model *m)
 {
 	const struct model_context *cx = &m->context;
@@ -128,11 +189,13 @@ static void print_context(FILE *f, const struct model *m)
 		return;
 	}
 	fprintf(f, ", %s per token", signed_bytes(c, sizeof(c), (__s64)per));
-	if (cx->n_ctx > cx->tokens_seen && per > 0)
+	if (cx->n_ctx > cx->tokens_seen && per > 0) {
 		fprintf(f, "\n  at %s tokens this run would hold about %s more host RAM",
 			grouped(a, sizeof(a), (long)cx->n_ctx),
 			util__fmt_bytes(b, sizeof(b),
 					(__s64)(per * (cx->n_ctx - cx->tokens_seen))));
+		print_context_split(f, m, per * (double)(cx->n_ctx - cx->tokens_seen));
+	}
 	fprintf(f, "\n");
 }
 
@@ -247,6 +310,30 @@ static void json_fit(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
+/* projected_by_cause: the projection split as in the summary (null: nothing sampled) */
+static void json_context_split(struct jsonw *w, const struct model *m, double bytes)
+{
+	struct cause_span cs;
+	size_t *order, n, k;
+
+	if (!context_split(m, bytes, &cs, &order, &n)) {
+		jsonw__null_field(w, "projected_by_cause");
+		return;
+	}
+	jsonw__name(w, "projected_by_cause");
+	jsonw__start_array(w);
+	for (k = 0; k < n; k++) {
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", m->rules.causes[order[k]].name);
+		jsonw__u64_field(w, "bytes", cs.bytes[order[k]]);
+		jsonw__end_object(w);
+	}
+	jsonw__end_array(w);
+	jsonw__u64_field(w, "projected_unmatched_bytes", cs.bytes[cs.ncauses]);
+	free(order);
+	causes__span_free(&cs);
+}
+
 static void json_context(struct jsonw *w, const struct model *m)
 {
 	const struct model_context *cx = &m->context;
@@ -264,12 +351,16 @@ static void json_context(struct jsonw *w, const struct model *m)
 		jsonw__double_field(w, "growth_per_token_bytes", per);
 	else
 		jsonw__null_field(w, "growth_per_token_bytes");
-	if (ok && cx->n_ctx)
-		jsonw__double_field(w, "projected_full_context_bytes",
-				    cx->n_ctx > cx->tokens_seen && per > 0 ?
-				    per * (double)(cx->n_ctx - cx->tokens_seen) : 0);
-	else
+	if (ok && cx->n_ctx) {
+		double rest = cx->n_ctx > cx->tokens_seen && per > 0 ?
+			      per * (double)(cx->n_ctx - cx->tokens_seen) : 0;
+
+		jsonw__double_field(w, "projected_full_context_bytes", rest);
+		json_context_split(w, m, rest);
+	} else {
 		jsonw__null_field(w, "projected_full_context_bytes");
+		jsonw__null_field(w, "projected_by_cause");
+	}
 	jsonw__end_object(w);
 }
 
