@@ -18,10 +18,10 @@ if [ ! -f "$demo/model.gguf" ]; then
 	head -c $((64 << 20)) /dev/urandom > "$demo/model.gguf"
 	chmod 644 "$demo/model.gguf"
 fi
-# root itself (no sudo): say that the workload may run as root
+# root itself (no sudo, or sudo from a root shell): say that the workload may run as root
 as_root=()
-if [ -z "${SUDO_UID:-}" ]; then
-	echo "demo: started by root itself, not through sudo: the workload runs as root (--allow-root)"
+if [ -z "${SUDO_UID:-}" ] || [ "${SUDO_UID}" = 0 ]; then
+	echo "demo: started by root itself, not through sudo from a user: the workload runs as root (--allow-root)"
 	as_root=(--allow-root)
 fi
 set -x
