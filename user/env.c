@@ -808,7 +808,8 @@ static error_t parse_format(int key, char *arg, struct argp_state *state)
 	if (key < OPT_FORMAT || key >= OPT_FORMAT + (int)outputs__nformats())
 		return ARGP_ERR_UNKNOWN;
 	/* watch: the metrics of every process merged into one textfile */
-	if (env.mode == MODE_WATCH && output_formats[key - OPT_FORMAT] == &metrics_textfile_format) {
+	if (env.mode == MODE_WATCH &&
+	    output_formats[key - OPT_FORMAT] == &metrics_textfile_format) {
 		env.watch_textfile = arg;
 		return 0;
 	}

@@ -486,8 +486,8 @@ static void metrics_send(struct session *s, __u64 now, bool final)
 	}
 	if (n < 0 && errno == EMSGSIZE && !s->channel_big) {
 		s->channel_big = true;
-		fprintf(stderr, "memphase: the metrics (%zu bytes) do not fit the channel to watch: "
-				"left out until they do\n", len);
+		fprintf(stderr, "memphase: the metrics (%zu bytes) do not fit the channel to "
+				"watch: left out until they do\n", len);
 	}
 	if (n < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
 		close(fd);

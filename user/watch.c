@@ -747,8 +747,8 @@ static void loop(struct watch *w)
 		watch_metrics__tick(w->metrics, &c, now);
 		if (deadline && now >= deadline)
 			break;
-		/* -p: nothing more can match once they are done */
-		if (e->npids && !w->nprocs)
+		/* -p: nothing more can match once they are done (and the last figures served) */
+		if (e->npids && !w->nprocs && !watch_metrics__lingering(w->metrics))
 			break;
 		if (w->rb && now >= rescan) {
 			scan_proc(w);

@@ -338,6 +338,19 @@ void watch_metrics__tick(struct watch_metrics *m, const struct watch_counts *cnt
 	outputs__write_with(&m->out, m->textfile, textfile_write, m, false);
 }
 
+bool watch_metrics__lingering(const struct watch_metrics *m)
+{
+	unsigned int i;
+
+	/* nobody scrapes (or a textfile alone, which keeps the last figures): no wait */
+	if (!m || !m->httpd || !m->ngaps)
+		return false;
+	for (i = 0; i < m->nchans; i++)
+		if (m->chans[i].used && !m->chans[i].live)
+			return true;
+	return false;
+}
+
 int watch_metrics__finish(struct watch_metrics *m, const struct watch_counts *cnt)
 {
 	if (!m || m->textfile < 0)

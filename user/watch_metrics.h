@@ -61,6 +61,8 @@ void watch_metrics__forked(struct watch_metrics *m, int id, bool ok);
 void watch_metrics__ended(struct watch_metrics *m, int id, __u64 now);
 /* From watch's loop: channels read, scrapes answered, ended processes dropped, textfile. */
 void watch_metrics__tick(struct watch_metrics *m, const struct watch_counts *c, __u64 now);
+/* Are an ended process's final figures still waiting for a scrape (--metrics, scraped)? */
+bool watch_metrics__lingering(const struct watch_metrics *m);
 /* At the end: the textfile once more (every observation has sent its last). 0 or -errno. */
 int watch_metrics__finish(struct watch_metrics *m, const struct watch_counts *c);
 /* NULL-safe. */

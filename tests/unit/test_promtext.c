@@ -155,7 +155,8 @@ TEST(promtext_refuses_malformed)
 	unsigned int i;
 
 	ASSERT_OK(parse_str("# HELP a_b x y\n# TYPE a_b counter\n# UNIT a_b bytes\n"
-			    "a_b_total{k=\"v\"} 1\na_b_created 2\n# TYPE c info\nc_info 1\n# EOF\n"),
+			    "a_b_total{k=\"v\"} 1\na_b_created 2\n# TYPE c info\nc_info 1\n"
+			    "# EOF\n"),
 		  "well formed");
 	ASSERT_OK(parse_str("# EOF\n"), "empty");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
