@@ -79,7 +79,8 @@ struct session {
 	__u64 textfile_next;		/* its next write while the run goes on */
 	struct output_self self;	/* memphase's own cost, for the metrics */
 	__u64 scrapes;			/* GET /metrics answered */
-	__u64 channel_next;		/* under watch: the next exposition sent */
+	int channel;			/* under watch: the socket to it (--metrics-fd), -1 */
+	__u64 channel_next;		/* ... the next exposition sent */
 	bool channel_big;		/* ... one did not fit (said once) */
 	__u64 scrape_ns, scrape_gap_ns;	/* the last one, and the time since the one before */
 };
@@ -455,7 +456,7 @@ static int metrics_open(struct session *s)
  */
 static void metrics_send(struct session *s, __u64 now, bool final)
 {
-	int fd = s->env->metrics_fd;
+	int fd = s->channel;
 	struct output_ctx oc;
 	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 	__u64 t0 = util__now_ns();
@@ -491,7 +492,7 @@ static void metrics_send(struct session *s, __u64 now, bool final)
 	}
 	if (n < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
 		close(fd);
-		((struct env *)s->env)->metrics_fd = -1;
+		s->channel = -1;
 	}
 	free(buf);
 }
@@ -502,7 +503,7 @@ static void metrics_tick(struct session *s, __u64 now)
 	struct output_ctx oc;
 
 	httpd__serve(s->httpd, now);
-	if (s->env->metrics_fd >= 0 && now >= s->channel_next) {
+	if (s->channel >= 0 && now >= s->channel_next) {
 		s->channel_next = now + CHANNEL_NS;
 		metrics_send(s, now, false);
 	}
@@ -676,6 +677,7 @@ int session__run(const struct env *e, int *status)
 	s->stats_fd = -1;
 	s->wd.pid = s->wd.fd = -1;
 	s->textfile = -1;
+	s->channel = e->metrics_fd;
 	s->use_tui = !e->no_tui && isatty(STDOUT_FILENO);
 	libbpf_set_print(libbpf_print);
 
