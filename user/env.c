@@ -15,6 +15,7 @@
 #include "lib/causerules.h"
 #include "lib/httpd.h"
 #include "lib/util.h"
+#include "report/metrics.h"
 
 /* The documented ranges of the numeric options (README, --help). */
 #define YEAR_S		(365.0 * 86400)
@@ -35,6 +36,7 @@ struct env env = {
 	.report_from = -1,
 	.report_to = -1,
 	.max_procs = 16,
+	.metrics_fd = -1,
 };
 
 const char *argp_program_version = "memphase " MEMPHASE_VERSION;
@@ -106,6 +108,7 @@ enum {
 	OPT_OUT_DIR,
 	OPT_MAX_PROCS,
 	OPT_WATCHED,
+	OPT_METRICS_FD,
 };
 
 static bool record_cmd;		/* `memphase record -o FILE -- COMMAND` */
@@ -125,6 +128,8 @@ static struct argp_option options[] = {
 	  "(default 16; 1..1024)", 0 },
 	{ "watched", OPT_WATCHED, "START", OPTION_HIDDEN,
 	  "attach started by watch: the process started at START (clock ticks since boot)", 0 },
+	{ "metrics-fd", OPT_METRICS_FD, "FD", OPTION_HIDDEN,
+	  "attach started by watch: send the metrics to watch over the socket FD", 0 },
 	{ "stacks", OPT_STACKS, "MODE", 0,
 	  "User stacks: dwarf (default, works without frame pointers), fp or none", 0 },
 	{ "sample-bytes", OPT_SAMPLE_BYTES, "SIZE", 0,
@@ -523,6 +528,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.watched = true;
 		env.watched_start = v;
 		break;
+	case OPT_METRICS_FD: {
+		struct stat st;
+
+		if (env.mode != MODE_ATTACH)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--metrics-fd belongs to 'memphase attach'");
+		if (opt_uint(arg, 3, INT_MAX, &v) || fstat(v, &st) || !S_ISSOCK(st.st_mode))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--metrics-fd '%s': not an open socket", arg);
+		env.metrics_fd = v;
+		break;
+	}
 	case OPT_METRICS: {
 		struct sockaddr_storage ss;
 		socklen_t len;
@@ -790,6 +807,12 @@ static error_t parse_format(int key, char *arg, struct argp_state *state)
 {
 	if (key < OPT_FORMAT || key >= OPT_FORMAT + (int)outputs__nformats())
 		return ARGP_ERR_UNKNOWN;
+	/* watch: the metrics of every process merged into one textfile */
+	if (env.mode == MODE_WATCH &&
+	    output_formats[key - OPT_FORMAT] == &metrics_textfile_format) {
+		env.watch_textfile = arg;
+		return 0;
+	}
 	/* watch: --NAME alone, one file per process in --out-dir */
 	if (env.mode == MODE_WATCH && arg)
 		argp_failure(state, TARGET_EXIT_FAILED, 0,
@@ -853,10 +876,11 @@ int env__parse(int argc, char **argv)
 	env.preset = presets__find(PRESETS_DEFAULT);
 	/* watch: the output options and --record name no file (one per process) */
 	for (i = 0; i < outputs__nformats(); i++)
-		fmt_options[i] = (struct argp_option){ output_formats[i]->name, OPT_FORMAT + i,
-						       "FILE",
-						       env.mode == MODE_WATCH ? OPTION_ARG_OPTIONAL : 0,
-						       output_formats[i]->help, -1 };
+		fmt_options[i] = (struct argp_option){
+			output_formats[i]->name, OPT_FORMAT + i, "FILE",
+			env.mode == MODE_WATCH && output_formats[i] != &metrics_textfile_format ?
+			OPTION_ARG_OPTIONAL : 0,
+			output_formats[i]->help, -1 };
 	for (i = 0; options[i].name; i++)
 		if (options[i].key == OPT_RECORD)
 			options[i].flags = env.mode == MODE_WATCH ? OPTION_ARG_OPTIONAL : 0;

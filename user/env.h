@@ -56,6 +56,7 @@ struct env {
 	unsigned int ringbuf_kib;
 	bool bpf_stats;			/* print the BPF programs' own run time at exit */
 	const char *metrics;		/* --metrics ADDR:PORT: serve /metrics */
+	int metrics_fd;			/* attach under watch: send the exposition here (-1) */
 	const char *record;		/* --record FILE (record -o FILE) */
 	unsigned long long record_max;	/* --record-max: bound of the recording (0: none) */
 	const char *report_file;	/* report: the recording */
@@ -72,6 +73,7 @@ struct env {
 	const char *match_cgroup_ctl;	/* ... of this hierarchy ("memory"; "" for v2) */
 	const char *out_dir;		/* --out-dir DIR (default ".") */
 	unsigned int max_procs;		/* --max-procs N: attach children at once */
+	const char *watch_textfile;	/* --metrics-textfile FILE: the merged metrics */
 	/* the analysis options given, as "--name" or "--name=value", for the children */
 	unsigned int npass;
 	char *pass[ENV_MAX_PASS];

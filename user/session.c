@@ -11,12 +11,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -48,6 +50,8 @@
 
 #define POLL_MS		100
 #define TEXTFILE_NS	(5ULL * 1000000000)	/* --metrics-textfile period */
+#define CHANNEL_NS	(1ULL * 1000000000)	/* under watch: the exposition sent this often */
+#define CHANNEL_FINAL_MS 2000			/* the last one may wait this long for room */
 /* after the run: wait for one more scrape this much past the scrape interval, at most */
 #define METRICS_LINGER_SLACK_NS	(2ULL * 1000000000)
 #define METRICS_LINGER_MAX_NS	(65ULL * 1000000000)
@@ -80,6 +84,9 @@ struct session {
 	__u64 textfile_next;		/* its next write while the run goes on */
 	struct output_self self;	/* memphase's own cost, for the metrics */
 	__u64 scrapes;			/* GET /metrics answered */
+	int channel;			/* under watch: the socket to it (--metrics-fd), -1 */
+	__u64 channel_next;		/* ... the next exposition sent */
+	bool channel_big;		/* ... one did not fit (said once) */
 	__u64 scrape_ns, scrape_gap_ns;	/* the last one, and the time since the one before */
 };
 
@@ -446,12 +453,65 @@ static int metrics_open(struct session *s)
 	return 0;
 }
 
+/*
+ * Under watch (--metrics-fd): the exposition (OpenMetrics) to the supervisor as one
+ * message of its socket (SOCK_SEQPACKET: it gets whole ones or none). One it has no room
+ * for is skipped (the next follows in CHANNEL_NS), except the last (final), which waits for
+ * room a little. A supervisor gone ends the sending.
+ */
+static void metrics_send(struct session *s, __u64 now, bool final)
+{
+	int fd = s->channel;
+	struct output_ctx oc;
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	__u64 t0 = util__now_ns();
+	char *buf = NULL;
+	size_t len = 0;
+	ssize_t n;
+	FILE *f;
+	int err;
+
+	if (fd < 0)
+		return;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	oc = metrics_ctx(s, now);
+	err = metrics__render(f, &oc, 1, METRICS_OPENMETRICS);
+	if (fclose(f) || err) {
+		free(buf);
+		return;
+	}
+	s->self.render_s = (util__now_ns() - t0) / 1e9;
+	s->self.render_bytes = len;
+	for (;;) {
+		n = send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n >= 0 || errno != EAGAIN || !final ||
+		    poll(&pfd, 1, CHANNEL_FINAL_MS) <= 0)
+			break;
+	}
+	if (n < 0 && errno == EMSGSIZE && !s->channel_big) {
+		s->channel_big = true;
+		fprintf(stderr, "memphase: the metrics (%zu bytes) do not fit the channel to "
+				"watch: left out until they do\n", len);
+	}
+	if (n < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
+		close(fd);
+		s->channel = -1;
+	}
+	free(buf);
+}
+
 /* From the poll loop: scrapes answered, the textfile rewritten every TEXTFILE_NS. */
 static void metrics_tick(struct session *s, __u64 now)
 {
 	struct output_ctx oc;
 
 	httpd__serve(s->httpd, now);
+	if (s->channel >= 0 && now >= s->channel_next) {
+		s->channel_next = now + CHANNEL_NS;
+		metrics_send(s, now, false);
+	}
 	if (s->textfile < 0 || now < s->textfile_next)
 		return;
 	s->textfile_next = now + TEXTFILE_NS;
@@ -698,6 +758,7 @@ int session__run(const struct env *e, int *status)
 	s->stats_fd = -1;
 	s->wd.pid = s->wd.fd = -1;
 	s->textfile = -1;
+	s->channel = e->metrics_fd;
 	s->use_tui = !e->no_tui && isatty(STDOUT_FILENO);
 	libbpf_set_print(libbpf_print);
 
@@ -744,6 +805,9 @@ int session__run(const struct env *e, int *status)
 		err = poll_loop(s);
 	if (!err)
 		err = finish(s);
+	/* the final figures, for watch to serve one scrape interval more */
+	if (!err)
+		metrics_send(s, 0, true);
 	if (!err)
 		metrics_linger(s);
 	if (!err)

@@ -28,9 +28,11 @@
 #include "session.h"
 #include "users.h"
 #include "watch.h"
+#include "watch_metrics.h"
 #include "watch.skel.h"
 
 #define POLL_MS		200
+#define POLL_METRICS_MS	100	/* with --metrics: a scrape waits at most this long */
 #define SEEN_MAX	1024	/* processes decided lately (skipped, failed, followed) */
 #define ANCESTORS_MAX	32	/* parents looked at for one that is watched already */
 #define PF_KTHREAD	0x00200000
@@ -49,6 +51,10 @@ struct proc {
 	pid_t child;
 	unsigned long long start;
 	char comm[MP_COMM_LEN];
+	int metrics;			/* its metrics channel (watch_metrics.h), -1 */
+	int err_fd;			/* the child's stderr, read here, -1 */
+	unsigned int nline;		/* ... a line not complete yet */
+	char line[512];
 };
 
 /* A process decided already, not to be counted again by a rescan. */
@@ -68,6 +74,9 @@ struct watch {
 	unsigned long long btime;	/* boot time, seconds since the epoch */
 	long hz;			/* clock ticks per second */
 	pid_t self;
+	struct creds user;		/* who invoked memphase: the files are theirs */
+	struct userfs *fs;		/* ... written as that user */
+	struct watch_metrics *metrics;	/* --metrics, --metrics-textfile; NULL */
 	/* the count printed at the end */
 	unsigned long long matched, written, gone, failed, skipped;
 };
@@ -290,9 +299,10 @@ static void format_ext(const char *name, char *buf, size_t len)
 /*
  * In the forked child: `memphase attach -p PID --watched=START` with the options given to
  * watch and the process's files, then exec. Never returns. The one place a child's command
- * line is made: a later --metrics-textfile per child goes here.
+ * line is made.
  */
-static void child_exec(const struct watch *w, const struct proc *p, pid_t parent)
+static void child_exec(const struct watch *w, const struct proc *p, pid_t parent, int err_fd,
+		       int metrics_fd)
 {
 	const struct env *e = w->env;
 	char *argv[16 + ENV_MAX_PASS + OUTPUTS_MAX], base[128], ext[32], *s;
@@ -310,6 +320,12 @@ static void child_exec(const struct watch *w, const struct proc *p, pid_t parent
 		dup2(fd, STDIN_FILENO);
 		dup2(fd, STDOUT_FILENO);
 	}
+	/* its notices reach watch's stderr through the supervisor, [comm pid] before each */
+	if (err_fd >= 0)
+		dup2(err_fd, STDERR_FILENO);
+	/* the metrics channel is the one descriptor it keeps across the exec */
+	if (metrics_fd >= 0 && fcntl(metrics_fd, F_SETFD, 0))
+		_exit(TARGET_EXIT_FAILED);
 	base_name(w, p, base, sizeof(base));
 	argv[n++] = (char *)"memphase";
 	argv[n++] = (char *)"attach";
@@ -317,6 +333,8 @@ static void child_exec(const struct watch *w, const struct proc *p, pid_t parent
 	    asprintf(&argv[n++], "--watched=%llu", p->start) < 0)
 		_exit(TARGET_EXIT_FAILED);
 	argv[n++] = (char *)"--no-tui";
+	if (metrics_fd >= 0 && asprintf(&argv[n++], "--metrics-fd=%d", metrics_fd) < 0)
+		_exit(TARGET_EXIT_FAILED);
 	for (i = 0; i < e->npass; i++)
 		argv[n++] = e->pass[i];
 	for (i = 0; i < outputs__nformats(); i++) {
@@ -344,10 +362,65 @@ static void say(const struct proc *p, const char *what)
 		utf8__esc_term(comm, sizeof(comm), p->comm), p->pid, what);
 }
 
+/* One line of a child's stderr, with its process's [comm pid]. */
+static void relay_line(const struct proc *p, const char *s, size_t n)
+{
+	char comm[4 * MP_COMM_LEN];
+
+	fprintf(stderr, "[%s %d] %.*s\n", utf8__esc_term(comm, sizeof(comm), p->comm), p->pid,
+		(int)n, s);
+}
+
+/* What a child wrote on stderr, line by line; at its end (last), a line not ended too. */
+static void relay(struct proc *p, bool last)
+{
+	char *nl;
+	ssize_t n;
+
+	while (p->err_fd >= 0) {
+		n = read(p->err_fd, p->line + p->nline, sizeof(p->line) - p->nline);
+		if (n <= 0)
+			break;
+		p->nline += n;
+		while ((nl = memchr(p->line, '\n', p->nline))) {
+			relay_line(p, p->line, nl - p->line);
+			p->nline -= nl + 1 - p->line;
+			memmove(p->line, nl + 1, p->nline);
+		}
+		/* a line longer than the buffer goes out in pieces */
+		if (p->nline == sizeof(p->line)) {
+			relay_line(p, p->line, p->nline);
+			p->nline = 0;
+		}
+	}
+	if (last && p->nline) {
+		relay_line(p, p->line, p->nline);
+		p->nline = 0;
+	}
+}
+
+static void relay_all(struct watch *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->env->max_procs; i++)
+		if (w->procs[i].pid)
+			relay(&w->procs[i], false);
+}
+
+static void proc_clear(struct proc *p)
+{
+	if (p->err_fd >= 0)
+		close(p->err_fd);
+	memset(p, 0, sizeof(*p));
+	p->metrics = p->err_fd = -1;
+}
+
 /* A new match: a child for it, or skipped past --max-procs. */
 static void proc_start(struct watch *w, const struct pinfo *pi)
 {
 	struct proc *p = NULL;
+	int errp[2], mfd = -1;
 	unsigned int i;
 	pid_t child;
 
@@ -367,14 +440,25 @@ static void proc_start(struct watch *w, const struct pinfo *pi)
 	p->pid = pi->pid;
 	p->start = pi->start;
 	memcpy(p->comm, pi->comm, sizeof(p->comm));
+	p->metrics = watch_metrics__open(w->metrics, &mfd);
+	if (w->metrics && p->metrics < 0)
+		say(p, "observed without metrics: no channel for them");
+	if (pipe2(errp, O_CLOEXEC))
+		errp[0] = errp[1] = -1;
 	child = fork();
 	if (!child)
-		child_exec(w, p, w->self);
+		child_exec(w, p, w->self, errp[1], mfd);
+	if (errp[1] >= 0)
+		close(errp[1]);
+	p->err_fd = errp[0];
+	if (p->err_fd >= 0)
+		fcntl(p->err_fd, F_SETFL, O_NONBLOCK);
+	watch_metrics__forked(w->metrics, p->metrics, child > 0);
 	if (child < 0) {
 		w->failed++;
 		seen_add(w, pi->pid, pi->start);
 		say(p, "not observed: fork failed");
-		memset(p, 0, sizeof(*p));
+		proc_clear(p);
 		return;
 	}
 	p->child = child;
@@ -466,6 +550,9 @@ static void reap(struct watch *w, pid_t child, int st)
 
 	if (!p)
 		return;
+	/* its last notices first, then what watch makes of its end */
+	relay(p, true);
+	watch_metrics__ended(w->metrics, p->metrics, util__now_ns());
 	if (WIFEXITED(st) && !WEXITSTATUS(st)) {
 		w->written++;
 		if (w->env->verbose)
@@ -486,7 +573,7 @@ static void reap(struct watch *w, pid_t child, int st)
 				 strsignal(WTERMSIG(st)));
 		say(p, what);
 	}
-	memset(p, 0, sizeof(*p));
+	proc_clear(p);
 	w->nprocs--;
 }
 
@@ -569,34 +656,33 @@ static int bpf_setup(struct watch *w)
  * Before anything starts: the invoking user may create files in --out-dir (each child
  * creates its own as that user; a bad directory is one line now, not one per process).
  */
-static int check_out_dir(const struct env *e)
+static int check_out_dir(struct watch *w)
 {
-	struct creds user, unused;
+	const struct env *e = w->env;
+	struct creds unused;
 	struct userfs_file f = {};
-	struct userfs *fs;
 	char path[PATH_MAX], p[256];
 	int err;
 
-	err = users__choose(e, &user, &unused);
+	err = users__choose(e, &w->user, &unused);
 	if (err)
 		return err;
-	fs = userfs__new(&user);
-	if (!fs) {
+	w->fs = userfs__new(&w->user);
+	if (!w->fs) {
 		err = -errno;
 		fprintf(stderr, "memphase: cannot act as uid %u for the output files: %s\n",
-			(unsigned int)user.uid, strerror(-err));
+			(unsigned int)w->user.uid, strerror(-err));
 		return err;
 	}
 	snprintf(path, sizeof(path), "%s/.memphase-watch-check", e->out_dir);
-	err = userfs__open(fs, path, &f);
+	err = userfs__open(w->fs, path, &f);
 	if (!err && f.kind != USERFS_FILE)
 		err = -EINVAL;
 	if (err)
 		fprintf(stderr, "memphase: --out-dir %s: %s\n",
 			utf8__esc_term(p, sizeof(p), e->out_dir),
 			f.why[0] ? f.why : strerror(-err));
-	userfs__discard(fs, &f);
-	userfs__free(fs);
+	userfs__discard(w->fs, &f);
 	return err;
 }
 
@@ -634,23 +720,35 @@ static void describe(const struct env *e, char *buf, size_t len)
 		 e->match_cgroup ? "cgroup " : "", s[2]);
 }
 
+static struct watch_counts counts(const struct watch *w)
+{
+	return (struct watch_counts){ .matched = w->matched, .written = w->written,
+				      .gone = w->gone, .skipped = w->skipped,
+				      .failed = w->failed, .observed = w->nprocs };
+}
+
 static void loop(struct watch *w)
 {
 	const struct env *e = w->env;
 	__u64 now = util__now_ns(), rescan = now + WATCH_RESCAN_S * 1000000000ULL;
 	__u64 deadline = e->duration > 0 ? now + (__u64)(e->duration * 1e9) : 0;
+	int poll_ms = w->metrics ? POLL_METRICS_MS : POLL_MS;
+	struct watch_counts c;
 
 	while (!stop_sig) {
 		if (w->rb)
-			ring_buffer__poll(w->rb, POLL_MS);
+			ring_buffer__poll(w->rb, poll_ms);
 		else
-			usleep(POLL_MS * 1000);
+			usleep(poll_ms * 1000);
+		relay_all(w);
 		reap_all(w);
 		now = util__now_ns();
+		c = counts(w);
+		watch_metrics__tick(w->metrics, &c, now);
 		if (deadline && now >= deadline)
 			break;
-		/* -p: nothing more can match once they are done */
-		if (e->npids && !w->nprocs)
+		/* -p: nothing more can match once they are done (and the last figures served) */
+		if (e->npids && !w->nprocs && !watch_metrics__lingering(w->metrics))
 			break;
 		if (w->rb && now >= rescan) {
 			scan_proc(w);
@@ -662,6 +760,7 @@ static void loop(struct watch *w)
 int watch__run(const struct env *e, int *status)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct watch_counts c;
 	struct watch *w;
 	char p[256], what[PATH_MAX];
 	int err;
@@ -681,7 +780,12 @@ int watch__run(const struct env *e, int *status)
 	if (!err)
 		err = read_btime(&w->btime);
 	if (!err)
-		err = check_out_dir(e);
+		err = check_out_dir(w);
+	if (!err) {
+		w->metrics = watch_metrics__new(e, w->fs);
+		if (!w->metrics && errno)
+			err = -errno;
+	}
 	if (err)
 		goto out;
 	sigaction(SIGINT, &sa, NULL);
@@ -702,6 +806,9 @@ int watch__run(const struct env *e, int *status)
 		w->nprocs, utf8__esc_term(p, sizeof(p), e->out_dir));
 	loop(w);
 	stop_children(w);
+	c = counts(w);
+	/* the last figures of every observation, in the textfile */
+	watch_metrics__finish(w->metrics, &c);
 	*status = 0;
 out:
 	if (w->matched || !err)
@@ -713,6 +820,8 @@ out:
 			"");
 	ring_buffer__free(w->rb);
 	watch_bpf__destroy(w->skel);
+	watch_metrics__free(w->metrics);
+	userfs__free(w->fs);
 	free(w->procs);
 	free(w);
 	return err;

@@ -6,6 +6,7 @@ PromQL query through its HTTP API gives the per-phase growth of --json. promtool
 only the text format 0.0.4: the OpenMetrics exposition is checked by Prometheus itself,
 which asks for it and keeps the types only OpenMetrics has (info). The Grafana dashboard
 refers only to metric names memphase exports."""
+import glob
 import http.client
 import json
 import os
@@ -537,3 +538,141 @@ def test_grafana_dashboard_uses_exported_names():
     missing = names - exported
     assert not missing, "the dashboard refers to names memphase does not export: %s" % \
         sorted(missing)
+
+
+def _pid_series(body, pid):
+    return [s for s in samples(body) if s[1].get("pid") == str(pid)]
+
+
+def test_watch_metrics_merged_per_process():
+    """memphase watch --metrics and --metrics-textfile, as the invoking user nobody, with
+    two stand-ins of a comm of their own (a small and a larger context). While both run, one
+    exposition holds both processes' series (their pids), each family's HELP and TYPE once,
+    promtool-clean, and so does the textfile (nobody's); OpenMetrics, when asked, ends in
+    # EOF; watch's own series count the two. A real Prometheus scrapes watch every second:
+    afterwards PromQL gives, per process, exactly that process's JSON growth per phase and
+    class. The process that ends first leaves the exposition, after Prometheus has scraped
+    its final figures (target_ended 1), while the other, still running, stays. Every line a
+    child wrote on stderr reaches watch's stderr with its [comm pid]."""
+    need_prometheus()
+    import test_watch as tw
+    with harness.workdir() as d:
+        out, tf = os.path.join(d, "out"), os.path.join(d, "watch.prom")
+        os.mkdir(out)
+        os.chmod(out, 0o777)
+        port = free_port()
+        comm = tw.unique("wq")
+        drv = tw.named(d, comm)
+        prom = Prometheus(d, port)
+        procs, w = [], None
+        try:
+            # -v: each observation prints its markers; nobody may observe its own processes
+            w = tw.Watch(d, ["--comm", comm, "--out-dir", out, "--metrics", str(port),
+                             "--metrics-textfile", tf, "-v"], env=tw.NOBODY)
+            a = tw.start(tw.drv_args(d, "a", exe=drv, ctx_mib=8, tokens=10, sleep_ms=50),
+                         tw.AS_NOBODY)
+            b = tw.start(tw.drv_args(d, "b", exe=drv, ctx_mib=32, tokens=60, sleep_ms=200),
+                         tw.AS_NOBODY)
+            procs = [a, b]
+            # both observed: one exposition, both pids
+            deadline = time.time() + 60
+            while True:
+                st, hdr, body = get(port)
+                have = {lb.get("pid") for n, lb, _ in samples(body) if n == "memphase_run_info"}
+                if {str(a.pid), str(b.pid)} <= have and a.poll() is None:
+                    break
+                assert a.poll() is None, "the first process ended before both were observed"
+                assert time.time() < deadline, ("not both observed", have, w.stderr())
+                time.sleep(0.2)
+            assert st == 200 and hdr["Content-Type"] == CT_TEXT, (st, hdr)
+            promtool_clean(body, "watch's merged exposition")
+            for kind in ("HELP", "TYPE"):
+                names = [x.split()[2] for x in body.splitlines()
+                         if x.startswith("# %s " % kind)]
+                assert len(names) == len(set(names)) >= 30, \
+                    [n for n in names if names.count(n) > 1]
+            for p in (a, b):
+                ids = {lb["comm"] for _, lb, _ in _pid_series(body, p.pid)}
+                assert ids == {comm}, ids
+                rss = [s for s in _pid_series(body, p.pid) if s[0] == "memphase_rss_bytes"]
+                assert len(rss) == 4, rss
+            own = {(n, lb.get("outcome")): v for n, lb, v in samples(body)
+                   if n.startswith("memphase_watch_")}
+            assert own[("memphase_watch_processes_total", "matched")] == 2, own
+            assert own[("memphase_watch_observed_processes", None)] == 2, own
+            assert own[("memphase_watch_self_resident_memory_bytes", None)] > 0, own
+            st, hdr, om = get(port, headers={"Accept": OM_ACCEPT})
+            assert st == 200 and hdr["Content-Type"] == CT_OM and om.endswith("\n# EOF\n")
+            assert om.count("# TYPE memphase_run info\n") == 1, om[:3000]
+            assert om.count("\n# EOF\n") == 1
+            # the textfile: written while they run, nobody's, lint-clean, both processes
+            deadline = time.time() + 30
+            while True:
+                text = open(tf).read() if os.path.exists(tf) else ""
+                ids = {lb.get("pid") for n, lb, _ in samples(text) if n == "memphase_run_info"}
+                if {str(a.pid), str(b.pid)} <= ids:
+                    break
+                assert time.time() < deadline, ("textfile", ids)
+                time.sleep(0.2)
+            promtool_clean(text, "watch's merged textfile")
+            assert (os.stat(tf).st_uid, os.stat(tf).st_gid) == (65534, 65534)
+            # a ends: its final figures are served, then its series go; b stays while alive
+            assert a.wait(timeout=120) == 0
+            ended_at = time.time()
+            saw_end = False
+            while True:
+                b_alive = b.poll() is None
+                body = get(port)[2]
+                mine = _pid_series(body, a.pid)
+                saw_end |= ("memphase_target_ended", {"comm": comm, "pid": str(a.pid)},
+                            1.0) in mine
+                if not mine:
+                    break
+                assert time.time() < ended_at + 90, "pid %d never left" % a.pid
+                time.sleep(0.2)
+            assert saw_end, "the final figures of pid %d were never served" % a.pid
+            if b_alive:
+                assert _pid_series(body, b.pid), "pid %d left while running" % b.pid
+            assert b.wait(timeout=120) == 0
+            while _pid_series(get(port)[2], b.pid):
+                time.sleep(0.2)
+            # Prometheus: each process's growth is its JSON's; both final figures scraped
+            for p in (a, b):
+                files = glob.glob(os.path.join(out, "%s.%d.*.json" % (comm, p.pid)))
+                assert len(files) == 1, os.listdir(out)
+                doc = harness.load_json(files[0])
+                sel = '{job="memphase",pid="%d"}' % p.pid
+                res = prom.query("last_over_time(memphase_phase_growth_bytes_total%s[10m])"
+                                 % sel)
+                got = {(r["metric"]["phase"], r["metric"]["class"]): int(float(r["value"][1]))
+                       for r in res}
+                assert got == json_growth(doc), (p.pid, "PromQL", got, "JSON",
+                                                 json_growth(doc))
+                res = prom.query("max_over_time(memphase_target_ended%s[10m])" % sel)
+                assert res and res[0]["value"][1] == "1", res
+            ctx = {p.pid: harness.phase(harness.load_json(glob.glob(os.path.join(
+                out, "%s.%d.*.json" % (comm, p.pid)))[0]), "context")["rss_growth_bytes"]["anon"]
+                for p in (a, b)}
+            assert ctx[b.pid] - ctx[a.pid] >= 20 * MIB, ctx
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+            if w:
+                rc, n = w.stop()
+            prom.close()
+        assert rc == 0 and n == {"matched": 2, "written": 2, "gone": 0, "skipped": 0,
+                                 "failed": 0}, (rc, n, w.stderr())
+        # the children's lines, each with its process's [comm pid]
+        lines = w.stderr().splitlines()
+        tagged = {}
+        for line in lines:
+            if line.startswith("memphase: watch:"):
+                continue
+            m = re.match(r"\[(\S+) (\d+)\] memphase: ", line)
+            assert m and m.group(1) == comm, "a line without [comm pid]: %r" % line
+            tagged[int(m.group(2))] = tagged.get(int(m.group(2)), 0) + 1
+        assert set(tagged) == {a.pid, b.pid} and min(tagged.values()) >= 5, tagged
+        # the final textfile: watch's count, nobody's file
+        samp = samples(open(tf).read())
+        assert ("memphase_watch_processes_total", {"outcome": "written"}, 2.0) in samp, samp

@@ -357,6 +357,11 @@ def test_watch_bad_options():
             (["watch", "--cgroup", "/no/such/cgroup"], "no such cgroup"),
             (["watch", "--comm", "x", "--max-procs", "0"], "--max-procs"),
             (["watch", "--comm", "x", "--interval", "1"], "--interval"),
+            (["watch", "--comm", "x", "--metrics", "abc"], "--metrics"),
+            (["watch", "--comm", "x", "--metrics-textfile", os.path.join(d, "none", "m.prom")],
+             "cannot write"),
+            (["watch", "--comm", "x", "--metrics-textfile"], "requires an argument"),
+            (["attach", "-p", "1", "--metrics-fd=5"], "--metrics-fd"),
             (["attach", "-p", "1", "--comm", "x"], "belongs to 'memphase watch'"),
             (["run", "--out-dir", d, "--", "/bin/true"], "belongs to 'memphase watch'"),
         ]

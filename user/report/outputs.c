@@ -173,7 +173,8 @@ unsigned int outputs__needs(const struct outputs *o)
 	return needs;
 }
 
-static int write_out(struct outputs *o, struct output *out, const struct output_ctx *ctx)
+static int write_out(struct outputs *o, struct output *out, const struct output_ctx *ctx,
+		     outputs_writer_fn fn, void *arg)
 {
 	cookie_io_functions_t io = { .write = wfile_write, .seek = wfile_seek };
 	struct wfile w = {};
@@ -193,7 +194,7 @@ static int write_out(struct outputs *o, struct output *out, const struct output_
 	f = fopencookie(&w, "w", io);
 	if (!f)
 		return -ENOMEM;
-	err = out->fmt->write(f, ctx);
+	err = fn ? fn(f, arg) : out->fmt->write(f, ctx);
 	if (fflush(f) && !err)
 		err = -EIO;
 	fclose(f);
@@ -222,7 +223,7 @@ int outputs__write(struct outputs *o, const struct output_ctx *ctx, bool final)
 
 		if (!out->open || !out->fmt || (!final && out->file.kind != USERFS_FILE))
 			continue;
-		err = write_out(o, out, ctx);
+		err = write_out(o, out, ctx, NULL, NULL);
 		if (err && !ret)
 			ret = err;
 	}
@@ -235,7 +236,20 @@ int outputs__write_one(struct outputs *o, unsigned int k, const struct output_ct
 
 	if (!out || !out->open || !out->fmt || out->file.kind != USERFS_FILE)
 		return 0;
-	return write_out(o, out, ctx);
+	return write_out(o, out, ctx, NULL, NULL);
+}
+
+int outputs__write_with(struct outputs *o, unsigned int k, outputs_writer_fn fn, void *arg,
+			bool final)
+{
+	struct output *out = k < OUTPUTS_MAX ? &o->out[k] : NULL;
+
+	if (!out || !out->open || (!final && out->file.kind != USERFS_FILE))
+		return 0;
+	/* a stream is written once */
+	if (out->file.kind != USERFS_FILE && out->used)
+		return 0;
+	return write_out(o, out, NULL, fn, arg);
 }
 
 int outputs__log_fd(const struct outputs *o)

@@ -61,6 +61,15 @@ int outputs__write(struct outputs *o, const struct output_ctx *ctx, bool final);
  * or -errno (reported; the file keeps its previous contents).
  */
 int outputs__write_one(struct outputs *o, unsigned int k, const struct output_ctx *ctx);
+/* The whole file of an output that no format writes (watch's merged metrics). */
+typedef int (*outputs_writer_fn)(FILE *f, void *arg);
+/*
+ * Writes output k with fn instead of its format's writer: while things go on (final false)
+ * only a regular file, as outputs__write_one; a stream once, at the end. 0 or -errno
+ * (reported; the file keeps its previous contents).
+ */
+int outputs__write_with(struct outputs *o, unsigned int k, outputs_writer_fn fn, void *arg,
+			bool final);
 /* The command's log: its fd for the child, or -1 (no log: inherit memphase's). */
 int outputs__log_fd(const struct outputs *o);
 /* Its path when it is open, else NULL. */
