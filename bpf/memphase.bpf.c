@@ -942,11 +942,35 @@ __noinline int orphan_leave(struct mp_target *t, __u32 tgid, struct deferred *d)
 	return false;
 }
 
+/*
+ * Takes one ready orphan of o into d: 1, or 0 when none is left. A subprogram: the
+ * adopting loop calls it per free entry (verified once, not per iteration).
+ */
+__noinline int orphan_take(struct orphans *o, struct deferred *d)
+{
+	int i;
+
+	if (!o || !d)
+		return 0;
+	for (i = 0; i < MAX_ORPHANS; i++) {
+		struct orphan *e = &o->e[i];
+
+		if (e->state == ORPHAN_READY &&
+		    __sync_val_compare_and_swap(&e->state, ORPHAN_READY, ORPHAN_BUSY) ==
+		    ORPHAN_READY) {
+			*d = e->d;
+			e->state = ORPHAN_FREE;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Takes over the process's orphans into the thread's free deferred entries. */
 __noinline int orphans_adopt(struct thread_state *ts, struct mp_target *t, __u32 tgid)
 {
 	struct orphans *o;
-	int i, j;
+	int j;
 
 	if (!ts || !t)
 		return 0;
@@ -959,20 +983,9 @@ __noinline int orphans_adopt(struct thread_state *ts, struct mp_target *t, __u32
 
 		if (d->bytes)
 			continue;
-		for (i = 0; i < MAX_ORPHANS; i++) {
-			struct orphan *e = &o->e[i];
-
-			if (e->state == ORPHAN_READY &&
-			    __sync_val_compare_and_swap(&e->state, ORPHAN_READY, ORPHAN_BUSY) ==
-			    ORPHAN_READY) {
-				*d = e->d;
-				ts->ndeferred++;
-				e->state = ORPHAN_FREE;
-				break;
-			}
-		}
-		if (i == MAX_ORPHANS)
+		if (!orphan_take(o, d))
 			return 0;	/* none left */
+		ts->ndeferred++;
 	}
 	/* no room for all: the next one to look takes the rest */
 	__sync_fetch_and_or(&t->flags, MP_T_ORPHANS);
@@ -2360,17 +2373,21 @@ struct rule_out {
 };
 
 /*
- * Counts the non-zero bytes among the first n of the array whose pointer is at sp + r->arr_at;
- * -1 when there is no array (NULL pointer, n <= 0, unreadable).
+ * Counts the non-zero bytes among the first n of the array whose pointer is at sp + r->arr_at
+ * (r: rule idx); -1 when there is no array (NULL pointer, n <= 0, unreadable). A subprogram:
+ * its loop is verified once, not on every path of the rule's evaluation.
  */
-static __always_inline long rule_array_count(struct pt_regs *ctx,
-					     const volatile struct mp_rule *r, __s64 n)
+__noinline long rule_array_count(struct pt_regs *ctx, __u32 idx, __s64 n)
 {
+	const volatile struct mp_rule *r;
 	struct rule_buf *buf;
 	__u32 zero = 0, i, len;
 	__u64 ptr = 0;
 	long cnt = 0;
 
+	if (!ctx || idx >= MP_MAX_RULES)
+		return -1;
+	r = &cfg.rules[idx];
 	if (bpf_probe_read_user(&ptr, 8, (void *)(PT_REGS_SP(ctx) + r->arr_at)) || !ptr)
 		return -1;
 	if (n <= 0)
@@ -2439,7 +2456,7 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 	hit = mp_rule__hit(r->op, r->width, r->is_signed, v, r->value);
 	o->phase = hit ? r->then_phase : r->else_phase;
 	if (r->arr_at) {
-		cnt = rule_array_count(ctx, r, (__s64)v);
+		cnt = rule_array_count(ctx, idx, (__s64)v);
 		if (cnt >= 0) {
 			__s64 n = (__s64)v - r->arr_trim;
 
