@@ -600,25 +600,21 @@ static __always_inline void fault_note(__u64 addr)
 		ts->fault_addr = addr;
 }
 
-/*
- * Looks addr's mapping up into the thread's cache (ts->map, [vm_start, vm_end)), reusing
- * the last answer while addr stays inside it (sequential touches almost always do) unless
- * fresh (the cached range may have grown since: mprotect, brk).
- * 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
- * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
- */
-static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool fresh)
+/* vma_lookup()'s lookup: a subprogram, verified once (the cached answer stays inline) */
+__noinline int vma_find(struct thread_state *ts, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct classify_ctx c = { .ts = ts, .addr = addr };
-	struct mp_map_key prev = ts->map;
-	__u64 prev_start = ts->vm_start, prev_end = ts->vm_end;
+	struct mp_map_key prev;
+	__u64 prev_start, prev_end;
 	struct pt_regs *regs;
 	long err;
 
-	if (!fresh && ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start &&
-	    addr < ts->vm_end)
-		return 0;
+	if (!ts)
+		return -ENOENT;
+	prev = ts->map;
+	prev_start = ts->vm_start;
+	prev_end = ts->vm_end;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c.sp = regs->sp;
 	__builtin_memset(&ts->map, 0, sizeof(ts->map));
@@ -630,6 +626,21 @@ static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool
 		ts->vm_end = prev_end;
 	}
 	return err;
+}
+
+/*
+ * Looks addr's mapping up into the thread's cache (ts->map, [vm_start, vm_end)), reusing
+ * the last answer while addr stays inside it (sequential touches almost always do) unless
+ * fresh (the cached range may have grown since: mprotect, brk).
+ * 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
+ * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
+ */
+static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool fresh)
+{
+	if (!fresh && ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start &&
+	    addr < ts->vm_end)
+		return 0;
+	return vma_find(ts, addr);
 }
 
 SEC("tp_btf/page_fault_user")
@@ -749,6 +760,20 @@ static __always_inline void mapping_charge(struct thread_state *ts, __u32 tgid,
 		mapping_flush(ts);
 }
 
+/*
+ * mapping_charge() as a subprogram for the loops over deferred entries: verified once
+ * instead of once per unrolled iteration (the verifier's cost, at start-up, of every
+ * program that resolves deferred growth). The fault path keeps the inlined one.
+ */
+__noinline int mapping_charge_sub(struct thread_state *ts, __u32 tgid,
+				  const struct mp_map_key *key, __u64 bytes)
+{
+	if (!ts || !key)
+		return 0;
+	mapping_charge(ts, tgid, key, bytes);
+	return 0;
+}
+
 static __always_inline void count_unresolved(void)
 {
 	struct mp_drops *d = drops_get();
@@ -762,8 +787,8 @@ static __always_inline void count_unresolved(void)
  * is near (faults) or that waits for the same syscall's exit (hi == 0), else takes a free
  * entry. False when all entries are taken.
  */
-static __always_inline bool deferred_add(struct thread_state *ts, __u64 lo, __u64 hi,
-					 __u32 phase, __u32 cls, __u64 bytes)
+static __always_inline bool deferred_add_one(struct thread_state *ts, __u64 lo, __u64 hi,
+					     __u32 phase, __u32 cls, __u64 bytes)
 {
 	struct deferred *d;
 	int i;
@@ -794,6 +819,21 @@ static __always_inline bool deferred_add(struct thread_state *ts, __u64 lo, __u6
 		return true;
 	}
 	return false;
+}
+
+/* deferred_add_one() as a subprogram (a rare path: verified once); pc: phase << 32 | cls */
+__noinline int deferred_add_sub(struct thread_state *ts, __u64 lo, __u64 hi, __u64 pc,
+				__u64 bytes)
+{
+	if (!ts)
+		return 0;
+	return deferred_add_one(ts, lo, hi, pc >> 32, (__u32)pc, bytes);
+}
+
+static __always_inline bool deferred_add(struct thread_state *ts, __u64 lo, __u64 hi,
+					 __u32 phase, __u32 cls, __u64 bytes)
+{
+	return deferred_add_sub(ts, lo, hi, (__u64)phase << 32 | cls, bytes);
 }
 
 /*
@@ -841,7 +881,7 @@ __noinline int deferred_resolve(struct thread_state *ts, __u32 tgid)
 		key.phase = d->phase;
 		key.cls = d->cls;
 		key.pad = 0;
-		mapping_charge(ts, tgid, &key, d->bytes);
+		mapping_charge_sub(ts, tgid, &key, d->bytes);
 		d->bytes = 0;
 		if (ts->ndeferred)
 			ts->ndeferred--;
@@ -863,7 +903,7 @@ static __always_inline void deferred_drop(struct thread_state *ts, __u32 tgid)
 		key.phase = d->phase;
 		key.cls = d->cls;
 		count_unresolved();
-		mapping_charge(ts, tgid, &key, d->bytes);
+		mapping_charge_sub(ts, tgid, &key, d->bytes);
 		d->bytes = 0;
 	}
 	ts->ndeferred = 0;
@@ -871,14 +911,16 @@ static __always_inline void deferred_drop(struct thread_state *ts, __u32 tgid)
 
 /*
  * A thread that ends leaves what it could not look up to its process: false if there is no
- * room (the caller charges it to [unknown]).
+ * room (the caller charges it to [unknown]). A subprogram: called in a loop.
  */
-static __always_inline bool orphan_leave(struct mp_target *t, __u32 tgid, struct deferred *d)
+__noinline int orphan_leave(struct mp_target *t, __u32 tgid, struct deferred *d)
 {
 	static const struct orphans zero;
 	struct orphans *o;
 	int i;
 
+	if (!t || !d)
+		return false;
 	o = bpf_map_lookup_elem(&orphans, &tgid);
 	if (!o) {
 		bpf_map_update_elem(&orphans, &tgid, &zero, BPF_NOEXIST);
@@ -900,11 +942,35 @@ static __always_inline bool orphan_leave(struct mp_target *t, __u32 tgid, struct
 	return false;
 }
 
+/*
+ * Takes one ready orphan of o into d: 1, or 0 when none is left. A subprogram: the
+ * adopting loop calls it per free entry (verified once, not per iteration).
+ */
+__noinline int orphan_take(struct orphans *o, struct deferred *d)
+{
+	int i;
+
+	if (!o || !d)
+		return 0;
+	for (i = 0; i < MAX_ORPHANS; i++) {
+		struct orphan *e = &o->e[i];
+
+		if (e->state == ORPHAN_READY &&
+		    __sync_val_compare_and_swap(&e->state, ORPHAN_READY, ORPHAN_BUSY) ==
+		    ORPHAN_READY) {
+			*d = e->d;
+			e->state = ORPHAN_FREE;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Takes over the process's orphans into the thread's free deferred entries. */
 __noinline int orphans_adopt(struct thread_state *ts, struct mp_target *t, __u32 tgid)
 {
 	struct orphans *o;
-	int i, j;
+	int j;
 
 	if (!ts || !t)
 		return 0;
@@ -917,20 +983,9 @@ __noinline int orphans_adopt(struct thread_state *ts, struct mp_target *t, __u32
 
 		if (d->bytes)
 			continue;
-		for (i = 0; i < MAX_ORPHANS; i++) {
-			struct orphan *e = &o->e[i];
-
-			if (e->state == ORPHAN_READY &&
-			    __sync_val_compare_and_swap(&e->state, ORPHAN_READY, ORPHAN_BUSY) ==
-			    ORPHAN_READY) {
-				*d = e->d;
-				ts->ndeferred++;
-				e->state = ORPHAN_FREE;
-				break;
-			}
-		}
-		if (i == MAX_ORPHANS)
+		if (!orphan_take(o, d))
 			return 0;	/* none left */
+		ts->ndeferred++;
 	}
 	/* no room for all: the next one to look takes the rest */
 	__sync_fetch_and_or(&t->flags, MP_T_ORPHANS);
@@ -1117,6 +1172,20 @@ static __always_inline int sample_fp(void *ctx, struct mp_stack_event *h)
 	return 0;
 }
 
+/*
+ * The stack copy as a subprogram, verified once per program instead of at every call site
+ * (most of the verifier's time at start-up). ctx is the program's context (arg:ctx).
+ */
+__noinline int stack_capture(void *ctx __attribute__((btf_decl_tag("arg:ctx"))),
+			     struct mp_stack_event *h)
+{
+	if (!h)
+		return -ENOENT;
+	/* h->mode is dwarf exactly when the configuration's is (origins take fp otherwise): the
+	 * read-only configuration lets the verifier skip the mode not in use */
+	return cfg.stack_mode == MP_STACKS_DWARF ? sample_dwarf(ctx, h) : sample_fp(ctx, h);
+}
+
 /* Per-CPU scratch for the sample header (too big for the 512-byte BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -1155,7 +1224,41 @@ static __always_inline int stack_send(void *ctx, __u32 type, __u32 tgid, __u32 p
 	h->map_prot = prot;
 	h->map_how = how;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
-	return mode == MP_STACKS_DWARF ? sample_dwarf(ctx, h) : sample_fp(ctx, h);
+	return stack_capture(ctx, h);
+}
+
+/*
+ * A sample is due: taken unless capped. A subprogram (verified once, not inlined in every
+ * program that accounts growth); pc: phase << 32 | cls.
+ */
+__noinline int stack_sample(void *ctx __attribute__((btf_decl_tag("arg:ctx"))),
+			    struct thread_state *ts, __u32 tgid, __u64 pc)
+{
+	__u32 phase = pc >> 32, cls = (__u32)pc;
+	struct mp_drops *d;
+	int err;
+
+	if (!ts)
+		return 0;
+	if (!rate_allows()) {
+		/* ask again only after another sample's worth, not on every page */
+		ts->acc_next = ts->acc_bytes + cfg.sample_bytes;
+		d = drops_get();
+		if (d)
+			d->stacks_capped++;
+		return 0;
+	}
+	err = stack_send(ctx, MP_EV_STACK, tgid, phase, cfg.stack_mode, cls, ts->acc_bytes,
+			 ts->map.kind != MP_MAP_UNKNOWN ? ts->vm_start : 0, 0, 0);
+	if (err) {
+		d = drops_get();
+		if (d)
+			d->stacks++;
+		return 0;	/* the bytes stay for the next try */
+	}
+	ts->acc_bytes = 0;
+	ts->acc_next = cfg.sample_bytes;
+	return 0;
 }
 
 /*
@@ -1166,9 +1269,6 @@ static __always_inline int stack_send(void *ctx, __u32 type, __u32 tgid, __u32 p
 static __always_inline void stack_account(void *ctx, struct thread_state *ts, __u32 tgid,
 					  __u32 phase, __u32 cls, __u64 bytes)
 {
-	struct mp_drops *d;
-	int err;
-
 	if (ts->acc_phase != phase || !ts->acc_next) {
 		ts->acc_bytes = 0;
 		ts->acc_next = cfg.sample_bytes;
@@ -1177,24 +1277,7 @@ static __always_inline void stack_account(void *ctx, struct thread_state *ts, __
 	ts->acc_bytes += bytes;
 	if (ts->acc_bytes < ts->acc_next)
 		return;
-	if (!rate_allows()) {
-		/* ask again only after another sample's worth, not on every page */
-		ts->acc_next = ts->acc_bytes + cfg.sample_bytes;
-		d = drops_get();
-		if (d)
-			d->stacks_capped++;
-		return;
-	}
-	err = stack_send(ctx, MP_EV_STACK, tgid, phase, cfg.stack_mode, cls, ts->acc_bytes,
-			 ts->map.kind != MP_MAP_UNKNOWN ? ts->vm_start : 0, 0, 0);
-	if (err) {
-		d = drops_get();
-		if (d)
-			d->stacks++;
-		return;	/* the bytes stay for the next try */
-	}
-	ts->acc_bytes = 0;
-	ts->acc_next = cfg.sample_bytes;
+	stack_sample(ctx, ts, tgid, (__u64)phase << 32 | cls);
 }
 
 /* Origins of smaller mappings: how many were sent this second and in all. */
@@ -2290,17 +2373,21 @@ struct rule_out {
 };
 
 /*
- * Counts the non-zero bytes among the first n of the array whose pointer is at sp + r->arr_at;
- * -1 when there is no array (NULL pointer, n <= 0, unreadable).
+ * Counts the non-zero bytes among the first n of the array whose pointer is at sp + r->arr_at
+ * (r: rule idx); -1 when there is no array (NULL pointer, n <= 0, unreadable). A subprogram:
+ * its loop is verified once, not on every path of the rule's evaluation.
  */
-static __always_inline long rule_array_count(struct pt_regs *ctx,
-					     const volatile struct mp_rule *r, __s64 n)
+__noinline long rule_array_count(struct pt_regs *ctx, __u32 idx, __s64 n)
 {
+	const volatile struct mp_rule *r;
 	struct rule_buf *buf;
 	__u32 zero = 0, i, len;
 	__u64 ptr = 0;
 	long cnt = 0;
 
+	if (!ctx || idx >= MP_MAX_RULES)
+		return -1;
+	r = &cfg.rules[idx];
 	if (bpf_probe_read_user(&ptr, 8, (void *)(PT_REGS_SP(ctx) + r->arr_at)) || !ptr)
 		return -1;
 	if (n <= 0)
@@ -2369,7 +2456,7 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 	hit = mp_rule__hit(r->op, r->width, r->is_signed, v, r->value);
 	o->phase = hit ? r->then_phase : r->else_phase;
 	if (r->arr_at) {
-		cnt = rule_array_count(ctx, r, (__s64)v);
+		cnt = rule_array_count(ctx, idx, (__s64)v);
 		if (cnt >= 0) {
 			__s64 n = (__s64)v - r->arr_trim;
 

@@ -206,6 +206,36 @@ def test_symbols_of_stripped_binary_via_debuglink():
         assert any("main" in fr and "decode_one" in fr for fr in gen), gen[:2]
 
 
+def test_no_debuginfod_client_without_servers():
+    """libdwfl dlopen()s libdebuginfod (and libcurl, GnuTLS, ... with it) at the first module
+    without local debug info, servers or not: memphase refuses it when DEBUGINFOD_URLS is
+    unset. The target, a Python allocating 40 MiB (its libraries have no local debug info),
+    reads memphase's maps (its parent's) after memphase unwound its samples."""
+    harness.need_root()
+    with harness.workdir() as d:
+        script = os.path.join(d, "alloc.py")
+        maps = os.path.join(d, "maps")
+        with open(script, "w") as f:
+            f.write("import time\nkeep = []\nfor i in range(40):\n"
+                    "    keep.append(bytearray(1 << 20))\n    time.sleep(0.01)\n"
+                    "time.sleep(1)\n"
+                    f"open({maps!r}, 'w').write(open('/proc/%d/maps' % __import__('os')"
+                    ".getppid()).read())\n")
+        env = {k: v for k, v in os.environ.items() if k != "DEBUGINFOD_URLS"}
+        out = os.path.join(d, "o.json")
+        r = subprocess.run(harness.mp_argv(["run", "--no-tui", "--json", out, "--",
+                                            sys.executable, script]),
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stderr[-400:]
+        doc = harness.load_json(out)
+        assert doc["causes_sampled_bytes"] > 0, "no stack was sampled"
+        with open(maps) as f:
+            text = f.read()
+        assert "libdw" in text, "not memphase's maps"
+        assert "libdebuginfod" not in text and "libcurl" not in text, \
+            [ln for ln in text.splitlines() if "debuginfod" in ln or "curl" in ln][:3]
+
+
 def test_symbols_of_deleted_binary():
     """The executable is deleted while it runs: symbols come through /proc/PID/map_files."""
     harness.need_root()

@@ -668,6 +668,11 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 			kib = want;
 	}
 	err = bpf_map__set_max_entries(skel->maps.events, kib * 1024);
+	/* a program the configuration can never use is not loaded (its verification is time) */
+	if (!err && !ph->nmarkers)
+		err = bpf_program__set_autoload(skel->progs.handle_marker, false);
+	if (!err && !phases__has_return(ph))
+		err = bpf_program__set_autoload(skel->progs.handle_marker_ret, false);
 	/* markers as multi-uprobe links where the kernel has them: one detach per file */
 	if (!err && probes__multi_supported())
 		err = bpf_program__set_expected_attach_type(skel->progs.handle_marker,

@@ -144,6 +144,17 @@ int phases__init(struct phases *p, const struct preset *preset)
 	return 0;
 }
 
+bool phases__has_return(const struct phases *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nmarkers; i++) {
+		if (p->markers[i].ret_phase >= 0)
+			return true;
+	}
+	return false;
+}
+
 void phases__fill_cfg(const struct phases *p, struct mp_config *cfg)
 {
 	memcpy(cfg->rules, p->rules, sizeof(cfg->rules));

@@ -48,6 +48,8 @@ int phases__init(struct phases *p, const struct preset *preset);
  */
 int phases__setup(struct phases *p, const struct preset *preset, const struct phase_spec *specs,
 		  unsigned int nspecs, const struct phase_spec *request);
+/* Whether a marker has a return phase (needs the return probe program). */
+bool phases__has_return(const struct phases *p);
 /* Puts the rules into the BPF config. */
 void phases__fill_cfg(const struct phases *p, struct mp_config *cfg);
 /* Adds a user marker (and its phase, unless a phase of that name exists). -errno. */

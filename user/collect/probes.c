@@ -119,9 +119,13 @@ bool probes__multi_supported(void)
 		supported = 0;
 		return false;
 	}
-	/* offset 0 of a file that exists: accepted (and detached at once) or refused for the
-	 * offset, never EINVAL or ENOTSUPP (524) for the attach type where they exist */
-	link = uprobe_multi_attach(fd, "/proc/self/exe", &off, &cookie, 1, false);
+	/*
+	 * A path that does not exist: where they exist the kernel looks it up (ENOENT) and
+	 * creates no link (closing one costs an RCU grace period, tens of ms at start-up);
+	 * elsewhere the attach type is refused first (EINVAL, or ENOTSUPP: 524)
+	 */
+	link = uprobe_multi_attach(fd, "/proc/self/memphase-probe-absent", &off, &cookie, 1,
+				   false);
 	supported = link >= 0 || (link != -EINVAL && link != -EOPNOTSUPP && link != -524);
 	if (link >= 0)
 		close(link);

@@ -17,7 +17,8 @@
  * memory_read). Separate debug files are found by dwfl_standard_find_debuginfo: build-id
  * (/usr/lib/debug/.build-id/xx/yyyy.debug), then .gnu_debuglink next to the file, in
  * .debug/ and under /usr/lib/debug. If DEBUGINFOD_URLS is set, elfutils also asks those
- * servers for missing debug info, which may block.
+ * servers for missing debug info, which may block; if not, libdebuginfod (and the network
+ * libraries it brings) is not loaded at all (unwind.c's dlopen).
  *
  * Single-threaded: one unwinder must not be used from two threads at once.
  */
