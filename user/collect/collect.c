@@ -142,46 +142,44 @@ static int collect_mms(struct memphase_bpf *skel, struct model *m)
 	return 0;
 }
 
+/* The drop counters, summed over the CPUs (every field of mp_drops is a __u64 count). */
+static void drops_sum(const struct mp_drops *v, int n, struct mp_drops *sum)
+{
+	const size_t words = sizeof(*sum) / sizeof(__u64);
+	__u64 *d = (__u64 *)sum;
+	size_t i;
+	int c;
+
+	_Static_assert(sizeof(struct mp_drops) % sizeof(__u64) == 0, "mp_drops: __u64 fields");
+	memset(sum, 0, sizeof(*sum));
+	for (c = 0; c < n; c++)
+		for (i = 0; i < words; i++)
+			d[i] += ((const __u64 *)&v[c])[i];
+}
+
 static int collect_drops(struct memphase_bpf *skel, struct model *m)
 {
-	int fd = bpf_map__fd(skel->maps.drops), n = ncpus(), c;
-	struct mp_drops *v;
+	int fd = bpf_map__fd(skel->maps.drops), n = ncpus();
+	struct mp_drops *v, d = {};
 	__u32 zero = 0;
-	__u64 lost = 0, stacks = 0, map_lost = 0, busy = 0, full = 0, capped = 0, deferred = 0;
-	__u64 olost = 0, ocapped = 0, osame = 0;
-	__u64 allocs_full = 0, unread = 0;
 
 	v = calloc(n, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (!bpf_map_lookup_elem(fd, &zero, v)) {
-		for (c = 0; c < n; c++) {
-			lost += v[c].ringbuf + v[c].targets_full + v[c].mms_full;
-			stacks += v[c].stacks;
-			map_lost += v[c].mapping_lost_bytes;
-			busy += v[c].vma_busy;
-			deferred += v[c].vma_deferred;
-			full += v[c].mappings_full;
-			capped += v[c].stacks_capped;
-			olost += v[c].origins;
-			ocapped += v[c].origins_capped;
-			osame += v[c].origins_same;
-			allocs_full += v[c].allocs_full;
-			unread += v[c].alloc_unread;
-		}
-	}
-	m->lost_kernel = lost + allocs_full;
-	m->gpu.allocs_full = allocs_full;
-	m->gpu.unread = unread;
-	m->lost_stacks = stacks;
-	m->mapping_lost_bytes = map_lost;
-	m->vma_busy = busy;
-	m->vma_deferred = deferred;
-	m->mappings_full = full;
-	m->stacks_capped = capped;
-	m->origins_lost = olost;
-	m->origins_capped = ocapped;
-	m->origins_same = osame;
+	if (!bpf_map_lookup_elem(fd, &zero, v))
+		drops_sum(v, n, &d);
+	m->lost_kernel = d.ringbuf + d.targets_full + d.mms_full + d.allocs_full;
+	m->gpu.allocs_full = d.allocs_full;
+	m->gpu.unread = d.alloc_unread;
+	m->lost_stacks = d.stacks;
+	m->mapping_lost_bytes = d.mapping_lost_bytes;
+	m->vma_busy = d.vma_busy;
+	m->vma_deferred = d.vma_deferred;
+	m->mappings_full = d.mappings_full;
+	m->stacks_capped = d.stacks_capped;
+	m->origins_lost = d.origins;
+	m->origins_capped = d.origins_capped;
+	m->origins_same = d.origins_same;
 	free(v);
 	return 0;
 }
