@@ -639,7 +639,14 @@ static void apply_sysmem(struct collector *c, struct sysmem sm, __u64 ts)
 	struct model *m = c->m;
 	struct history_mem hm = { .ts_ns = ts };
 
-	if (!sm.cg_version && c->have_sm && old.cg_version) {
+	/*
+	 * No cgroup named, or an unlimited one after a limited one: the target is dying (an
+	 * exiting task's /proc/PID/cgroup can name the root cgroup before memphase has its
+	 * exit event), so the limited cgroup's last reading stands. A target that really
+	 * moves from a limited cgroup to an unlimited one keeps showing the limited one.
+	 */
+	if (c->have_sm && old.cg_version &&
+	    (!sm.cg_version || (old.cg_limited && !sm.cg_limited))) {
 		sm.cg_version = old.cg_version;
 		memcpy(sm.cg_path, old.cg_path, sizeof(sm.cg_path));
 		sm.cg_usage = old.cg_usage;
