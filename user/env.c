@@ -99,6 +99,7 @@ enum {
 	OPT_ALLOW_ROOT,
 	OPT_RECORD,
 	OPT_RECORD_MAX,
+	OPT_RECORD_KEEP,
 	OPT_FROM,
 	OPT_METRICS,
 	OPT_TO,
@@ -192,6 +193,10 @@ static struct argp_option options[] = {
 	{ "record-max", OPT_RECORD_MAX, "SIZE", 0,
 	  "Bound the recording (64K..1P): past half of it the RSS series is thinned out, "
 	  "past all of it stack samples are dropped; phase changes and OOM kills are kept", 0 },
+	{ "record-keep", OPT_RECORD_KEEP, "N", 0,
+	  "Rotate the recording at --record-max: FILE is the current segment, older ones are "
+	  "FILE's name with .000001, .000002, ... before .mprec; keep N segments (1..16; "
+	  "watch: 4 by default)", 0 },
 	{ "from", OPT_FROM, "T", 0, "report: from T into the run (a time: 90, 2.5, 500ms, 10m)",
 	  0 },
 	{ "to", OPT_TO, "T", 0, "report: up to T into the run", 0 },
@@ -750,6 +755,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 				     "--record-max '%s': a size from 64K to 1P", arg);
 		env.record_max = v;
 		break;
+	case OPT_RECORD_KEEP:
+		if (opt_uint(arg, 1, RECORD_KEEP_MAX, &v))
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record-keep '%s': a number from 1 to %d", arg,
+				     RECORD_KEEP_MAX);
+		env.record_keep = v;
+		break;
 	case ARGP_KEY_ARG:
 		if (env.mode == MODE_REPORT && !env.report_file) {
 			env.report_file = arg;
@@ -786,6 +798,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (env.record_max && !env.record)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "--record-max needs --record FILE");
+		if (env.record_keep && !env.record_max)
+			argp_failure(state, TARGET_EXIT_FAILED, 0,
+				     "--record-keep needs --record-max (the size a segment ends at)");
+		/* watch: a process may run for days; its recording rotates */
+		if (env.mode == MODE_WATCH && env.record_max && !env.record_keep)
+			env.record_keep = RECORD_KEEP_WATCH;
 		stacks_needed(state);
 		if (env.mode == MODE_RUN && !env.argv)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,

@@ -21,6 +21,8 @@ enum env_mode {
 };
 
 #define ENV_MAX_PIDS	256	/* watch -p PID... */
+#define RECORD_KEEP_MAX	16	/* --record-keep: segments (each holds a file handle) */
+#define RECORD_KEEP_WATCH 4	/* watch --record-max: segments kept by default */
 #define ENV_MAX_PASS	160	/* watch: options handed on to each attach child */
 
 struct env {
@@ -59,6 +61,7 @@ struct env {
 	int metrics_fd;			/* attach under watch: send the exposition here (-1) */
 	const char *record;		/* --record FILE (record -o FILE) */
 	unsigned long long record_max;	/* --record-max: bound of the recording (0: none) */
+	unsigned int record_keep;	/* --record-keep: segments kept (0: no rotation) */
 	const char *report_file;	/* report: the recording */
 	double report_from, report_to;	/* report --from/--to: seconds (-1: start, end) */
 	const char *report_phase;	/* report --phase NAME */

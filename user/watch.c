@@ -348,6 +348,9 @@ static void child_exec(const struct watch *w, const struct proc *p, pid_t parent
 	}
 	if (e->record && asprintf(&argv[n++], "--record=%s/%s.mprec", e->out_dir, base) < 0)
 		_exit(TARGET_EXIT_FAILED);
+	if (e->record && e->record_keep &&
+	    asprintf(&argv[n++], "--record-keep=%u", e->record_keep) < 0)
+		_exit(TARGET_EXIT_FAILED);
 	argv[n] = NULL;
 	execv("/proc/self/exe", argv);
 	fprintf(stderr, "memphase: watch: cannot run memphase attach: %s\n", strerror(errno));

@@ -7,6 +7,7 @@ whole chunk, and a corrupt, truncated, wrong-version or foreign file is one line
 non-zero exit.
 """
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -485,3 +486,80 @@ def test_report_window_cuts_origins_gpu_events_and_requests():
             assert abs(q["end_s"] - (o["end_s"] - x)) < 2e-6, (q, o, x)
         assert w["request_fit"] is None or w["request_fit"]["requests"] <= 2, w["request_fit"]
         assert 0 < w["context"]["tokens_seen"] < a["context"]["tokens_seen"], w["context"]
+
+
+SEGMENT = re.compile(r"s(?:\.(\d{6}))?\.mprec")
+
+
+def segments(d):
+    """The recording's segments in d, oldest first: (number or None for the current, path)."""
+    found = [(SEGMENT.fullmatch(f), f) for f in os.listdir(d)]
+    segs = [(int(m.group(1)) if m.group(1) else None, os.path.join(d, f))
+            for m, f in found if m]
+    return sorted(segs, key=lambda s: (s[0] is None, s[0] or 0))
+
+
+def test_record_keep_rotates_into_segments_that_read_on_their_own():
+    """--record-max 64K --record-keep 3 on a llama-serve of 300 requests: the recording
+    rotates many times, the oldest segments are removed (3 left: s.mprec and the two newest
+    s.NNNNNN.mprec), all the invoking user's; each segment reads with report on its own:
+    the phase names, the requests started in its span (the segments' requests follow on
+    from one another, as the live run had them), stacks symbolized; the last one's
+    counters are cumulative: every phase's growth, entries and top mappings (their origins)
+    as the live run's."""
+    harness.need_root()
+    with harness.workdir() as d:
+        os.chmod(d, 0o777)
+        rec, j, fo = (os.path.join(d, n) for n in ("s.mprec", "live.json", "live.folded"))
+        r = harness.memphase(["run", "--no-tui", "--record", rec, "--record-max", "64K",
+                              "--record-keep", "3", "--json", j, "--folded", fo] + SAMPLES +
+                             ["--", os.path.join(harness.WORKLOAD, "llama-serve"),
+                              "--requests", "300", "--prompt-batches", "1", "--batch-mib", "2",
+                              "--tokens", "50", "--token-kib", "64",
+                              "--report", os.path.join(d, "report.txt")], env=SUDO_NOBODY)
+        assert r.returncode == 0, r.stderr
+        segs = segments(d)
+        nums = [n for n, _ in segs if n is not None]
+        assert segs[-1][0] is None and len(nums) == 2, os.listdir(d)
+        # rotated more often than it keeps: the older ones were removed
+        assert nums[0] >= 3 and nums[1] == nums[0] + 1, nums
+        assert not [f for f in os.listdir(d) if f.startswith(".s.")], os.listdir(d)
+        for _, path in segs:
+            st = os.stat(path)
+            assert st.st_uid == 65534 and st.st_gid == 65534, (path, st)
+        live = harness.load_json(j)
+        names = [p["name"] for p in live["phases"]]
+        starts = [round(q["start_s"], 6) for q in live["requests"]]
+        nxt = None
+        for i, (_, path) in enumerate(segs):
+            rj, rf = path + ".json", path + ".folded"
+            p = harness.memphase(["report", path, "--json", rj, "--folded", rf])
+            assert p.returncode == 0 and p.stderr == "", (path, p.stderr)
+            doc = harness.load_json(rj)
+            got = [ph["name"] for ph in doc["phases"]]
+            assert got == names[:len(got)] and "generate" in got, (path, got, names)
+            mine = [starts.index(round(q["start_s"], 6)) for q in doc["requests"]]
+            assert mine == list(range(mine[0], mine[0] + len(mine))), (path, mine)
+            assert nxt is None or mine[0] == nxt, (path, mine[0], nxt)
+            nxt = mine[-1] + 1
+            assert i == len(segs) - 1 or len(mine) >= 5, (path, mine)
+            with open(rf) as f:
+                assert any(";llama_decode;" in ln for ln in f), "%s: no symbolized stack" % path
+        assert nxt == len(starts), (nxt, len(starts))
+        for pa, pb in zip(live["phases"], doc["phases"]):
+            for k in ("name", "entries", "calls", "rss_growth_bytes", "rss_shrink_bytes",
+                      "top_mappings"):
+                assert pa[k] == pb[k], (pa["name"], k, diff(pa[k], pb[k])[:5])
+        assert len(doc["phases"]) == len(live["phases"])
+
+
+def test_record_keep_bad_options():
+    """--record-keep: a count from 1 to 16, and only with --record-max (the segment size)."""
+    for args, want in ((["--record", "x.mprec", "--record-keep", "3"], "needs --record-max"),
+                       (["--record", "x.mprec", "--record-max", "64K", "--record-keep", "0"],
+                        "from 1 to 16"),
+                       (["--record", "x.mprec", "--record-max", "64K", "--record-keep", "17"],
+                        "from 1 to 16")):
+        r = harness.memphase(["run", "--no-tui"] + args + ["--", harness.NOLLAMA, "0"])
+        assert r.returncode != 0 and want in r.stderr and len(r.stderr.splitlines()) == 1, \
+            (args, r.returncode, r.stderr)

@@ -556,3 +556,51 @@ def test_watch_hands_options_on():
         assert all(p["stacks"]["samples"] == 0 for p in doc["phases"]), doc["phases"]
         # the context's 4 MiB and more were seen, under startup
         assert harness.phase(doc, "startup")["rss_growth_bytes"]["anon"] >= 4 * MIB
+
+
+def test_watch_record_rotates_by_default():
+    """watch --record --record-max 64K: each process's recording rotates (4 segments kept
+    by default): COMM.PID.START.mprec and COMM.PID.START.NNNNNN.mprec, the invoking user's;
+    each reads with report; the newest has the final per-phase growth of the process's
+    JSON (the counters are cumulative across segments)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        os.chmod(d, 0o777)
+        out = os.path.join(d, "out")
+        os.mkdir(out)
+        os.chmod(out, 0o777)
+        comm = unique("rot")
+        srv = named(d, comm, os.path.join(harness.WORKLOAD, "llama-serve"))
+        w = Watch(d, ["--comm", comm, "--out-dir", out, "--json", "--record", "--record-max",
+                      "64K", "--sample-bytes", "64K", "--max-samples", "0"], env=NOBODY)
+        procs = []
+        try:
+            # requests for well past the attach (about a second), ~2 KiB recorded each
+            p = start([srv, "--requests", "800", "--prompt-batches", "1", "--batch-mib", "2",
+                       "--tokens", "50", "--token-kib", "64", "--sleep-ms", "3",
+                       "--report", os.path.join(d, "serve.txt")], AS_NOBODY)
+            procs = [p]
+            finish(procs)
+        finally:
+            for q in procs:
+                if q.poll() is None:
+                    q.kill()
+            rc, n = w.stop()
+        assert rc == 0 and n["written"] == 1, (rc, n, w.stderr())
+        js = glob.glob(os.path.join(out, "%s.%d.*.json" % (comm, p.pid)))
+        assert len(js) == 1, out_files(out)
+        base = js[0][:-len(".json")]
+        segs = sorted(glob.glob(base + ".*.mprec"))
+        assert all(re.fullmatch(re.escape(base) + r"\.\d{6}\.mprec", f) for f in segs), segs
+        nums = [int(f[-len("000000.mprec"):-len(".mprec")]) for f in segs]
+        assert len(segs) == 3 and nums[0] >= 2 and nums == list(range(nums[0], nums[0] + 3)), \
+            out_files(out)
+        for f in segs + [base + ".mprec"]:
+            st = os.stat(f)
+            assert st.st_uid == 65534 and st.st_gid == 65534, (f, st)
+            r = mp(["report", f, "--json", f + ".json"])
+            assert r.returncode == 0 and r.stderr == "", (f, r.stderr)
+        doc, last = harness.load_json(js[0]), harness.load_json(base + ".mprec.json")
+        assert [(q["name"], q["rss_growth_bytes"]) for q in doc["phases"]] == \
+            [(q["name"], q["rss_growth_bytes"]) for q in last["phases"]]
+        assert harness.phase(doc, "generate")["rss_growth_bytes"]["anon"] > 0

@@ -39,6 +39,7 @@ struct collector {
 	const char *const *allocators, *const *cause_files;
 	unsigned int nallocators, ncause_files;
 	struct recorder *rec;		/* --record: every input is written here too */
+	int rec_mode;			/* REC_MODE_RUN, REC_MODE_ATTACH */
 	bool replay;			/* fed by collect/replay.c: no BPF, no /proc */
 	struct replay_base *base;	/* replay: the counters where a window opened */
 	bool mappings;
@@ -490,6 +491,7 @@ int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], con
 	err = model_begin(c, pid, argv);
 	if (err)
 		return err;
+	c->rec_mode = REC_MODE_RUN;
 	recorder__begin(c->rec, c->m, REC_MODE_RUN);
 	record_setup(c);
 	snprintf(c->exe, sizeof(c->exe), "%s", exe);
@@ -543,6 +545,7 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	free(argv);
 	if (err)
 		return err;
+	c->rec_mode = REC_MODE_ATTACH;
 	recorder__begin(c->rec, c->m, REC_MODE_ATTACH);
 	record_setup(c);
 	root = model__root(c->m);
@@ -862,6 +865,59 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	marker_notice(c);
 }
 
+void collector__segment_end(struct collector *c)
+{
+	__u64 now = util__now_ns();
+
+	if (!c->rec)
+		return;
+	ring_buffer__consume(c->rb);
+	collect__maps(c->skel, c->m);
+	recorder__counters_all(c->rec, c->m);
+	if (c->mappings)
+		collect__mappings(c->skel, c->m, &c->paths, c->rec);
+	if (c->stacks && !stacks__finish(c->stacks, c->m))
+		recorder__profile(c->rec, &c->m->profile);
+	recorder__finish(c->rec, now);
+}
+
+void collector__segment_begin(struct collector *c, struct recorder *rec)
+{
+	struct model *m = c->m;
+	struct model_proc *root = model__root(m);
+	unsigned int i;
+
+	c->rec = rec;
+	if (!rec)
+		return;
+	recorder__begin(rec, m, c->rec_mode);
+	record_setup(c);
+	if (root && root->comm[0])
+		recorder__root_comm(rec, root->pid, root->comm);
+	recorder__markers(rec, m->markers_attached, m->gpu.probes);
+	recorder__started(rec, m->start_ns);
+	/* the process table: each process as a fork from its parent (or an exec) */
+	for (i = 0; i < m->nprocs; i++) {
+		const struct model_proc *p = &m->procs[i];
+		struct mp_event e = { .type = p->parent ? MP_EV_FORK : MP_EV_EXEC,
+				      .ts_ns = m->start_ns };
+
+		if (p->pid == m->root_pid || p->forgotten)
+			continue;
+		e.pid = p->parent ? p->parent : p->pid;
+		e.tid = e.pid;
+		e.arg = p->pid;
+		memcpy(e.comm, p->comm, MP_COMM_LEN);
+		recorder__event(rec, &e, sizeof(e));
+	}
+	recorder__carry(rec, m);
+	recorder__origins(rec, &m->origins);
+	recorder__counters_all(rec, m);
+	if (c->mappings)
+		collect__mappings(c->skel, m, &c->paths, rec);
+	recorder__flush(rec);
+}
+
 /* ---- replay (collect/replay.c): each recorded input, applied as it was live ---- */
 
 struct collector *collector__new_replay(struct model *m, bool keep_raw,
@@ -981,6 +1037,32 @@ int collector__replay_setup(struct collector *c, int request_phase, __u32 idle, 
 		fprintf(stderr, "memphase: the recording's cause rules: %s\n",
 			ret == -ENOMEM ? strerror(ENOMEM) : err);
 	return ret;
+}
+
+void collector__replay_carry(struct collector *c, const struct collector_carry *k)
+{
+	struct model *m = c->m;
+	unsigned int i;
+
+	if (k->cur_phase >= MP_MAX_PHASES || k->norder > MP_MAX_PHASES)
+		return;
+	m->cur_phase = k->cur_phase;
+	m->phase_since_ns = k->phase_since_ns;
+	m->focus_pid = k->focus_pid;
+	m->root_phased = k->root_phased;
+	m->req_last_phase = k->req_last_phase;
+	m->norder = 0;
+	for (i = 0; i < k->norder; i++)
+		if (k->order[i] < MP_MAX_PHASES)
+			m->order[m->norder++] = k->order[i];
+	memcpy(m->time_ns, k->time_ns, sizeof(m->time_ns));
+	memcpy(m->moved_in, k->moved_in, sizeof(m->moved_in));
+	memcpy(m->moved_out, k->moved_out, sizeof(m->moved_out));
+	memcpy(m->relabel_acc, k->relabel_acc, sizeof(m->relabel_acc));
+	m->relabel_since_ns = k->relabel_since_ns;
+	/* a phase whose counters never change again still shows what was moved into it */
+	for (i = 0; i < m->nphases; i++)
+		model__set_stats(m, i, &m->counted[i]);
 }
 
 void collector__replay_stats(struct collector *c, unsigned int id,

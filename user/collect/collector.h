@@ -102,6 +102,15 @@ void collector__release(struct collector *c);
  * markers; the model is finished.
  */
 void collector__finish(struct collector *c, bool reaped, int wait_status);
+/*
+ * --record-keep: the recording's current segment ends (the code mappings, the counters,
+ * the mapping counters, its end time; flushed) and rec (NULL: none) takes the records from
+ * here on, starting with everything a replay needs to read it on its own: the run's
+ * beginning and set-up, the process table, the timeline's state, the mapping origins, the
+ * counters and mapping counters as they are now.
+ */
+void collector__segment_end(struct collector *c);
+void collector__segment_begin(struct collector *c, struct recorder *rec);
 
 /*
  * Replay (collect/replay.c feeds a recording back): a collector without BPF or /proc,
@@ -155,6 +164,18 @@ void collector__replay_profile_end(struct collector *c);
 void collector__replay_bpf_stats(struct collector *c, const struct model_bpf_stats *st);
 void collector__replay_root_status(struct collector *c, int wait_status);
 void collector__replay_finish(struct collector *c, __u64 end_ns);
+/* A rotated segment's REC_CARRY: the timeline's state where the segment starts. */
+struct collector_carry {
+	__u32 cur_phase, focus_pid, req_last_phase;
+	bool root_phased;
+	__u64 phase_since_ns, relabel_since_ns;
+	unsigned int norder;
+	__u32 order[MP_MAX_PHASES];
+	__u64 time_ns[MP_MAX_PHASES];
+	struct model_ivl moved_in[MP_MAX_PHASES], moved_out[MP_MAX_PHASES];
+	struct model_ivl relabel_acc[MP_MAX_PHASES];
+};
+void collector__replay_carry(struct collector *c, const struct collector_carry *k);
 /*
  * A window of the run (report --from/--to/--phase): open notes the counters where the
  * window starts; close makes the model say what happened between from and to (counters

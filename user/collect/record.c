@@ -630,3 +630,58 @@ void recorder__counters_all(struct recorder *r, const struct model *m)
 	if (r)
 		counters(r, m, true);
 }
+
+void recorder__carry(struct recorder *r, const struct model *m)
+{
+	unsigned int i;
+
+	if (!r)
+		return;
+	start(r);
+	recbuf__u32(&r->b, m->cur_phase);
+	recbuf__u64(&r->b, m->phase_since_ns);
+	recbuf__u32(&r->b, m->focus_pid);
+	recbuf__u8(&r->b, m->root_phased);
+	recbuf__u32(&r->b, m->norder);
+	for (i = 0; i < m->norder; i++)
+		recbuf__u32(&r->b, m->order[i]);
+	recbuf__u32(&r->b, MP_MAX_PHASES);
+	recbuf__u32(&r->b, sizeof(struct model_ivl));
+	for (i = 0; i < MP_MAX_PHASES; i++) {
+		recbuf__u64(&r->b, m->time_ns[i]);
+		recbuf__put(&r->b, &m->moved_in[i], sizeof(m->moved_in[i]));
+		recbuf__put(&r->b, &m->moved_out[i], sizeof(m->moved_out[i]));
+		recbuf__put(&r->b, &m->relabel_acc[i], sizeof(m->relabel_acc[i]));
+	}
+	recbuf__u64(&r->b, m->relabel_since_ns);
+	recbuf__u32(&r->b, m->req_last_phase);
+	put(r, REC_CARRY);
+}
+
+/* In the model's order: a replay adding them in turn gives each the id the mappings name. */
+void recorder__origins(struct recorder *r, const struct origins *o)
+{
+	struct stacks_sample s = {};
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < o->n; i++) {
+		const struct origin *e = &o->v[i];
+		__u32 k;
+
+		s.ts_ns = e->ts_ns;
+		s.pid = e->pid;
+		s.tid = e->tid;
+		s.phase = e->phase;
+		s.addr = e->start;
+		s.weight = e->len;
+		s.map_how = e->how;
+		s.map_prot = e->prot;
+		s.comm = e->comm;
+		s.nframes = e->nframes < STACKS_MAX_FRAMES ? e->nframes : STACKS_MAX_FRAMES;
+		for (k = 0; k < s.nframes; k++)
+			s.frames[k] = e->frames[k];
+		recorder__origin(r, &s);
+	}
+}

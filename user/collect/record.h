@@ -55,6 +55,7 @@ enum rec_type {
 	REC_ROOM = 25,		/* the room before an OOM kill, read at a request boundary */
 	REC_VRAM = 26,		/* one NVML reading */
 	REC_SETUP = 27,		/* requests' phases, cause rules (preset, files' text) */
+	REC_CARRY = 28,		/* a rotated segment's start: the timeline state so far */
 	REC_NR_TYPES
 };
 
@@ -66,7 +67,7 @@ enum rec_type {
 
 struct recorder_opts {
 	int fd;				/* the file, opened for writing (stays the caller's) */
-	__u64 max_bytes;		/* --record-max (0: no bound) */
+	__u64 max_bytes;		/* --record-max (0: no bound; rotated segments: 0) */
 };
 
 /* Writes the file header. NULL + errno. */
@@ -120,5 +121,12 @@ void recorder__profile(struct recorder *r, const struct profile *p);
 void recorder__bpf_stats(struct recorder *r, const struct model_bpf_stats *st);
 void recorder__root_status(struct recorder *r, bool reaped, int wait_status);
 void recorder__finish(struct recorder *r, __u64 end_ns);
+/*
+ * A rotated segment starts with what the replay cannot learn from its own records: the
+ * phase the timeline is in and since when, time per phase, the order phases were entered
+ * and what relabels moved so far (REC_CARRY), then every mapping origin of the model.
+ */
+void recorder__carry(struct recorder *r, const struct model *m);
+void recorder__origins(struct recorder *r, const struct origins *o);
 
 #endif

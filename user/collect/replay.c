@@ -445,6 +445,53 @@ static int on_bpf_stats(struct replay *r, struct reccur *cur)
 	return 0;
 }
 
+/* size bytes recorded of a struct of have bytes: what both know is read */
+static void get_sized(struct reccur *cur, void *p, __u32 size, size_t have)
+{
+	reccur__get(cur, p, size < have ? size : have);
+	if (size > have)
+		reccur__skip(cur, size - have);
+}
+
+/* A rotated segment's start (collect/record.h: recorder__carry). */
+static int on_carry(struct replay *r, struct reccur *cur)
+{
+	struct collector_carry *k = calloc(1, sizeof(*k));
+	__u32 i, n, size;
+
+	if (!k)
+		return -ENOMEM;
+	k->cur_phase = reccur__u32(cur);
+	k->phase_since_ns = reccur__u64(cur);
+	k->focus_pid = reccur__u32(cur);
+	k->root_phased = reccur__u8(cur);
+	k->norder = reccur__u32(cur);
+	if (k->norder > MP_MAX_PHASES)
+		goto bad;
+	for (i = 0; i < k->norder; i++)
+		k->order[i] = reccur__u32(cur);
+	n = reccur__u32(cur);
+	size = reccur__u32(cur);
+	if (n > MP_MAX_PHASES || size > (1U << 16))
+		goto bad;
+	for (i = 0; i < n && !cur->bad; i++) {
+		k->time_ns[i] = reccur__u64(cur);
+		get_sized(cur, &k->moved_in[i], size, sizeof(k->moved_in[i]));
+		get_sized(cur, &k->moved_out[i], size, sizeof(k->moved_out[i]));
+		get_sized(cur, &k->relabel_acc[i], size, sizeof(k->relabel_acc[i]));
+	}
+	k->relabel_since_ns = reccur__u64(cur);
+	k->req_last_phase = reccur__u32(cur);
+	if (cur->bad)
+		goto bad;
+	collector__replay_carry(r->c, k);
+	free(k);
+	return 0;
+bad:
+	free(k);
+	return -EBADMSG;
+}
+
 /* When a record happened, if it says: 0 if it does not. */
 static __u64 record_time(const struct recfile_rec *rec)
 {
@@ -679,6 +726,9 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 		}
 		break;
 	}
+	case REC_CARRY:
+		err = on_carry(r, &cur);
+		break;
 	case REC_FINISH:
 		collector__replay_finish(r->c, reccur__u64(&cur));
 		res->finished = true;

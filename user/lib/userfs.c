@@ -35,6 +35,8 @@ enum uf_op {
 	UF_RENEW,
 	UF_COMMIT,
 	UF_DISCARD,
+	UF_SET_ASIDE,
+	UF_REMOVE,
 };
 
 struct uf_req {
@@ -68,6 +70,8 @@ struct uf_ent {
 	char tmp[NAME_MAX + 1];	/* the temporary file not yet renamed, "" */
 	mode_t mode;		/* of the file it replaces */
 	bool have_mode;
+	dev_t dev;		/* the file the last commit put there (0: none) */
+	ino_t ino;
 };
 
 struct helper {
@@ -435,10 +439,55 @@ static int commit(struct helper *h, struct uf_ent *e, struct uf_rep *r)
 	    S_ISREG(st.st_mode) && st.st_uid != 0)
 		return why(r, -EPERM, "belongs to uid %u: memphase does not replace another "
 				      "user's file as root", (unsigned int)st.st_uid);
+	if (fstatat(e->dirfd, e->tmp, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
 	if (renameat(e->dirfd, e->tmp, e->dirfd, e->base))
 		return -errno;
 	e->tmp[0] = '\0';
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
 	return 0;
+}
+
+/* Is e's name still the file its last commit put there? */
+static int still_ours(const struct uf_ent *e)
+{
+	struct stat st;
+
+	if (e->kind != USERFS_FILE || !e->ino)
+		return -EBADF;
+	if (fstatat(e->dirfd, e->base, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	return st.st_dev == e->dev && st.st_ino == e->ino ? 0 : -ESTALE;
+}
+
+/* The committed file takes another name in its directory (never replacing one). */
+static int set_aside(struct uf_ent *e, const char *name, struct uf_rep *r)
+{
+	int err = still_ours(e);
+
+	if (err)
+		return err == -ESTALE ? why(r, err, "was replaced since memphase wrote it") : err;
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") ||
+	    strlen(name) > NAME_MAX)
+		return -EINVAL;
+	if (renameat2(e->dirfd, e->base, e->dirfd, name, RENAME_NOREPLACE))
+		return -errno;
+	snprintf(e->base, sizeof(e->base), "%s", name);
+	return 0;
+}
+
+/* Removes the committed file (if it is still the one written) and frees the entry. */
+static int remove_file(struct uf_ent *e)
+{
+	int err = still_ours(e);
+
+	if (!err && unlinkat(e->dirfd, e->base, 0))
+		err = -errno;
+	discard_temp(e);
+	close(e->dirfd);
+	e->dirfd = -1;
+	return err;
 }
 
 static int send_rep(int sock, const struct uf_rep *r, int fd)
@@ -516,6 +565,14 @@ static void serve(struct helper *h, const struct uf_req *q, struct uf_rep *r, in
 		e = ent_get(h, q->id);
 		if (e)
 			discard_temp(e);
+		return;
+	case UF_SET_ASIDE:
+		e = ent_get(h, q->id);
+		r->err = e ? set_aside(e, q->path, r) : -EBADF;
+		return;
+	case UF_REMOVE:
+		e = ent_get(h, q->id);
+		r->err = e && e->dirfd >= 0 ? remove_file(e) : -EBADF;
 		return;
 	default:
 		r->err = -EINVAL;
@@ -749,4 +806,32 @@ void userfs__close(struct userfs_file *f)
 bool userfs__same(const struct userfs_file *a, const struct userfs_file *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && !strcmp(a->name, b->name);
+}
+
+int userfs__set_aside(struct userfs *u, struct userfs_file *f, const char *name)
+{
+	struct uf_req q = { .op = UF_SET_ASIDE, .id = f->id };
+	struct uf_rep r = {};
+	int err;
+
+	if (f->kind != USERFS_FILE)
+		return -EBADF;
+	snprintf(q.path, sizeof(q.path), "%s", name);
+	err = call(u, &q, &r, NULL);
+	snprintf(f->why, sizeof(f->why), "%s", r.why);
+	return err;
+}
+
+int userfs__remove(struct userfs *u, struct userfs_file *f)
+{
+	struct uf_req q = { .op = UF_REMOVE, .id = f->id };
+	struct uf_rep r = {};
+	int err;
+
+	userfs__close(f);
+	if (f->kind != USERFS_FILE || f->id < 0)
+		return -EBADF;
+	err = call(u, &q, &r, NULL);
+	f->id = -1;
+	return err;
 }

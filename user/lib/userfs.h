@@ -60,6 +60,17 @@ int userfs__renew(struct userfs *u, struct userfs_file *f);
 int userfs__commit(struct userfs *u, struct userfs_file *f);
 /* Removes the temporary file, if it is still there, and closes f->fd. */
 void userfs__discard(struct userfs *u, struct userfs_file *f);
+/*
+ * After a commit: the file takes another name in the same directory (a base name; an
+ * existing file of that name is not replaced: -EEXIST), as long as it is still the file
+ * the commit put there (-ESTALE otherwise). f then stands for it under its new name.
+ */
+int userfs__set_aside(struct userfs *u, struct userfs_file *f, const char *name);
+/*
+ * Removes the file a commit put there, if that name still holds it (-ESTALE: left alone),
+ * and lets go of f (closed; the helper's handle freed).
+ */
+int userfs__remove(struct userfs *u, struct userfs_file *f);
 /* Closes f->fd (after a commit: the file stays). */
 void userfs__close(struct userfs_file *f);
 /* Do a and b name the same file? */
