@@ -122,3 +122,19 @@ int util__self_usage(double *cpu_s, __u64 *rss_bytes)
 	*rss_bytes = resident * (__u64)sysconf(_SC_PAGESIZE);
 	return 0;
 }
+
+int util__grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 256;
+	nv = realloc(*v, ncap * sz);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}

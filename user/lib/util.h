@@ -22,4 +22,7 @@ int util__parse_seconds(const char *s, double *out);
 /* This process's CPU time (user + system, seconds) and resident memory (bytes). 0 or
  * -errno. */
 int util__self_usage(double *cpu_s, __u64 *rss_bytes);
+/* Grows the array *v (*cap elements of sz bytes, n used) to hold one more, doubling from
+ * 256. 0 or -ENOMEM (*v untouched). */
+int util__grow(void **v, size_t *cap, size_t n, size_t sz);
 #endif

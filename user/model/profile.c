@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/util.h"
 #include "model/profile.h"
 
 void profile__init(struct profile *p, bool keep_raw)
@@ -40,23 +41,6 @@ const char *profile__intern(struct profile *p, const char *s)
 
 	/* the map owns the key, and its address stays when the map grows */
 	return e ? e->key : NULL;
-}
-
-/* grows *v (of *cap elements of size sz) to hold one more; 0 or -ENOMEM */
-static int grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	nv = realloc(*v, ncap * sz);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
 }
 
 /*
@@ -107,7 +91,7 @@ int profile__add_from(struct profile *p, __u32 phase, const char *comm,
 	if (!e)
 		goto cleanup;
 	if (!e->value) {
-		if (grow((void **)&p->stacks, &p->capstacks, p->nstacks, sizeof(*p->stacks)))
+		if (util__grow((void **)&p->stacks, &p->capstacks, p->nstacks, sizeof(*p->stacks)))
 			goto cleanup;
 		ps = &p->stacks[p->nstacks++];
 		*ps = (struct profile_stack){ .phase = phase, .comm = c, .frames = fv,
@@ -144,7 +128,7 @@ static long twin(struct profile *p, size_t i, __u32 phase)
 		goto cleanup;
 	if (!e->value) {
 		fv = calloc(ps->nframes ? ps->nframes : 1, sizeof(*fv));
-		if (!fv || grow((void **)&p->stacks, &p->capstacks, p->nstacks,
+		if (!fv || util__grow((void **)&p->stacks, &p->capstacks, p->nstacks,
 				sizeof(*p->stacks)))
 			goto cleanup;
 		ps = &p->stacks[i];
@@ -210,7 +194,7 @@ int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64
 
 	if (!p->keep_raw)
 		return 0;
-	if (grow((void **)&p->raw, &p->capraw, p->nraw, sizeof(*p->raw)))
+	if (util__grow((void **)&p->raw, &p->capraw, p->nraw, sizeof(*p->raw)))
 		return -ENOMEM;
 	r = malloc(sizeof(*r) + n * sizeof(__u64));
 	if (!r)
@@ -231,7 +215,7 @@ int profile__add_proc(struct profile *p, __u32 pid, const char *comm)
 	for (i = 0; i < p->nprocs; i++)
 		if (p->procs[i].pid == pid)
 			return 0;
-	if (grow((void **)&p->procs, &p->capprocs, p->nprocs, sizeof(*p->procs)))
+	if (util__grow((void **)&p->procs, &p->capprocs, p->nprocs, sizeof(*p->procs)))
 		return -ENOMEM;
 	pp = &p->procs[p->nprocs++];
 	pp->pid = pid;
@@ -248,7 +232,7 @@ int profile__add_map(struct profile *p, __u32 pid, __u64 start, __u64 end, __u64
 	if (!p->keep_raw)
 		return 0;
 	ip = profile__intern(p, path);
-	if (!ip || grow((void **)&p->maps, &p->capmaps, p->nmaps, sizeof(*p->maps)))
+	if (!ip || util__grow((void **)&p->maps, &p->capmaps, p->nmaps, sizeof(*p->maps)))
 		return -ENOMEM;
 	pm = &p->maps[p->nmaps++];
 	*pm = (struct profile_map){ .pid = pid, .start = start, .end = end, .pgoff = pgoff,
@@ -283,7 +267,7 @@ int profile__add_when(struct profile *p, __u32 pid, __u64 ts_ns, __u64 weight)
 		p->when_dropped++;
 		return 0;
 	}
-	if (grow((void **)&p->when, &p->capwhen, p->nwhen, sizeof(*p->when)))
+	if (util__grow((void **)&p->when, &p->capwhen, p->nwhen, sizeof(*p->when)))
 		return -ENOMEM;
 	p->when[p->nwhen++] = (struct profile_when){ .ts_ns = ts_ns, .weight = weight,
 						     .stack = p->last, .pid = pid };

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "lib/pbwriter.h"
 #include "lib/strmap.h"
+#include "lib/util.h"
 #include "model/causes.h"
 #include "report/pprof.h"
 
@@ -51,29 +52,12 @@ struct pp {
 	char key[KEY_MAX];
 };
 
-/* grows *v (of *cap elements of size sz) to hold one more; 0 or -ENOMEM */
-static int grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 256;
-	nv = realloc(*v, ncap * sz);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 /* s's index in the string table (added if new); errors stick in the writer */
 static __u64 str(struct pp *pp, const char *s)
 {
 	struct strmap_entry *e = strmap__get(&pp->strs, s ? s : "");
 
-	if (!e || (!e->value && grow((void **)&pp->strv, &pp->capstr, pp->nstr,
+	if (!e || (!e->value && util__grow((void **)&pp->strv, &pp->capstr, pp->nstr,
 				     sizeof(*pp->strv)))) {
 		pp->b.err = -ENOMEM;
 		return 0;
@@ -267,7 +251,7 @@ static int add_sample(struct pp *pp, const struct profile_sample *r, const int *
 		err = 0;
 		goto cleanup;
 	}
-	if (grow((void **)&pp->samples, &pp->capsamples, pp->nsamples, sizeof(s)))
+	if (util__grow((void **)&pp->samples, &pp->capsamples, pp->nsamples, sizeof(s)))
 		goto cleanup;
 	pp->samples[pp->nsamples++] = s;
 	e->value = pp->nsamples;
