@@ -539,6 +539,10 @@ def test_record_keep_rotates_into_segments_that_read_on_their_own():
             got = [ph["name"] for ph in doc["phases"]]
             assert got == names[:len(got)] and "generate" in got, (path, got, names)
             mine = [starts.index(round(q["start_s"], 6)) for q in doc["requests"]]
+            if not mine:
+                # the newest segment can start after the last request ended (teardown)
+                assert i == len(segs) - 1, (path, "a segment with no request")
+                continue
             assert mine == list(range(mine[0], mine[0] + len(mine))), (path, mine)
             assert nxt is None or mine[0] == nxt, (path, mine[0], nxt)
             nxt = mine[-1] + 1
