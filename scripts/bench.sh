@@ -32,6 +32,15 @@
 #
 # Configurations (BENCH_CONFIGS, default all of them, in this order):
 #   baseline           touch alone
+#   floor_classic      the floor of memphase's fault-path design: scripts/floor/ loads trivial
+#                      programs on memphase's tracepoints, tp_btf/page_fault_user and the
+#                      classic tp/kmem/rss_stat, that only find the target (its tgid's slot in an
+#                      array, as memphase's target_lookup()) and count in a per-CPU counter,
+#                      with BPF stats on; the workload runs under it as under memphase. memphase's
+#                      BPF ns/fault is reported beside it (difference and ratio, round by round):
+#                      absolute ns per fault swing 2-3x between days on this VM, the distance to
+#                      a floor measured in the same run does not
+#   floor_btf          the same with tp_btf/rss_stat (approximate counter) instead of the classic
 #   memphase           memphase run --bpf-stats (default mode: --stacks dwarf, no exports)
 #   memphase_noorigins the same with --origin-min 0: no mapping origins (their cost is the
 #                      difference; they are taken at mmap time, so the fault path must not move)
@@ -50,6 +59,9 @@
 #   memphase_bystander touch MIB alone, not observed, while a memphase run --bpf-stats -- sleep
 #                      watches another process: the system-wide cost of its tracepoints for
 #                      bystanders (loop ratio to baseline; BPF ns per fault traced and filtered)
+#   floor_bystander_classic, floor_bystander_btf   the same as memphase_bystander with the floor
+#                      (classic or tp_btf rss_stat) watching the sleep: what the tracepoints
+#                      themselves cost the other processes
 #   memphase_python    memphase run -- python3 (the first in PATH: a pyenv shim chain execs ~40
 #                      processes) allocating 200 MiB in 1 MiB steps: memphase's own peak RSS on
 #                      a Python target, beside the C target's (its touch figures do not apply)
@@ -65,8 +77,12 @@
 #   BENCH_WARMUP=1      rounds run first and discarded
 #   BENCH_SETTLE=1      seconds to sleep between runs (lets the previous run's teardown finish)
 #   BENCH_CONFIGS="baseline memphase ..."                configurations, in this order
-#   BENCH_FAULT_PROGS="handle_fault handle_fault_kernel handle_rss_stat"
-#                       BPF programs that run per page fault
+#   BENCH_FAULT_PROGS="handle_fault handle_fault_kernel handle_rss_stat*"
+#                       memphase's BPF programs that run per page fault: names or fnmatch
+#                       patterns, each of which must match a program in memphase's bpf_stats
+#                       (handle_rss_stat*: on the classic tracepoint, on tp_btf, or both); the
+#                       first one's runs count the faults traced. The floors' own pair is named
+#                       in their output.
 #   BENCH_SAMPLE_PROG=handle_rss_stat                    BPF program that takes the stack samples
 #   BENCH_PERF_DWARF_MIB=256   perf_dwarf writes ~8.4 KB per fault (2+ GB at 1 GiB); when the
 #                       file system of BENCH_OUT has too little room for one such run (df), perf_dwarf
@@ -120,9 +136,10 @@ ROUNDS=${BENCH_ROUNDS:-7}
 MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
-ALL_CONFIGS="baseline memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
+ALL_CONFIGS="baseline floor_classic floor_btf memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
 	memphase_dwarf perf_fp perf_dwarf bpftrace_count baseline_hops memphase_hops baseline_t2
-	memphase_t2 baseline_t8 memphase_t8 memphase_bystander memphase_python"
+	memphase_t2 baseline_t8 memphase_t8 memphase_bystander floor_bystander_classic
+	floor_bystander_btf memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -144,7 +161,7 @@ for cfg in ${BENCH_CONFIGS:-$ALL_CONFIGS $ALL_LIVE}; do
 	done
 done
 unset cfg c
-FAULT_PROGS=${BENCH_FAULT_PROGS:-handle_fault handle_fault_kernel handle_rss_stat}
+FAULT_PROGS=${BENCH_FAULT_PROGS:-handle_fault handle_fault_kernel handle_rss_stat*}
 SAMPLE_PROG=${BENCH_SAMPLE_PROG:-handle_rss_stat}
 PERF_DWARF_SMALL_MIB=${BENCH_PERF_DWARF_MIB:-256}
 PERF_DWARF_REDUCE=${BENCH_PERF_DWARF_REDUCE:-auto}
@@ -157,6 +174,7 @@ PYTHON=${BENCH_PYTHON:-$(command -v python3)}
 BENCH_BIN=$ROOT/build/bench
 TOUCH=$BENCH_BIN/touch
 RUNSTAT=$BENCH_BIN/runstat
+FLOOR=$BENCH_BIN/floor
 LIVESTAT=$BENCH_BIN/livestat
 DRIVER=$ROOT/build/workload/llama-driver
 LIVE_MODEL=$BENCH_BIN/live-model.bin
@@ -177,6 +195,9 @@ build() {
 	if [[ ! -x $MEMPHASE ]]; then
 		make -C "$ROOT" --no-print-directory "$MEMPHASE" || die "building memphase failed"
 	fi
+	if [[ " ${CONFIGS[*]} " == *" floor_"* ]]; then
+		build_floor || die "building the floor (scripts/floor) failed"
+	fi
 	((${#LIVE_CONFIGS[@]})) || return 0
 	cc -O2 -Wall -Wextra -o "$LIVESTAT" "$ROOT/scripts/livestat.c" || die "building livestat failed"
 	if [[ ! -x $DRIVER ]]; then
@@ -190,6 +211,22 @@ build() {
 	chmod 644 "$LIVE_MODEL"
 }
 
+# build_floor: scripts/floor/ (BPF programs and their loader) into $FLOOR, its intermediate
+# files (vmlinux.h, object, skeleton) in $BENCH_BIN/floor-build
+build_floor() {
+	local b=$BENCH_BIN/floor-build s=$ROOT/scripts/floor
+	mkdir -p "$b" || return 1
+	if [[ ! -s $b/vmlinux.h ]]; then
+		"${BPFTOOL:-bpftool}" btf dump file /sys/kernel/btf/vmlinux format c >"$b/vmlinux.h.tmp" &&
+			mv "$b/vmlinux.h.tmp" "$b/vmlinux.h" || return 1
+	fi
+	"${CLANG:-clang-14}" -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I"$b" -I"$s" \
+		-c "$s/floor.bpf.c" -o "$b/floor.bpf.o" &&
+		"${BPFTOOL:-bpftool}" gen skeleton "$b/floor.bpf.o" name floor_bpf >"$b/floor.skel.h" &&
+		cc -O2 -Wall -Wextra -Werror -I"$b" -I"$s" -o "$FLOOR" "$s/floor.c" \
+			$(pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+}
+
 # run_wrapped DIR CMD ARGS...: runs CMD under runstat. Files in DIR:
 #   stdout, stderr  CMD's output (the touch workload prints touch_ms=, minflt_total=... on stdout;
 #                   perf prints its "Captured and wrote ... (N samples)" line on stderr)
@@ -199,8 +236,12 @@ build() {
 #   runstat         wall_ms, self_cpu_ms, self_maxrss_kib... of CMD's own process (scripts/runstat.c)
 #   target          the same for the workload, written by the runstat that starts touch (see
 #                   target_cmd): its wall_ms is the target's own wall time
+#   floor           the floor's figures (scripts/floor/floor.c: its programs' runs and run time,
+#                   the target's faults it counted)
 #   extra           optional key=value lines from the configuration, read by the summary:
 #                   tool=NAME (the wrapped process is the tool: report its CPU and RSS),
+#                   bystander=1|floor (the workload runs unobserved while memphase or the
+#                   floor watches a sleep),
 #                   bpf_stats=1 (memphase ran with --bpf-stats: its JSON must carry them),
 #                   mib=N (MiB the workload touched, when it is not BENCH_MIB),
 #                   out_bytes=N (size of what the tool wrote), out_files=N
@@ -244,6 +285,18 @@ cfg_baseline() {
 	target_cmd "$1"
 	run_wrapped "$1" "${TARGET_CMD[@]}"
 }
+
+# floor DIR MODE: the floor's programs (MODE: classic or btf rss_stat) on the workload. Unlike
+# memphase, the floor runs its command as root (not as the sudo user): a fault costs the same.
+floor_run() {
+	printf 'tool=floor\n' >"$1/extra"
+	target_cmd "$1"
+	run_wrapped "$1" "$FLOOR" "$2" "$1/floor" -- "${TARGET_CMD[@]}"
+}
+desc_floor_classic() { echo "floor classic -- touch $MIB (tp_btf/page_fault_user + tp/kmem/rss_stat, lookup + count)"; }
+cfg_floor_classic() { floor_run "$1" classic; }
+desc_floor_btf() { echo "floor btf -- touch $MIB (tp_btf/page_fault_user + tp_btf/rss_stat, lookup + count)"; }
+cfg_floor_btf() { floor_run "$1" btf; }
 
 desc_memphase() { echo "memphase run --bpf-stats -- touch $MIB (default mode: dwarf stacks, no exports)"; }
 cfg_memphase() {
@@ -330,6 +383,30 @@ cfg_memphase_bystander() {
 	wait "$pid"
 	return "$rc"
 }
+
+# floor_bystander DIR MODE: touch alone while the floor watches a sleep (see memphase_bystander)
+floor_bystander() {
+	local dir=$1 pid i rc
+	printf 'bystander=floor\n' >"$dir/extra"
+	"$FLOOR" "$2" "$dir/floor" -- sleep 3600 >"$dir/floor.out" 2>"$dir/floor.err" &
+	pid=$!
+	# attached once its command runs: the sleep has exec'd
+	for ((i = 0; i < 100; i++)); do
+		pgrep -x -P "$pid" sleep >/dev/null && break
+		sleep 0.1
+	done
+	target_cmd "$dir"
+	run_wrapped "$dir" "${TARGET_CMD[@]}"
+	rc=$?
+	# the floor writes its figures once its command, that sleep, ends
+	kill $(pgrep -x -P "$pid" sleep)
+	wait "$pid"
+	return "$rc"
+}
+desc_floor_bystander_classic() { echo "touch $MIB alone while floor classic -- sleep watches"; }
+cfg_floor_bystander_classic() { floor_bystander "$1" classic; }
+desc_floor_bystander_btf() { echo "touch $MIB alone while floor btf -- sleep watches"; }
+cfg_floor_bystander_btf() { floor_bystander "$1" btf; }
 
 desc_memphase_python() { echo "memphase run -- $PYTHON (allocates 200 MiB in 1 MiB steps, 10 ms apart)"; }
 cfg_memphase_python() {

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The floor of memphase's fault-path design, for scripts/bench.sh (floor_classic, floor_btf):
+ * programs on the same tracepoints as memphase's that do nothing but find the target, the way
+ * memphase's target_lookup() does (the tgid's slot in a direct-mapped array; the hash behind
+ * it only when the slot collided), and count its event in a per-CPU counter. What memphase
+ * spends per fault above these is its own work.
+ *   floor_fault        tp_btf/page_fault_user (memphase: handle_fault)
+ *   floor_rss_classic  tp/kmem/rss_stat, the classic tracepoint (memphase: handle_rss_stat)
+ *   floor_rss_btf      tp_btf/rss_stat (approximate counter; the loader loads one of the two)
+ *   floor_fork         tp_btf/sched_process_fork: the target's children become targets
+ *                      (the workload runs under runstat: the touch process is a grandchild)
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "floor.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FLOOR_TSLOTS);
+	__type(key, __u32);			/* tgid % FLOOR_TSLOTS */
+	__type(value, struct floor_target);
+} tslots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FLOOR_MAX_TARGETS);
+	__type(key, __u32);			/* tgid */
+	__type(value, struct floor_target);
+} targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct floor_counts);
+} counts SEC(".maps");
+
+/* memphase's target_lookup(): the slot, or the hash when the slot collided */
+static __always_inline struct floor_target *target_lookup(__u32 tgid)
+{
+	__u32 slot = tgid & (FLOOR_TSLOTS - 1);
+	struct floor_target *t = bpf_map_lookup_elem(&tslots, &slot);
+
+	if (!t || !tgid)
+		return NULL;
+	if (t->tgid == tgid)
+		return t;
+	if (!t->collided)
+		return NULL;
+	return bpf_map_lookup_elem(&targets, &tgid);
+}
+
+static __always_inline struct floor_counts *counts_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counts, &zero);
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(floor_fault, unsigned long addr, struct pt_regs *regs, unsigned long error_code)
+{
+	struct floor_counts *c;
+
+	if (!target_lookup(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	c = counts_get();
+	if (c)
+		c->faults++;
+	return 0;
+}
+
+SEC("tp/kmem/rss_stat")
+int floor_rss_classic(struct trace_event_raw_rss_stat *ctx)
+{
+	struct floor_counts *c;
+
+	if (!target_lookup(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	c = counts_get();
+	if (c)
+		c->rss++;
+	return 0;
+}
+
+SEC("tp_btf/rss_stat")
+int BPF_PROG(floor_rss_btf, struct mm_struct *mm, int member)
+{
+	struct floor_counts *c;
+
+	if (!target_lookup(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	c = counts_get();
+	if (c)
+		c->rss++;
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(floor_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid, slot = ctgid & (FLOOR_TSLOTS - 1);
+	struct floor_target nt = { .tgid = ctgid }, *t;
+
+	if (ptgid == ctgid || !target_lookup(ptgid))
+		return 0;	/* a new thread, or not a target's child */
+	t = bpf_map_lookup_elem(&tslots, &slot);
+	if (!t)
+		return 0;
+	if (!t->tgid || t->tgid == ctgid) {
+		t->tgid = ctgid;
+		return 0;
+	}
+	t->collided = 1;
+	bpf_map_update_elem(&targets, &ctgid, &nt, BPF_ANY);
+	return 0;
+}
