@@ -9,6 +9,7 @@ Statistics: medians over the measured rounds of the interleaved runs, ratios to 
 median in the same benchmark run, and the BPF-time-per-fault arithmetic. Unit-tested by
 tests/integration/test_benchlib.py on hand-computed inputs.
 """
+import fnmatch
 import json
 import re
 import statistics
@@ -154,21 +155,88 @@ def ratio(rows, base, key, per_page=False):
     return v / b
 
 
+def fault_path(progs, fault_progs, where):
+    """The programs of one run's stats ({prog: (runs, ns)}) that run per fault: fault_progs are
+    names or fnmatch patterns ('handle_rss_stat*': the classic tracepoint's program, a tp_btf
+    one, or both, whatever memphase loaded); each must match at least one program, or
+    MissingFigure names it. The programs in the order of the patterns, each once."""
+    names, missing = [], []
+    for pat in fault_progs:
+        hit = sorted(p for p in progs if fnmatch.fnmatchcase(p, pat))
+        if not hit:
+            missing.append(pat)
+        names += [p for p in hit if p not in names]
+    if missing:
+        raise MissingFigure(f"{where}: no BPF program {', '.join(missing)} in bpf_stats")
+    return names
+
+
 def bpf_per_fault(progs, fault_progs, faults, where):
     """BPF time per fault from one run's run-time stats ({prog: (runs, ns)}):
     ns_fault = the fault-path programs' run time / the workload's faults;
     ns_all = every program's run time / the same faults;
     ns_traced = the fault-path programs' run time / the runs of the first of them (the faults
-    traced system-wide, other processes' included)."""
-    missing = [p for p in fault_progs if p not in progs]
-    if missing:
-        raise MissingFigure(f"{where}: no BPF program {', '.join(missing)} in bpf_stats")
+    traced system-wide, other processes' included); fault_progs: see fault_path()."""
+    names = fault_path(progs, fault_progs, where)
     if not faults:
         raise MissingFigure(f"{where}: the workload reported no faults")
-    ns = sum(progs[p][1] for p in fault_progs)
-    runs = progs[fault_progs[0]][0]
+    ns = sum(progs[p][1] for p in names)
+    runs = progs[names[0]][0]
     return {"ns_fault": ns / faults, "ns_all": sum(v[1] for v in progs.values()) / faults,
-            "ns_traced": ns / runs if runs else None}
+            "ns_traced": ns / runs if runs else None, "fault_progs": names}
+
+
+def floor_figures(d, where, pages):
+    """One floor run's figures (scripts/floor/floor.c's key=value file, read by kv()):
+    progs ({program: (runs, run_time_ns)}, every program it loaded), fault_progs (the pair
+    that runs per fault: its 'progs' line) and counted (the target's faults it counted).
+    MissingFigure when a figure is missing, or when the floor counted fewer faults than the
+    workload touched pages: it did not find its target, and its cost would be a filter's."""
+    fault_progs = d.get("progs", "").split()
+    if not fault_progs:
+        raise MissingFigure(f"{where}: no 'progs'")
+    progs = {}
+    for k in d:
+        m = re.fullmatch(r"prog_(\w+)_runs", k)
+        if m:
+            p = m[1]
+            progs[p] = (need_num(d, f"prog_{p}_runs", where),
+                        need_num(d, f"prog_{p}_run_time_ns", where))
+    missing = [p for p in fault_progs if p not in progs]
+    if missing:
+        raise MissingFigure(f"{where}: no 'prog_{missing[0]}_runs'")
+    counted = need_num(d, "counted_faults", where)
+    if counted < pages:
+        raise MissingFigure(f"{where}: the floor counted {counted:.0f} faults of its target, "
+                            f"fewer than the {pages:.0f} pages touched: it missed its target")
+    if sum(v[0] for v in progs.values()) and not sum(v[1] for v in progs.values()):
+        raise MissingFigure(f"{where}: runs but no run time (BPF_STATS_RUN_TIME was not "
+                            f"enabled?)")
+    return {"progs": progs, "fault_progs": fault_progs, "counted": counted}
+
+
+def paired(rows, base, key, op):
+    """Median over the rounds both rows and base have a value of key in (interleaved rounds:
+    paired by 'round', so that a drift of the machine over the benchmark run cancels) of
+    op(row's value, base's value); None when no round pairs up."""
+    b = {r["round"]: r[key] for r in base if r[key] is not None}
+    return med(op(r[key], b[r["round"]]) for r in rows
+               if r[key] is not None and r["round"] in b)
+
+
+def above_floor(rows, floor, key="ns_fault"):
+    """rows' BPF ns per fault against a floor configuration's in the same run: diff (ns above
+    the floor) and ratio (x the floor), each the median over the rounds of the per-round
+    figure; None without a pair."""
+    return {"diff": paired(rows, floor, key, lambda a, b: a - b),
+            "ratio": paired(rows, floor, key, lambda a, b: a / b if b else None)}
+
+
+def budget_check(value, budget):
+    """'within' or 'OVER' (value <= budget is within), 'n/a' when either is None."""
+    if value is None or budget is None:
+        return "n/a"
+    return "within" if value <= budget else "OVER"
 
 
 def ns_per_run(progs, prog, where):

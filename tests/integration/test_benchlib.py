@@ -186,3 +186,104 @@ def test_steady_window():
     assert abs(r["steady_cpu_ms"] - 40.0) < 1e-9 and abs(r["steady_pct"] - 2.0) < 1e-9, r
     raises(lambda: benchlib.steady_window(rows[:12], 3400.0, "live-r1/samples.tsv"),
            "live-r1/samples.tsv", "under 1 s")
+
+
+# --- the floor (scripts/floor) and issue 12's comparisons ----------------------------------------
+
+# a floor run's output file, as scripts/floor/floor.c writes it
+FLOOR_FILE = """mode=classic
+progs=floor_fault floor_rss_classic
+prog_floor_fault_runs=1200
+prog_floor_fault_run_time_ns=60000
+prog_floor_rss_classic_runs=1500
+prog_floor_rss_classic_run_time_ns=45000
+prog_floor_fork_runs=2
+prog_floor_fork_run_time_ns=1000
+counted_faults=1010
+counted_rss=1020
+exit_code=0
+"""
+
+
+def floor_kv(text_):
+    with tempfile.TemporaryDirectory(prefix="memphase-bench-") as d:
+        p = os.path.join(d, "floor")
+        with open(p, "w") as f:
+            f.write(text_)
+        return benchlib.kv(p)
+
+
+def test_floor_figures_and_its_time_per_fault():
+    fl = benchlib.floor_figures(floor_kv(FLOOR_FILE), "r1/floor", 1000)
+    assert fl["fault_progs"] == ["floor_fault", "floor_rss_classic"], fl
+    assert fl["progs"]["floor_fork"] == (2, 1000) and fl["counted"] == 1010, fl
+    r = benchlib.bpf_per_fault(fl["progs"], fl["fault_progs"], 1000, "r1/floor")
+    # fault path: 60000 + 45000 ns over the workload's 1000 faults; all: + the fork's 1000 ns;
+    # per traced fault: over floor_fault's 1200 runs (other processes' faults filtered out)
+    assert r["ns_fault"] == 105.0 and r["ns_all"] == 106.0, r
+    assert r["ns_traced"] == 87.5 and r["fault_progs"] == fl["fault_progs"], r
+
+
+def test_floor_figures_missing_or_target_missed():
+    raises(lambda: benchlib.floor_figures(
+        floor_kv(FLOOR_FILE.replace("prog_floor_rss_classic_run_time_ns", "x")), "r2/floor",
+        1000), "r2/floor", "'prog_floor_rss_classic_run_time_ns'")
+    raises(lambda: benchlib.floor_figures(
+        floor_kv(FLOOR_FILE.replace("prog_floor_fault_runs", "x")), "r2/floor", 1000),
+        "'prog_floor_fault_runs'")
+    raises(lambda: benchlib.floor_figures(
+        floor_kv(FLOOR_FILE.replace("progs=", "x=")), "r2/floor", 1000), "'progs'")
+    raises(lambda: benchlib.floor_figures(
+        floor_kv(FLOOR_FILE.replace("counted_faults", "x")), "r2/floor", 1000),
+        "'counted_faults'")
+    # it counted fewer of its target's faults than pages were touched: its filter failed, and
+    # its time would be that of a filter, not of the floor
+    raises(lambda: benchlib.floor_figures(floor_kv(FLOOR_FILE), "r3/floor", 1011), "r3/floor",
+           "missed its target")
+
+
+def test_floor_difference_and_ratio_are_per_round_medians():
+    # listed out of round order: pairing must go by round, not by position
+    floor = [{"round": 3, "ns": 150.0}, {"round": 1, "ns": 100.0}, {"round": 2, "ns": 200.0},
+             {"round": 5, "ns": 90.0}]
+    rows = [{"round": 1, "ns": 170.0}, {"round": 2, "ns": 260.0}, {"round": 3, "ns": 400.0},
+            {"round": 4, "ns": 999.0},      # no floor run in round 4: not paired
+            {"round": 5, "ns": None}]        # no figure: not paired
+    a = benchlib.above_floor(rows, floor, "ns")
+    # per round: 170-100 = 70, 260-200 = 60, 400-150 = 250: median 70 (the difference of the
+    # medians, 260 - 150 = 110, would be wrong; so would 150 - 260 = -110)
+    assert a["diff"] == 70.0, a
+    # per round: 1.7, 1.3, 2.666...: median 1.7 (the ratio of the medians is 1.733...)
+    assert abs(a["ratio"] - 1.7) < 1e-12, a
+    # nothing pairs up
+    assert benchlib.above_floor(rows, [{"round": 9, "ns": 1.0}], "ns") == {"diff": None,
+                                                                          "ratio": None}
+    # the default key is the BPF time per fault
+    assert benchlib.above_floor([{"round": 1, "ns_fault": 130.0}],
+                                [{"round": 1, "ns_fault": 100.0}])["diff"] == 30.0
+
+
+def test_fault_path_patterns_follow_renamed_rss_programs():
+    progs = {"handle_fault": (1000, 50000), "handle_fault_kernel": (4, 400),
+             "handle_rss_stat_btf": (1100, 33000), "handle_rss_stat": (1100, 66000),
+             "handle_exec": (1, 9000)}
+    pats = ["handle_fault", "handle_fault_kernel", "handle_rss_stat*"]
+    assert benchlib.fault_path(progs, pats, "x") == ["handle_fault", "handle_fault_kernel",
+                                                     "handle_rss_stat", "handle_rss_stat_btf"]
+    # 50000 + 400 + 66000 + 33000 ns over 1000 faults; a program two patterns match counts once
+    r = benchlib.bpf_per_fault(progs, pats + ["handle_fault*"], 1000, "x")
+    assert r["ns_fault"] == 149.4 and r["ns_traced"] == 149.4, r
+    # after a rename to a single tp_btf program the pattern still finds it
+    del progs["handle_rss_stat"]
+    assert benchlib.bpf_per_fault(progs, pats, 1000, "x")["ns_fault"] == 83.4
+    # a pattern that matches nothing is an error naming it, never a silent 0
+    del progs["handle_rss_stat_btf"]
+    raises(lambda: benchlib.bpf_per_fault(progs, pats, 1000, "r4/out.json"), "r4/out.json",
+           "handle_rss_stat*")
+
+
+def test_budget_check():
+    assert benchlib.budget_check(110, 110) == "within"
+    assert benchlib.budget_check(110.5, 110) == "OVER"
+    assert benchlib.budget_check(-3, 13) == "within"
+    assert benchlib.budget_check(None, 13) == "n/a" and benchlib.budget_check(5, None) == "n/a"
