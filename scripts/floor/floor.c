@@ -114,6 +114,7 @@ int main(int argc, char **argv)
 	}
 	if (pipe(p)) {
 		err = -errno;
+		fprintf(stderr, "floor: failed to create a pipe: %s\n", strerror(-err));
 		goto cleanup;
 	}
 	pid = fork();
@@ -160,6 +161,7 @@ int main(int argc, char **argv)
 	}
 	if (write(p[1], "x", 1) != 1) {
 		err = -errno;
+		fprintf(stderr, "floor: failed to start %s: %s\n", argv[4], strerror(-err));
 		goto cleanup;
 	}
 	close(p[1]);
