@@ -92,7 +92,7 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
         r.update({k: None for k in ("touch_ms", "faults", "pages", "target_ms", "out_bytes",
                                     "samples", "lost", "perf_lost_pct", "progs", "ns_fault",
                                     "ns_traced", "ns_all", "sp_nsrun", "start_ms", "exit_ms",
-                                    "fault_progs", "counted")})
+                                    "fault_progs", "counted", "traced")})
         r["wall_ms"] = need_num(s, "wall_ms", f"{d}/runstat")
         r["cpu_ms"] = need_num(s, "self_cpu_ms", f"{d}/runstat")
         r["rss_kib"] = need_num(s, "self_maxrss_kib", f"{d}/runstat")
@@ -118,7 +118,7 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
         raise MissingFigure(f"{d}: the tool wrote none of its output files")
     r["samples"] = r["lost"] = r["perf_lost_pct"] = r["progs"] = r["excess"] = None
     r["ns_fault"] = r["ns_traced"] = r["ns_all"] = r["sp_nsrun"] = None
-    r["fault_progs"] = r["counted"] = None
+    r["fault_progs"] = r["counted"] = r["traced"] = None
     progs_fault = fault_progs
     if r["tool"] == "memphase":
         fig = memphase_figures(read_json(f"{d}/out.json"), f"{d}/out.json",
@@ -318,20 +318,29 @@ lost none).
         print("BPF ns per fault against the floor (trivial programs of memphase's design, "
               "scripts/floor: target lookup + per-CPU count; same run):")
         hdr = "".join(f" {'- ' + f:>15} {'x ' + f:>15}" for f in floors)
-        print(f"{'config':<{cw}} {'n':>2} {'BPF ns/fault':>12}{hdr}  fault-path programs")
+        print(f"{'config':<{cw}} {'n':>2} {'BPF ns/fault':>12}{hdr} {'traced':>6} "
+              f"{'ns/traced':>9} {'- fc/traced':>11}  fault-path programs")
         for c in rows_fl:
             cells = ""
             for f in floors:
                 a = above_floor(by[c], by[f]) if c != f else {"diff": None, "ratio": None}
                 d = NA if a["diff"] is None else f"{a['diff']:+.0f}"
                 cells += f" {d:>15} {fx(a['ratio']):>15}"
+            t = above_floor(by[c], fl_cls, "ns_traced")["diff"] if c != "floor_classic" else None
             names = sorted({p for r in by[c] for p in r["fault_progs"] or []})
-            print(f"{c:<{cw}} {len(by[c]):>2} {f0(med(r['ns_fault'] for r in by[c])):>12}{cells}  "
-                  f"{' + '.join(names)}")
+            print(f"{c:<{cw}} {len(by[c]):>2} {f0(med(r['ns_fault'] for r in by[c])):>12}{cells} "
+                  f"{fx(med(r['traced'] for r in by[c])):>6} "
+                  f"{f0(med(r['ns_traced'] for r in by[c])):>9} "
+                  f"{NA if t is None else format(t, '+.0f'):>11}  {' + '.join(names)}")
         print("('- F' = ns per fault above floor F, 'x F' = ratio to it: each the median over the "
               "rounds of the\nper-round figure (rounds paired, so a drift of the machine during "
               "the run cancels); a floor runs\none thread in one mapping, so for memphase_tN and "
-              "memphase_hops the distance includes what\nthreads or hops add.)")
+              "memphase_hops the distance includes what\nthreads or hops add. traced = the first "
+              "fault-path program's runs per fault of the workload:\nabove 1.00x by the other "
+              "processes' faults, filtered out but charged to the workload in\nns/fault (their "
+              "share moves with the machine's load); ns/traced = the fault-path time per\nfault "
+              "traced, a mix of target and filtered-out faults; '- fc/traced' its distance to\n"
+              "floor_classic's, per-round median.)")
 
     print()
     print("Budgets (issue 12; as ratios and differences within this run):")

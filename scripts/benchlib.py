@@ -176,14 +176,17 @@ def bpf_per_fault(progs, fault_progs, faults, where):
     ns_fault = the fault-path programs' run time / the workload's faults;
     ns_all = every program's run time / the same faults;
     ns_traced = the fault-path programs' run time / the runs of the first of them (the faults
-    traced system-wide, other processes' included); fault_progs: see fault_path()."""
+    traced system-wide, other processes' included); traced = those runs / the workload's faults
+    (above 1 by the share of other processes' faults, which ns_fault charges to the workload);
+    fault_progs: see fault_path()."""
     names = fault_path(progs, fault_progs, where)
     if not faults:
         raise MissingFigure(f"{where}: the workload reported no faults")
     ns = sum(progs[p][1] for p in names)
     runs = progs[names[0]][0]
     return {"ns_fault": ns / faults, "ns_all": sum(v[1] for v in progs.values()) / faults,
-            "ns_traced": ns / runs if runs else None, "fault_progs": names}
+            "ns_traced": ns / runs if runs else None, "traced": runs / faults,
+            "fault_progs": names}
 
 
 def floor_figures(d, where, pages):

@@ -222,6 +222,7 @@ def test_floor_figures_and_its_time_per_fault():
     # per traced fault: over floor_fault's 1200 runs (other processes' faults filtered out)
     assert r["ns_fault"] == 105.0 and r["ns_all"] == 106.0, r
     assert r["ns_traced"] == 87.5 and r["fault_progs"] == fl["fault_progs"], r
+    assert r["traced"] == 1.2, r                    # 1200 runs of floor_fault, 1000 faults
 
 
 def test_floor_figures_missing_or_target_missed():
