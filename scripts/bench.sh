@@ -136,10 +136,10 @@ ROUNDS=${BENCH_ROUNDS:-7}
 MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
-ALL_CONFIGS="baseline floor_classic floor_btf memphase memphase_noorigins memphase_nostats memphase_none memphase_fp
-	memphase_dwarf perf_fp perf_dwarf bpftrace_count baseline_hops memphase_hops baseline_t2
-	memphase_t2 baseline_t8 memphase_t8 memphase_bystander floor_bystander_classic
-	floor_bystander_btf memphase_python"
+ALL_CONFIGS="baseline floor_classic floor_btf memphase memphase_noorigins memphase_nostats
+	memphase_none memphase_fp memphase_dwarf perf_fp perf_dwarf bpftrace_count baseline_hops
+	memphase_hops baseline_t2 memphase_t2 baseline_t8 memphase_t8 memphase_bystander
+	floor_bystander_classic floor_bystander_btf memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -293,9 +293,13 @@ floor_run() {
 	target_cmd "$1"
 	run_wrapped "$1" "$FLOOR" "$2" "$1/floor" -- "${TARGET_CMD[@]}"
 }
-desc_floor_classic() { echo "floor classic -- touch $MIB (tp_btf/page_fault_user + tp/kmem/rss_stat, lookup + count)"; }
+desc_floor_classic() {
+	echo "floor classic -- touch $MIB (tp_btf/page_fault_user + tp/kmem/rss_stat, lookup + count)"
+}
 cfg_floor_classic() { floor_run "$1" classic; }
-desc_floor_btf() { echo "floor btf -- touch $MIB (tp_btf/page_fault_user + tp_btf/rss_stat, lookup + count)"; }
+desc_floor_btf() {
+	echo "floor btf -- touch $MIB (tp_btf/page_fault_user + tp_btf/rss_stat, lookup + count)"
+}
 cfg_floor_btf() { floor_run "$1" btf; }
 
 desc_memphase() { echo "memphase run --bpf-stats -- touch $MIB (default mode: dwarf stacks, no exports)"; }

@@ -216,8 +216,8 @@ def touch(out, fault_progs, sample_prog):
 
     print()
     print("Time (medians of the measured rounds; x = ratio to the baseline's median):")
-    print(f"{'config':<{cw}} {'n':>2} {'MiB':>5} {'touch ms':>9} {'touch x':>8} {'TARGET wall':>11} "
-          f"{'TARGET x':>9} {'TOOL wall':>9} {'TOOL x':>8} {'tool wall range':>15} "
+    print(f"{'config':<{cw}} {'n':>2} {'MiB':>5} {'touch ms':>9} {'touch x':>8} "
+          f"{'TARGET wall':>11} {'TARGET x':>9} {'TOOL wall':>9} {'TOOL x':>8} {'tool wall range':>15} "
           f"{'tool outside target':>19}")
     for c, _ in configs:
         rs = by[c]
