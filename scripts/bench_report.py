@@ -150,6 +150,9 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
         runs = p[names[0]][0]
         r["ns_traced"] = sum(p[k][1] for k in names) / runs if runs else None
         r["fault_progs"] = names
+        # every program of the tool (memphase's syscall programs run for every syscall on the
+        # machine), per fault of the bystander
+        r["ns_all"] = sum(v[1] for v in p.values()) / r["faults"] if r["faults"] else None
     if r["progs"] is not None:
         where = f"{d}/floor" if r["tool"] == "floor" else f"{d}/out.json"
         r.update(bpf_per_fault(r["progs"], progs_fault, r["faults"], where))
@@ -427,7 +430,8 @@ lost none).
         print(f"Bystander: an unobserved touch loop while {who} watches a sleep: "
               f"{fx(rt(c, 'touch_ms'))} of baseline; its fault-path programs "
               f"{f0(med(r['ns_traced'] for r in bys))} ns per fault they traced and filtered "
-              f"out  [{c}, median of {len(bys)}]")
+              f"out; all its programs {f0(med(r['ns_all'] for r in bys))} ns per fault of the "
+              f"bystander (the machine's other events included)  [{c}, median of {len(bys)}]")
     dw = "memphase_dwarf"
     if by.get(dw):
         print("Older budgets (dwarf mode):")
