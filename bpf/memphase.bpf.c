@@ -4,7 +4,7 @@
  *
  * Tracepoints only (kprobes and fentry are unavailable on some kernels):
  *   exceptions:page_fault_user   faults per phase
- *   kmem:rss_stat                exact RSS per class -> growth/shrink per phase, peaks
+ *   rss_stat (BTF)               exact RSS per class -> growth/shrink per phase, peaks
  *   syscalls mmap/munmap/mremap/brk
  *   sched fork/exec/exit         follow children, notice exits
  *   oom:mark_victim              OOM kills of targets
@@ -1484,21 +1484,19 @@ static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t)
 }
 
 /*
- * The mm of a curr=1 rss_stat event (current's own mm) and the target it charges, with
- * its tgid in *tgid: entered in mms on first sight. NULL: not a target, mms is full, or
- * the entry is being filled in by another CPU (the next event's delta covers this one).
+ * The mm of a curr=1 rss_stat event (current's own mm, current a target: *tp, *tgidp) and
+ * the target it charges (*tp, *tgidp changed when it is another's): entered in mms on first
+ * sight. NULL: mms is full, or the entry is being filled in by another CPU (the next
+ * event's delta covers this one).
  */
 static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_target **tp,
 						     __u32 *tgidp)
 {
-	struct mp_target *t;
+	struct mp_target *t = *tp;
+	__u32 tgid = *tgidp;
 	struct mp_mm *mm;
 	bool mine;
-	__u32 tgid;
 
-	t = target_of_current(&tgid);
-	if (!t)
-		return NULL;
 	mm = mm_lookup(mm_id);
 	if (mm && mm->tgid != tgid) {
 		/* vfork/CLONE_VM: a child running on its live parent's mm charges it */
@@ -1628,7 +1626,7 @@ static __always_inline int rss_dir(const struct thread_state *ts, int member)
  * shrink, and in the target's own context (curr) to its mapping and stack samples. ts:
  * the thread's state when curr (NULL if it has none yet).
  */
-static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, struct mp_mm *mm,
+static __always_inline void rss_account(void *ctx, struct mp_mm *mm,
 					struct mp_target *t, __u32 tgid, int member,
 					__s64 size, __u32 curr, struct thread_state *ts)
 {
@@ -1696,33 +1694,150 @@ static __always_inline void rss_account(struct trace_event_raw_rss_stat *ctx, st
 }
 
 /*
- * kmem:rss_stat carries the exact size of one RSS counter of an mm (the classic
- * tracepoint sums the per-CPU counter; raw/BTF variants only see an approximation).
- * curr says whether the mm is current's: otherwise (reclaim, exit teardown, fork copy)
- * the mm is found by its id, learnt from earlier curr=1 events.
+ * The exact size of an RSS counter, rebuilt from the kernel's per-CPU counter (the BTF
+ * tracepoint passes the mm, not a size). The BTF has no __percpu tag, so bpf_per_cpu_ptr()
+ * refuses the counter; each CPU's offset is learnt once from a percpu array map instead:
+ * its per-CPU base (struct bpf_array's pptrs[0], copied out of the map struct: arithmetic
+ * on a map pointer is refused) against bpf_map_lookup_percpu_elem() of each CPU (base plus
+ * that CPU's offset). The sum is count plus every CPU's counter, read again while count
+ * moved (a fold ran in between), as percpu_counter_sum() does under the counter's lock.
  */
-SEC("tp/kmem/rss_stat")
-int handle_rss_stat(struct trace_event_raw_rss_stat *ctx)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pcpu_base SEC(".maps");
+
+__u64 pcpu_off[MP_MAX_CPUS];	/* each CPU's offset of per-CPU data */
+__u32 pcpu_ready;		/* 1: learnt; 2: could not be (no exact sizes) */
+__u64 pcpu_mapbuf[64];		/* a copy of pcpu_base's struct bpf_array */
+
+/* Learns pcpu_off[] (a subprogram: run once, verified once). 0 or -errno. */
+__noinline int pcpu_learn(void)
 {
-	/* clang 14: read ctx fields once into locals (verifier: "dereference of modified
-	 * ctx ptr" otherwise) */
-	__u32 mm_id = ctx->mm_id, curr = ctx->curr;
-	int member = ctx->member;
-	__s64 size = ctx->size;
+	__u32 o = bpf_core_field_offset(struct bpf_array, pptrs), zero = 0, i;
+	void *map = &pcpu_base;
+	__u64 base, pv;
+	void *p;
+
+	if (o > sizeof(pcpu_mapbuf) - 8 ||
+	    bpf_probe_read_kernel(pcpu_mapbuf, sizeof(pcpu_mapbuf), map))
+		goto fail;
+	base = pcpu_mapbuf[(o / 8) & 63];
+	for (i = 0; i < MP_MAX_CPUS && i < nr_cpus; i++) {
+		p = bpf_map_lookup_percpu_elem(&pcpu_base, &zero, i);
+		if (!p)
+			goto fail;
+		/* the pointer's value (a pointer minus a scalar would be refused) */
+		if (bpf_probe_read_kernel(&pv, sizeof(pv), &p))
+			goto fail;
+		pcpu_off[i] = pv - base;
+	}
+	pcpu_ready = 1;
+	return 0;
+fail:
+	pcpu_ready = 2;
+	return -ENOENT;
+}
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
+/*
+ * count + each CPU's counter of one percpu_counter. A CPU's s32 is read through a
+ * read-only cast (a load the kernel makes fault-safe, cheaper than a probe-read call) to
+ * a struct whose first member is an int.
+ */
+static __always_inline __s64 pcpu_sum(const struct percpu_counter *pc)
+{
+	__u64 counters = (__u64)pc->counters;
+	struct refcount_struct *r;
+	__s64 c1, c2, sum;
+	__u32 i;
+	int try;
+
+	c2 = pc->count;
+	for (try = 0; try < 4; try++) {
+		c1 = c2;
+		sum = c1;
+		for (i = 0; i < MP_MAX_CPUS && i < nr_cpus; i++) {
+			r = bpf_rdonly_cast((void *)(counters + pcpu_off[i]),
+					    bpf_core_type_id_kernel(struct refcount_struct));
+			sum += r->refs.counter;
+		}
+		c2 = pc->count;
+		if (c1 == c2)
+			break;
+	}
+	return sum;
+}
+
+/* percpu_counter_sum_positive(&mm->rss_stat[member]) in bytes, or -1 */
+static __always_inline __s64 rss_exact(struct mm_struct *mm, int member)
+{
+	const struct percpu_counter *pc;
+	__s64 v;
+
+	if (pcpu_ready != 1 && (pcpu_ready || pcpu_learn()))
+		return -1;
+	switch (member) {
+	case 0: pc = &mm->rss_stat[0]; break;
+	case 1: pc = &mm->rss_stat[1]; break;
+	case 2: pc = &mm->rss_stat[2]; break;
+	case 3: pc = &mm->rss_stat[3]; break;
+	default: return -1;
+	}
+	v = pcpu_sum(pc);
+	return v < 0 ? (v == -1 ? -1 : 0) : v << 12;
+}
+
+/*
+ * An address space's id: x86's context id, unique and never reused (a freed mm's struct
+ * can come back as another process's). Truncated: 2^32 address spaces apart to collide.
+ */
+static __always_inline __u32 mm_id_of(struct mm_struct *mm)
+{
+	return (__u32)mm->context.ctx_id;
+}
+
+/*
+ * rss_stat fires at every change of an RSS counter of an mm (the BTF tracepoint: the mm and
+ * the counter; the classic one would sum the per-CPU counter under its lock for every
+ * process on the machine, ours only for the targets, see rss_exact()). The mm is current's
+ * (curr) or not (reclaim, exit teardown, fork copy): then it is found by its id, learnt
+ * from earlier curr events.
+ */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
+{
 	struct thread_state *ts = NULL;
 	struct mp_target *t = NULL;
-	struct mp_mm *mm;
-	__u32 tgid = 0;
+	struct mp_mm *e;
+	__u32 tgid = 0, mm_id, curr;
+	__s64 size;
 
 	if (member < 0 || member >= MP_NR_CLASSES)
 		return 0;
-	mm = curr ? rss_mm_current(mm_id, &t, &tgid) : rss_mm_foreign(mm_id, &t, &tgid);
-	if (!mm || !t)
+	/* the common case first: an event of a process that is not a target */
+	curr = bpf_get_current_task_btf()->mm == mm;
+	if (curr && !(t = target_of_current(&tgid)))
 		return 0;
+	mm_id = mm_id_of(mm);
+	e = curr ? rss_mm_current(mm_id, &t, &tgid) : rss_mm_foreign(mm_id, &t, &tgid);
+	if (!e || !t)
+		return 0;
+	size = rss_exact(mm, member);
+	if (size < 0) {
+		struct mp_drops *d = drops_get();
+
+		if (d)
+			d->rss_unread++;
+		return 0;
+	}
 	/* the thread's state tells the event's direction (the fault it stems from, munmap) */
 	if (curr && cfg.map_tracking)
 		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
-	rss_account(ctx, mm, t, tgid, member, size, curr, ts);
+	rss_account(ctx, e, t, tgid, member, size, curr, ts);
 	return 0;
 }
 
@@ -1996,25 +2111,26 @@ static __always_inline void sys_window_close(long id, long ret)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 {
+	/* regs is the kernel's own pointer here: plain loads, no probe-read calls (these
+	 * programs run for every syscall on the machine) */
 	switch (id) {
 	case __NR_mmap:
 		/* x86-64 syscall arguments: rdi, rsi, rdx, r10, r8, r9 */
-		sys_window_open(id, 0, BPF_CORE_READ(regs, si));
-		return inflight_save(BPF_CORE_READ(regs, si), 0, BPF_CORE_READ(regs, dx),
-				     (__s32)BPF_CORE_READ(regs, r8));
+		sys_window_open(id, 0, regs->si);
+		return inflight_save(regs->si, 0, regs->dx, (__s32)regs->r8);
 	case __NR_munmap:
-		sys_window_open(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
-		return inflight_save(BPF_CORE_READ(regs, si), 0, 0, -1);
+		sys_window_open(id, regs->di, regs->si);
+		return inflight_save(regs->si, 0, 0, -1);
 	case __NR_mremap:
-		sys_window_open(id, 0, BPF_CORE_READ(regs, dx));
-		return inflight_save(BPF_CORE_READ(regs, si), BPF_CORE_READ(regs, dx), 0, -1);
+		sys_window_open(id, 0, regs->dx);
+		return inflight_save(regs->si, regs->dx, 0, -1);
 	case __NR_brk:
 		return sys_window_open(id, 0, 0);
 	case __NR_mprotect:
 	case __NR_madvise:
 	case __NR_mlock:
 	case __NR_mlock2:
-		return sys_window_open(id, BPF_CORE_READ(regs, di), BPF_CORE_READ(regs, si));
+		return sys_window_open(id, regs->di, regs->si);
 	case __NR_mlockall:
 		/* every mapping at once: its growth cannot be placed ([unknown]) */
 		return sys_window_open(id, 4096, (1ULL << 47) - 4096);
@@ -2026,7 +2142,7 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
-	long id = BPF_CORE_READ(regs, orig_ax);
+	long id = regs->orig_ax;
 
 	switch (id) {
 	case __NR_mmap:

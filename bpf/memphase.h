@@ -303,8 +303,8 @@ struct mp_target {
 
 /*
  * mms: RSS of one address space, in an array of MP_MAX_MMS slots (open addressing: an
- * array lookup on the fault path instead of a hash). The entry of mm_id (rss_stat's hashed
- * mm pointer) is in one of the MP_MM_PROBES slots from mm_id % MP_MAX_MMS on; tgid 0: free.
+ * array lookup on the fault path instead of a hash). The entry of mm_id (the mm's x86
+ * context id, never reused) is in one of the MP_MM_PROBES slots from mm_id % MP_MAX_MMS on; tgid 0: free.
  * The first 8 bytes (tgid, mm_id) are claimed at once by compare-and-swap.
  */
 #define MP_MM_READY	(1U << 31)	/* seeded: the entry is filled in */
@@ -368,6 +368,7 @@ struct mp_drops {
 	__u64 origins_same;	/* the same range mapped again within a second: not resent */
 	__u64 allocs_full;	/* allocation-probe records that did not fit (calls, pointers) */
 	__u64 alloc_unread;	/* a returned pointer could not be read (counted, not tracked) */
+	__u64 rss_unread;	/* RSS events whose per-CPU counter could not be summed */
 };
 
 enum mp_event_type {

@@ -168,7 +168,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 		return -ENOMEM;
 	if (!bpf_map_lookup_elem(fd, &zero, v))
 		drops_sum(v, n, &d);
-	m->lost_kernel = d.ringbuf + d.targets_full + d.mms_full + d.allocs_full;
+	m->lost_kernel = d.ringbuf + d.targets_full + d.mms_full + d.allocs_full + d.rss_unread;
 	m->gpu.allocs_full = d.allocs_full;
 	m->gpu.unread = d.alloc_unread;
 	m->lost_stacks = d.stacks;
