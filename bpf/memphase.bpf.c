@@ -1413,6 +1413,19 @@ static __always_inline struct mp_mm *mm_lookup(__u32 mm_id)
 	return NULL;
 }
 
+/* The RSS of t's own address space, by class, as the latest exact sizes (0: unknown). */
+static __always_inline void event_rss(struct mp_event *e, struct mp_target *t, __u32 tgid)
+{
+	struct mp_mm *mm = mm_lookup(t->own_mm);
+
+	if (mm && mm->tgid == tgid && mm->gen == t->mm_gen) {
+		e->rss[0] = mm->rss[0];
+		e->rss[1] = mm->rss[1];
+		e->rss[2] = mm->rss[2];
+		e->rss[3] = mm->rss[3];
+	}
+}
+
 /*
  * Claims the first free slot of mm_id for tgid (compare-and-swap of tgid and mm_id at
  * once): *mine says the caller fills it in. Another CPU may have claimed it first: its
@@ -2300,6 +2313,8 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	e->arg = BPF_CORE_READ(task, signal, group_exit_code);
 	if (!e->arg)
 		e->arg = BPF_CORE_READ(task, exit_code);
+	/* before exit_mm(): what it held at the end, not its teardown */
+	event_rss(e, t, tgid);
 	event_submit(e, true);
 	return 0;
 }
@@ -2599,7 +2614,6 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 	struct mp_phase_stats *s;
 	struct mp_event *e;
 	__u32 old = t->phase, c;
-	struct mp_mm *mm;
 
 	phase &= MP_MAX_PHASES - 1;
 	if (phase == old && (!o || !o->record))
@@ -2629,13 +2643,7 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 		e->addr = o->value;
 		e->ino = o->nonzero;
 	}
-	mm = mm_lookup(t->own_mm);
-	if (mm && mm->tgid == tgid && mm->gen == t->mm_gen) {
-		e->rss[0] = mm->rss[0];
-		e->rss[1] = mm->rss[1];
-		e->rss[2] = mm->rss[2];
-		e->rss[3] = mm->rss[3];
-	}
+	event_rss(e, t, tgid);
 	event_submit(e, false);
 }
 

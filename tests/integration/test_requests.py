@@ -9,7 +9,10 @@ joined with a prompt chunk (a mixed batch), detokenize. Its amounts are exact pa
 """
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -297,3 +300,56 @@ def test_warmup_of_the_newest_llama_cpp_without_llama_set_warmup():
     assert harness.phase(doc, "warmup")["calls"] == 1
     names = [p["name"] for p in doc["phases"]]
     assert names[names.index("warmup") + 1] == "host", names
+
+
+def rss_anon(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * KIB
+    return 0
+
+
+def test_request_open_at_the_process_end_keeps_its_growth():
+    """The process dies inside a request's prompt decode, growing, with no phase event
+    after the decode's entry: the open request's RSS end is what the process held at its
+    exit (the exit event, taken before the teardown), so the request shows the growth that
+    the prompt phase shows, not +0."""
+    harness.need_root()
+    batch_mib = 1536
+    with harness.workdir() as d:
+        out, rep = os.path.join(d, "out.json"), os.path.join(d, "report.txt")
+        argv = harness.mp_argv(["run", "--no-tui", "--json", out, "--", SERVE, "--requests",
+                                "0", "--prompt-batches", "1", "--batch-mib", str(batch_mib),
+                                "--tokens", "2", "--token-kib", "64", "--tokenize-kib", "0",
+                                "--no-probe", "--warmup", "none", "--report", rep])
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            pid = base = None
+            for _ in range(2000):
+                if pid is None and os.path.exists(rep):
+                    r = harness.read_report(rep)
+                    if r.get("request") == 1:
+                        pid = r["pid"]
+                        base = rss_anon(pid)
+                # killed while its prompt decode is 64 MiB into the batch's 1.5 GiB
+                if pid is not None and rss_anon(pid) - base >= 64 * MIB:
+                    os.kill(pid, signal.SIGKILL)
+                    break
+                time.sleep(0.005)
+            assert pid, "llama-serve never reported its first request"
+            so, se = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        assert p.returncode == 128 + 9, (p.returncode, se)
+        doc = harness.load_json(out)
+    reqs = doc["requests"]
+    assert len(reqs) == 1 and reqs[0]["end_s"] is None, reqs
+    g = reqs[0]["rss_growth_bytes"]["anon"]
+    grown = anon(doc, "prompt")
+    assert 64 * MIB <= grown < batch_mib * MIB, grown
+    assert abs(g - grown) <= 256 * KIB, (g, grown)
+    prompt = [x for x in reqs[0]["phases"] if x["name"] == "prompt"]
+    assert prompt and abs(prompt[0]["growth_bytes"] - grown) <= 256 * KIB, reqs[0]

@@ -468,6 +468,31 @@ static long request_left(const struct model *m, bool known, __s64 room, __s64 rs
 	return linfit__requests_left((double)(room - (rss_now - m->room_rss)), per_request);
 }
 
+/*
+ * The observed process ended with a request open: the request's RSS end moves to what the
+ * process held when it exited (the exit event's sizes, taken before its address space was
+ * torn down), and the growth since the last phase event goes to that phase. The request
+ * stays open: it did not finish.
+ */
+static void request_exit(struct model *m, const struct mp_event *e)
+{
+	struct model_request *r = request_open(m);
+	__s64 rss[MP_NR_CLASSES];
+	unsigned int c;
+
+	if (!r || m->lead || e->pid != (m->focus_pid ? m->focus_pid : m->root_pid))
+		return;
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		rss[c] = (__s64)e->rss[c];
+	if (rss_total(rss) <= 0)
+		return;		/* not known (a recording of an older build) */
+	if (m->req_have_rss && m->req_last_phase < MP_MAX_PHASES)
+		r->phase_growth[m->req_last_phase] += rss_total(rss) - rss_total(m->req_last_rss);
+	memcpy(r->rss_end, rss, sizeof(rss));
+	memcpy(m->req_last_rss, rss, sizeof(rss));
+	m->req_have_rss = true;
+}
+
 static void request_close(struct model *m, struct model_request *r, __u64 ts)
 {
 	struct linfit f;
@@ -751,6 +776,7 @@ void model__on_event(struct model *m, const struct mp_event *e)
 		history__add_mark(&m->history, e->ts_ns, HISTORY_GUARD, e->pid, text);
 		break;
 	case MP_EV_EXIT:
+		request_exit(m, e);
 		/* under a wrapper, the time after the phased child ends is the wrapper's */
 		if (!m->root_phased && e->pid == m->focus_pid && e->pid != m->root_pid &&
 		    !m->finished) {
