@@ -34,6 +34,7 @@
 #include "collect/target.h"
 #include "collect/watchdog.h"
 #include "guard.h"
+#include "kbtf.h"
 #include "lib/httpd.h"
 #include "lib/userfs.h"
 #include "lib/utf8.h"
@@ -128,20 +129,37 @@ static int bpf_setup(struct session *s)
 		/* origins are symbolized with the stacks: none without them */
 		.origin_min = s->env->stack_mode != MP_STACKS_NONE ? s->env->origin_min : 0,
 	};
+	struct kbtf kb = { .fd = -1 };
 	int err;
 
-	if (preflight__btf_overridden())
+	/* MEMPHASE_VMLINUX_BTF for the CO-RE relocations; else the build's minimal BTF when
+	 * this kernel is the build's (the kernel's own is not parsed then) */
+	if (preflight__btf_overridden()) {
 		oo.btf_custom_path = preflight__btf_path();
+	} else {
+		err = kbtf__open(&kb, preflight__btf_path());
+		if (!err)
+			oo.btf_custom_path = kb.path;
+		if (s->env->verbose)
+			fprintf(stderr, "memphase: kernel BTF: %s\n", !err ? "the build's (its "
+				"minimal BTF is used)" : err == -ESTALE ? "not the build's (parsed)"
+				: strerror(-err));
+	}
 	s->skel = memphase_bpf__open_opts(&oo);
 	if (!s->skel) {
 		err = -errno;
 		fprintf(stderr, "memphase: failed to open BPF object: %s\n", strerror(-err));
+		kbtf__close(&kb);
 		return err;
 	}
 	err = collect__configure(s->skel, &s->phases, &cc);
-	if (err)
+	if (err) {
+		kbtf__close(&kb);
 		return err;
+	}
 	err = memphase_bpf__load(s->skel);
+	/* the minimal BTF is read by the load */
+	kbtf__close(&kb);
 	if (err) {
 		fprintf(stderr, "memphase: failed to load BPF programs: %s%s\n", strerror(-err),
 			err == -EPERM ? " (needs root or CAP_BPF and CAP_PERFMON)" : "");
