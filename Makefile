@@ -29,7 +29,7 @@ CFLAGS ?= -g -O2
 # override: `make CFLAGS=...` replaces the optimisation flags, never what the build needs
 override CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
 	-DMEMPHASE_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
-LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm \
+LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm -pthread \
 	$(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++
 
 USER_SRCS := $(wildcard user/*.c user/*/*.c user/*/*/*.c)

@@ -14,6 +14,16 @@
 
 #define BUF_SZ	(64 * 1024)
 
+/* kbtf__on_load(): called once, at the next tp_btf program's load */
+static void (*on_load)(void *ctx);
+static void *on_load_ctx;
+
+void kbtf__on_load(void (*fn)(void *ctx), void *ctx)
+{
+	on_load_ctx = ctx;
+	__atomic_store_n(&on_load, fn, __ATOMIC_RELEASE);
+}
+
 /* Read through one small buffer (4 KiB a read from sysfs): a few ms, no fault per page. */
 int kbtf__matches(const char *path)
 {
@@ -70,9 +80,12 @@ static int tp_btf_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *o
 			  long cookie)
 {
 	const char *tp = bpf_program__section_name(prog) + strlen("tp_btf/");
+	void (*fn)(void *ctx) = __atomic_exchange_n(&on_load, NULL, __ATOMIC_ACQ_REL);
 	const struct kbtf_attach *a;
 	int err;
 
+	if (fn)
+		fn(on_load_ctx);
 	for (a = kbtf_attach; a->name; a++) {
 		if (strcmp(a->name, tp))
 			continue;

@@ -33,6 +33,12 @@ struct kbtf_attach {
  * another BTF, -ENOENT when the build made none, other -errno on failures.
  */
 int kbtf__open(struct kbtf *kb, const char *vmlinux);
+/*
+ * fn(ctx) is called once, from the load of the next tp_btf program of an object opened with
+ * the handler (its maps exist then: libbpf creates an object's maps before it loads any of
+ * its programs). NULL: none.
+ */
+void kbtf__on_load(void (*fn)(void *ctx), void *ctx);
 /* Closes the minimal BTF (after the load). NULL-safe, idempotent. */
 void kbtf__close(struct kbtf *kb);
 /* Whether the file at path is the build's kernel BTF (size, then content hash): 0, -ESTALE

@@ -35,6 +35,7 @@
 #include "collect/watchdog.h"
 #include "guard.h"
 #include "kbtf.h"
+#include "loader.h"
 #include "lib/httpd.h"
 #include "lib/userfs.h"
 #include "lib/utf8.h"
@@ -64,6 +65,7 @@ struct session {
 	struct userfs *fs;		/* file operations as user */
 	int status;			/* memphase's exit status */
 	struct memphase_bpf *skel;
+	struct memphase_bpf *side;	/* the side program's object (loader.h), or NULL */
 	struct probes *probes;
 	struct phases phases;
 	struct target target;
@@ -130,6 +132,7 @@ static int bpf_setup(struct session *s)
 		.origin_min = s->env->stack_mode != MP_STACKS_NONE ? s->env->origin_min : 0,
 	};
 	struct kbtf kb = { .fd = -1 };
+	struct loader_opts lo = { .phases = &s->phases, .cc = &cc };
 	int err;
 
 	/* MEMPHASE_VMLINUX_BTF for the CO-RE relocations; else the build's minimal BTF when
@@ -157,7 +160,9 @@ static int bpf_setup(struct session *s)
 		kbtf__close(&kb);
 		return err;
 	}
-	err = memphase_bpf__load(s->skel);
+	lo.oo = &oo;
+	lo.split = kb.fd >= 0;
+	err = loader__load(s->skel, &lo, &s->side);
 	/* the minimal BTF is read by the load */
 	kbtf__close(&kb);
 	if (err) {
@@ -168,6 +173,8 @@ static int bpf_setup(struct session *s)
 	s->skel->bss->stop_on_map = s->env->mode == MODE_RUN;
 	collect__reserve_unknown(s->skel, s->phases.nphases);
 	err = memphase_bpf__attach(s->skel);
+	if (!err && s->side)
+		err = memphase_bpf__attach(s->side);
 	if (err) {
 		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
 		return err;
@@ -222,6 +229,7 @@ static int collector_start(struct session *s)
 		.keep_raw = outputs__needs(&s->out) & OUTPUT_NEEDS_RAW,
 		.stop_on_map = e->mode == MODE_RUN,
 		.bpf_stats = e->bpf_stats,
+		.side = s->side ? s->side->obj : NULL,
 		.rec = s->rec,
 		.preset = e->preset ? e->preset->name : NULL,
 		.cause_files = e->cause_files,
@@ -958,6 +966,7 @@ cleanup:
 	guard__free(s->guard);
 	collector__free(s->collector);
 	probes__free(s->probes);
+	memphase_bpf__destroy(s->side);
 	memphase_bpf__destroy(s->skel);
 	/* a detached command must not stay stopped by a library-load stop in flight */
 	if (s->detached)

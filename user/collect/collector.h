@@ -48,6 +48,7 @@ struct collector_opts {
 	bool keep_raw;			/* keep raw samples and code mappings (perf.data) */
 	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
 	bool bpf_stats;			/* read the programs' run-time statistics at the end */
+	struct bpf_object *side;	/* programs loaded from a second object (or NULL) */
 	struct recorder *rec;		/* --record: every input written here too (or NULL) */
 	/* cause rules: the built-in data/causes.rules for this preset, plus these files */
 	const char *preset;		/* NULL: none */
