@@ -464,7 +464,12 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 	int err;
 
 	memcpy(why, c->m->gpu.nvml_why, sizeof(why));
-	model__init(c->m, pid, util__now_ns());
+	/* a model never begun is all zero bytes (collector__new) but for the NVML note,
+	 * written back below: its untouched pages stay untouched */
+	if (!c->m->nphases)
+		model__init_zeroed(c->m, pid, util__now_ns());
+	else
+		model__init(c->m, pid, util__now_ns());
 	c->m->start_wall_ns = util__wall_ns();
 	c->m->gpu.nvml = c->nvml != NULL;
 	memcpy(c->m->gpu.nvml_why, why, sizeof(why));

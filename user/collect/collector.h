@@ -59,7 +59,8 @@ struct collector_opts {
 	struct collector_hooks hooks;
 };
 
-/* After the skeleton is loaded and attached. NULL on error (errno set, one line said). */
+/* After the skeleton is loaded and attached; m is all zero bytes (calloc) or a model begun
+ * before. NULL on error (errno set, one line said). */
 struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 				 const struct collector_opts *o);
 void collector__free(struct collector *c);
