@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,6 +67,9 @@ struct session {
 	int status;			/* memphase's exit status */
 	struct memphase_bpf *skel;
 	struct memphase_bpf *side;	/* the side program's object (loader.h), or NULL */
+	pthread_t load_th;		/* bpf_load() on a thread, from bpf_begin() to bpf_join() */
+	bool loading;
+	int load_err;
 	struct probes *probes;
 	struct phases phases;
 	struct target target;
@@ -118,7 +122,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-static int bpf_setup(struct session *s)
+/* Opens, configures and loads the object (s->skel, s->side): 0 or -errno (said). */
+static int bpf_load(struct session *s)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
 	struct collect_config cc = {
@@ -170,6 +175,50 @@ static int bpf_setup(struct session *s)
 			err == -EPERM ? " (needs root or CAP_BPF and CAP_PERFMON)" : "");
 		return err;
 	}
+	return 0;
+}
+
+static void *bpf_load_thread(void *arg)
+{
+	struct session *s = arg;
+
+	s->load_err = bpf_load(s);
+	return NULL;
+}
+
+/*
+ * The load (tens of ms, most of it the kernel's verifier) starts on a thread as soon as the
+ * phases are known, while the users, outputs and the command's child are set up; bpf_join()
+ * waits for it. Signals go to the main thread (the thread blocks them). Without a thread,
+ * the load happens here.
+ */
+static void bpf_begin(struct session *s)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	s->loading = !pthread_create(&s->load_th, NULL, bpf_load_thread, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!s->loading)
+		s->load_err = bpf_load(s);
+}
+
+/* The load's result (0 or -errno, said); idempotent. */
+static int bpf_join(struct session *s)
+{
+	if (s->loading) {
+		pthread_join(s->load_th, NULL);
+		s->loading = false;
+	}
+	return s->load_err;
+}
+
+/* After bpf_join(): the programs attached, the marker probes ready. 0 or -errno (said). */
+static int bpf_attach(struct session *s)
+{
+	int err;
+
 	s->skel->bss->stop_on_map = s->env->mode == MODE_RUN;
 	collect__reserve_unknown(s->skel, s->phases.nphases);
 	err = memphase_bpf__attach(s->skel);
@@ -454,7 +503,9 @@ static int setup_run(struct session *s)
 		close(devnull);
 	if (err)
 		return err;
-	err = bpf_setup(s);
+	err = bpf_join(s);
+	if (!err)
+		err = bpf_attach(s);
 	if (!err)
 		err = collector_start(s);
 	if (!err)
@@ -504,7 +555,9 @@ static int setup_attach(struct session *s)
 			e->pid);
 		return -EINVAL;
 	}
-	err = bpf_setup(s);
+	err = bpf_join(s);
+	if (!err)
+		err = bpf_attach(s);
 	if (!err)
 		err = collector_start(s);
 	if (!err)
@@ -896,7 +949,12 @@ int session__run(const struct env *e, int *status)
 
 	err = preflight__check(e);
 	if (!err)
-		err = users__choose(e, &s->user, &s->run_as);
+		err = phases__setup(&s->phases, e->preset, e->specs, e->nspecs,
+				    e->request.symbol[0] ? &e->request : NULL);
+	if (err)
+		goto cleanup;
+	bpf_begin(s);
+	err = users__choose(e, &s->user, &s->run_as);
 	if (err)
 		goto cleanup;
 	/* every file from here on is created, renamed and removed as the user */
@@ -907,10 +965,7 @@ int session__run(const struct env *e, int *status)
 			(unsigned int)s->user.uid, strerror(-err));
 		goto cleanup;
 	}
-	err = phases__setup(&s->phases, e->preset, e->specs, e->nspecs,
-			    e->request.symbol[0] ? &e->request : NULL);
-	if (!err)
-		err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,
+	err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,
 			    e->mode == MODE_RUN && (s->use_tui || e->target_log));
 	if (!err)
 		err = record_open(s);
@@ -948,6 +1003,7 @@ int session__run(const struct env *e, int *status)
 	if (!err)
 		release_in_background(s->skel);
 cleanup:
+	bpf_join(s);
 	if (err && s->target.fail_status)
 		*status = s->target.fail_status;
 	if (err == -ESRCH && e->watched)
