@@ -16,7 +16,8 @@ struct side {
 	const struct loader_opts *o;
 	struct memphase_bpf *side;	/* the second, loaded by the thread */
 	bool maps_ready;		/* the first object's maps exist */
-	bool main_done;			/* the first object's load returned */
+	bool main_done;			/* the first object's load returned ... */
+	int main_err;			/* ... this */
 	int err;
 };
 
@@ -55,7 +56,8 @@ static void *side_load(void *arg)
 	pthread_mutex_lock(&sd->lock);
 	while (!sd->maps_ready && !sd->main_done)
 		pthread_cond_wait(&sd->cond, &sd->lock);
-	ready = sd->maps_ready;
+	/* no tp_btf program loaded: the maps exist once the first load succeeded */
+	ready = sd->maps_ready || !sd->main_err;
 	pthread_mutex_unlock(&sd->lock);
 	if (!err && !ready)
 		err = -ECANCELED;
@@ -100,6 +102,7 @@ int loader__load(struct memphase_bpf *skel, const struct loader_opts *o,
 	kbtf__on_load(NULL, NULL);
 	pthread_mutex_lock(&sd.lock);
 	sd.main_done = true;
+	sd.main_err = err;
 	pthread_cond_broadcast(&sd.cond);
 	pthread_mutex_unlock(&sd.lock);
 	pthread_join(th, NULL);
