@@ -29,7 +29,8 @@ CFLAGS ?= -g -O2
 # override: `make CFLAGS=...` replaces the optimisation flags, never what the build needs
 override CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
 	-DMEMPHASE_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
-LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm -pthread \
+LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+LIBS := $(LIBBPF_LIBS) -lelf -ldw -lz -lm -pthread \
 	$(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++
 
 USER_SRCS := $(wildcard user/*.c user/*/*.c user/*/*/*.c)
@@ -72,7 +73,7 @@ $(OUTPUT)/memphase.min.btf: $(OUTPUT)/memphase.bpf.o
 
 $(OUTPUT)/kbtf-gen: scripts/kbtf-gen.c user/kbtf.h | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Iuser $< -o $@ $(LIBS)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Iuser $< -o $@ $(LIBBPF_LIBS)
 
 $(OUTPUT)/kbtf_data.h: $(OUTPUT)/kbtf-gen $(OUTPUT)/memphase.min.btf $(OUTPUT)/memphase.bpf.o \
 		$(VMLINUX_BTF)

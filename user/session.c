@@ -149,9 +149,11 @@ static int bpf_load(struct session *s)
 		if (!err)
 			oo.btf_custom_path = kb.path;
 		if (s->env->verbose)
-			fprintf(stderr, "memphase: kernel BTF: %s\n", !err ? "the build's (its "
+			fprintf(stderr, "memphase: kernel BTF: %s%s\n", !err ? "the build's (its "
 				"minimal BTF is used)" : err == -ESTALE ? "not the build's (parsed)"
-				: strerror(-err));
+				: err == -ENOENT ? "this build has no minimal BTF (parsed)" :
+				strerror(-err), err && err != -ESTALE && err != -ENOENT ? " (parsed)"
+				: "");
 	}
 	s->skel = memphase_bpf__open_opts(&oo);
 	if (!s->skel) {
