@@ -29,7 +29,8 @@ CFLAGS ?= -g -O2
 # override: `make CFLAGS=...` replaces the optimisation flags, never what the build needs
 override CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
 	-DMEMPHASE_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf -Iuser -MMD -MP
-LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz) -lelf -ldw -lz -lm \
+LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+LIBS := $(LIBBPF_LIBS) -lelf -ldw -lz -lm -pthread \
 	$(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) -lstdc++
 
 USER_SRCS := $(wildcard user/*.c user/*/*.c user/*/*/*.c)
@@ -62,6 +63,24 @@ $(OUTPUT)/%.bpf.o: $(OUTPUT)/%.tmp.bpf.o
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# The kernel BTF the object needs, for kernels whose BTF is VMLINUX_BTF (user/kbtf.h): the
+# minimal BTF of its CO-RE relocations (none if this bpftool cannot make it) and the ids of
+# its tp_btf targets, as a header.
+$(OUTPUT)/memphase.min.btf: $(OUTPUT)/memphase.bpf.o
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) gen min_core_btf $(VMLINUX_BTF) $@ $< >/dev/null 2>&1 || : > $@
+
+$(OUTPUT)/kbtf-gen: scripts/kbtf-gen.c user/kbtf.h | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Iuser $< -o $@ $(LIBBPF_LIBS)
+
+$(OUTPUT)/kbtf_data.h: $(OUTPUT)/kbtf-gen $(OUTPUT)/memphase.min.btf $(OUTPUT)/memphase.bpf.o \
+		$(VMLINUX_BTF)
+	$(call msg,GEN,$@)
+	$(Q)$(OUTPUT)/kbtf-gen $(VMLINUX_BTF) $(OUTPUT)/memphase.min.btf \
+		$(OUTPUT)/memphase.bpf.o > $@
+$(OUTPUT)/user/kbtf.o: $(OUTPUT)/kbtf_data.h
 
 # Every user object may include the skeleton.
 $(USER_OBJS): $(OUTPUT)/memphase.skel.h $(OUTPUT)/watch.skel.h

@@ -222,8 +222,12 @@ struct {
 	__type(value, struct orphans);
 } orphans SEC(".maps");
 
+/* The two large hashes are not preallocated: creating them preallocated took 10-15 ms of
+ * memphase's start-up each (65536 elements, most never used); elements come from the
+ * kernel's per-CPU BPF allocator when a mapping or allocation is first seen. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct mp_map_key);
 	__type(value, struct mp_map_val);
@@ -259,6 +263,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* see mappings */
 	__uint(max_entries, 65536);
 	__type(key, struct mp_alloc_key);
 	__type(value, struct mp_alloc_val);

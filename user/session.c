@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,6 +35,8 @@
 #include "collect/target.h"
 #include "collect/watchdog.h"
 #include "guard.h"
+#include "kbtf.h"
+#include "loader.h"
 #include "lib/httpd.h"
 #include "lib/userfs.h"
 #include "lib/utf8.h"
@@ -63,6 +66,10 @@ struct session {
 	struct userfs *fs;		/* file operations as user */
 	int status;			/* memphase's exit status */
 	struct memphase_bpf *skel;
+	struct memphase_bpf *side;	/* the side program's object (loader.h), or NULL */
+	pthread_t load_th;		/* bpf_load() on a thread, from bpf_begin() to bpf_join() */
+	bool loading;
+	int load_err;
 	struct probes *probes;
 	struct phases phases;
 	struct target target;
@@ -115,7 +122,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, args);
 }
 
-static int bpf_setup(struct session *s)
+/* Opens, configures and loads the object (s->skel, s->side): 0 or -errno (said). */
+static int bpf_load(struct session *s)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
 	struct collect_config cc = {
@@ -128,28 +136,96 @@ static int bpf_setup(struct session *s)
 		/* origins are symbolized with the stacks: none without them */
 		.origin_min = s->env->stack_mode != MP_STACKS_NONE ? s->env->origin_min : 0,
 	};
+	struct kbtf kb = { .fd = -1 };
+	struct loader_opts lo = { .phases = &s->phases, .cc = &cc };
 	int err;
 
-	if (preflight__btf_overridden())
+	/* MEMPHASE_VMLINUX_BTF for the CO-RE relocations; else the build's minimal BTF when
+	 * this kernel is the build's (the kernel's own is not parsed then) */
+	if (preflight__btf_overridden()) {
 		oo.btf_custom_path = preflight__btf_path();
+	} else {
+		err = kbtf__open(&kb, preflight__btf_path());
+		if (!err)
+			oo.btf_custom_path = kb.path;
+		if (s->env->verbose)
+			fprintf(stderr, "memphase: kernel BTF: %s%s\n", !err ? "the build's (its "
+				"minimal BTF is used)" : err == -ESTALE ? "not the build's (parsed)"
+				: err == -ENOENT ? "this build has no minimal BTF (parsed)" :
+				strerror(-err), err && err != -ESTALE && err != -ENOENT ? " (parsed)"
+				: "");
+	}
 	s->skel = memphase_bpf__open_opts(&oo);
 	if (!s->skel) {
 		err = -errno;
 		fprintf(stderr, "memphase: failed to open BPF object: %s\n", strerror(-err));
+		kbtf__close(&kb);
 		return err;
 	}
 	err = collect__configure(s->skel, &s->phases, &cc);
-	if (err)
+	if (err) {
+		kbtf__close(&kb);
 		return err;
-	err = memphase_bpf__load(s->skel);
+	}
+	lo.oo = &oo;
+	lo.split = kb.fd >= 0;
+	err = loader__load(s->skel, &lo, &s->side);
+	/* the minimal BTF is read by the load */
+	kbtf__close(&kb);
 	if (err) {
 		fprintf(stderr, "memphase: failed to load BPF programs: %s%s\n", strerror(-err),
 			err == -EPERM ? " (needs root or CAP_BPF and CAP_PERFMON)" : "");
 		return err;
 	}
+	return 0;
+}
+
+static void *bpf_load_thread(void *arg)
+{
+	struct session *s = arg;
+
+	s->load_err = bpf_load(s);
+	return NULL;
+}
+
+/*
+ * The load (tens of ms, most of it the kernel's verifier) starts on a thread as soon as the
+ * phases are known, while the users, outputs and the command's child are set up; bpf_join()
+ * waits for it. Signals go to the main thread (the thread blocks them). Without a thread,
+ * the load happens here.
+ */
+static void bpf_begin(struct session *s)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	s->loading = !pthread_create(&s->load_th, NULL, bpf_load_thread, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!s->loading)
+		s->load_err = bpf_load(s);
+}
+
+/* The load's result (0 or -errno, said); idempotent. */
+static int bpf_join(struct session *s)
+{
+	if (s->loading) {
+		pthread_join(s->load_th, NULL);
+		s->loading = false;
+	}
+	return s->load_err;
+}
+
+/* After bpf_join(): the programs attached, the marker probes ready. 0 or -errno (said). */
+static int bpf_attach(struct session *s)
+{
+	int err;
+
 	s->skel->bss->stop_on_map = s->env->mode == MODE_RUN;
 	collect__reserve_unknown(s->skel, s->phases.nphases);
 	err = memphase_bpf__attach(s->skel);
+	if (!err && s->side)
+		err = memphase_bpf__attach(s->side);
 	if (err) {
 		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
 		return err;
@@ -204,6 +280,7 @@ static int collector_start(struct session *s)
 		.keep_raw = outputs__needs(&s->out) & OUTPUT_NEEDS_RAW,
 		.stop_on_map = e->mode == MODE_RUN,
 		.bpf_stats = e->bpf_stats,
+		.side = s->side ? s->side->obj : NULL,
 		.rec = s->rec,
 		.preset = e->preset ? e->preset->name : NULL,
 		.cause_files = e->cause_files,
@@ -428,7 +505,9 @@ static int setup_run(struct session *s)
 		close(devnull);
 	if (err)
 		return err;
-	err = bpf_setup(s);
+	err = bpf_join(s);
+	if (!err)
+		err = bpf_attach(s);
 	if (!err)
 		err = collector_start(s);
 	if (!err)
@@ -478,7 +557,9 @@ static int setup_attach(struct session *s)
 			e->pid);
 		return -EINVAL;
 	}
-	err = bpf_setup(s);
+	err = bpf_join(s);
+	if (!err)
+		err = bpf_attach(s);
 	if (!err)
 		err = collector_start(s);
 	if (!err)
@@ -870,7 +951,12 @@ int session__run(const struct env *e, int *status)
 
 	err = preflight__check(e);
 	if (!err)
-		err = users__choose(e, &s->user, &s->run_as);
+		err = phases__setup(&s->phases, e->preset, e->specs, e->nspecs,
+				    e->request.symbol[0] ? &e->request : NULL);
+	if (err)
+		goto cleanup;
+	bpf_begin(s);
+	err = users__choose(e, &s->user, &s->run_as);
 	if (err)
 		goto cleanup;
 	/* every file from here on is created, renamed and removed as the user */
@@ -881,10 +967,7 @@ int session__run(const struct env *e, int *status)
 			(unsigned int)s->user.uid, strerror(-err));
 		goto cleanup;
 	}
-	err = phases__setup(&s->phases, e->preset, e->specs, e->nspecs,
-			    e->request.symbol[0] ? &e->request : NULL);
-	if (!err)
-		err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,
+	err = outputs__open(&s->out, e->out_paths, e->target_log, s->fs,
 			    e->mode == MODE_RUN && (s->use_tui || e->target_log));
 	if (!err)
 		err = record_open(s);
@@ -922,6 +1005,7 @@ int session__run(const struct env *e, int *status)
 	if (!err)
 		release_in_background(s->skel);
 cleanup:
+	bpf_join(s);
 	if (err && s->target.fail_status)
 		*status = s->target.fail_status;
 	if (err == -ESRCH && e->watched)
@@ -940,6 +1024,7 @@ cleanup:
 	guard__free(s->guard);
 	collector__free(s->collector);
 	probes__free(s->probes);
+	memphase_bpf__destroy(s->side);
 	memphase_bpf__destroy(s->skel);
 	/* a detached command must not stay stopped by a library-load stop in flight */
 	if (s->detached)

@@ -252,3 +252,25 @@ TEST(model_relabel_needs_its_point)
 	model__free(m);
 	free(m);
 }
+
+/* a calloc'd model begun without clearing it equals one cleared and begun */
+TEST(model_init_zeroed_equals_init)
+{
+	struct model *a = calloc(1, sizeof(*a)), *b = malloc(sizeof(*b));
+
+	if (!ASSERT_OK_PTR(a, "calloc") || !ASSERT_OK_PTR(b, "malloc")) {
+		free(a);
+		free(b);
+		return;
+	}
+	memset(b, 0xa5, sizeof(*b));
+	model__init_zeroed(a, 42, 1000);
+	model__init(b, 42, 1000);
+	ASSERT_EQ(memcmp(a, b, sizeof(*a)), 0, "the same bytes");
+	ASSERT_EQ(a->nprocs, 1, "root process");
+	ASSERT_STREQ(a->names[0], "startup", "phase 0");
+	model__free(a);
+	model__free(b);
+	free(a);
+	free(b);
+}

@@ -630,7 +630,7 @@ void collect__seen_file(struct memphase_bpf *skel, const char *path)
 			     BPF_ANY);
 }
 
-int collect__bpf_stats(struct memphase_bpf *skel, struct model *m)
+int collect__bpf_stats(struct memphase_bpf *skel, struct bpf_object *side, struct model *m)
 {
 	struct model_bpf_stats *st = &m->bpf_stats;
 	struct bpf_program *prog;
@@ -643,7 +643,13 @@ int collect__bpf_stats(struct memphase_bpf *skel, struct model *m)
 		__u32 len = sizeof(info);
 		struct model_prog_stats *p;
 		int fd = bpf_program__fd(prog);
+		struct bpf_program *sp;
 
+		/* loaded from the side object (loader.h) */
+		if (fd < 0 && side) {
+			sp = bpf_object__find_program_by_name(side, bpf_program__name(prog));
+			fd = sp ? bpf_program__fd(sp) : -1;
+		}
 		/* not loaded (autoload off): it never ran */
 		if (fd < 0)
 			continue;

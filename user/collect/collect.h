@@ -71,7 +71,7 @@ int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st,
  * kernel counts the time only while BPF_STATS_RUN_TIME is enabled) into m->bpf_stats.
  * Returns 0, or the last -errno of a program it could not read (the others are kept).
  */
-int collect__bpf_stats(struct memphase_bpf *skel, struct model *m);
+int collect__bpf_stats(struct memphase_bpf *skel, struct bpf_object *side, struct model *m);
 /* Adds a process to the BPF target set. */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
 /* A full mapping map must still take growth: every phase's "unknown" rows exist. */

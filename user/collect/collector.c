@@ -44,6 +44,7 @@ struct collector {
 	struct replay_base *base;	/* replay: the counters where a window opened */
 	bool mappings;
 	bool stop_on_map;
+	struct bpf_object *side;	/* collector_opts.side */
 	bool keep_raw;
 	bool bpf_stats;
 	struct ring_buffer *rb;
@@ -400,6 +401,7 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	c->ncause_files = o->ncause_files;
 	c->mappings = o->mappings;
 	c->stop_on_map = o->stop_on_map;
+	c->side = o->side;
 	/* a recording keeps what perf.data needs: report may be asked for it */
 	c->keep_raw = o->stacks && (o->keep_raw || o->rec);
 	c->bpf_stats = o->bpf_stats;
@@ -462,7 +464,12 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 	int err;
 
 	memcpy(why, c->m->gpu.nvml_why, sizeof(why));
-	model__init(c->m, pid, util__now_ns());
+	/* a model never begun is all zero bytes (collector__new) but for the NVML note,
+	 * written back below: its untouched pages stay untouched */
+	if (!c->m->nphases)
+		model__init_zeroed(c->m, pid, util__now_ns());
+	else
+		model__init(c->m, pid, util__now_ns());
 	c->m->start_wall_ns = util__wall_ns();
 	c->m->gpu.nvml = c->nvml != NULL;
 	memcpy(c->m->gpu.nvml_why, why, sizeof(why));
@@ -850,7 +857,7 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 		recorder__profile(c->rec, &m->profile);
 	nvml_tick(c, end);
 	if (c->bpf_stats) {
-		collect__bpf_stats(c->skel, m);
+		collect__bpf_stats(c->skel, c->side, m);
 		recorder__bpf_stats(c->rec, &m->bpf_stats);
 	}
 	if (reaped)

@@ -48,6 +48,7 @@ struct collector_opts {
 	bool keep_raw;			/* keep raw samples and code mappings (perf.data) */
 	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
 	bool bpf_stats;			/* read the programs' run-time statistics at the end */
+	struct bpf_object *side;	/* programs loaded from a second object (or NULL) */
 	struct recorder *rec;		/* --record: every input written here too (or NULL) */
 	/* cause rules: the built-in data/causes.rules for this preset, plus these files */
 	const char *preset;		/* NULL: none */
@@ -58,7 +59,8 @@ struct collector_opts {
 	struct collector_hooks hooks;
 };
 
-/* After the skeleton is loaded and attached. NULL on error (errno set, one line said). */
+/* After the skeleton is loaded and attached; m is all zero bytes (calloc) or a model begun
+ * before. NULL on error (errno set, one line said). */
 struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 				 const struct collector_opts *o);
 void collector__free(struct collector *c);

@@ -22,6 +22,11 @@ static void order_note(struct model *m, unsigned int id)
 void model__init(struct model *m, __u32 root_pid, __u64 start_ns)
 {
 	memset(m, 0, sizeof(*m));
+	model__init_zeroed(m, root_pid, start_ns);
+}
+
+void model__init_zeroed(struct model *m, __u32 root_pid, __u64 start_ns)
+{
 	m->root_pid = root_pid;
 	m->start_ns = start_ns;
 	m->phase_since_ns = start_ns;

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The build's minimal kernel BTF, when the running kernel is the build's (see kbtf.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "kbtf.h"
+#include "kbtf_data.h"
+
+#define BUF_SZ	(64 * 1024)
+
+/* kbtf__on_load(): called once, at the next tp_btf program's load */
+static void (*on_load)(void *ctx);
+static void *on_load_ctx;
+
+void kbtf__on_load(void (*fn)(void *ctx), void *ctx)
+{
+	on_load_ctx = ctx;
+	__atomic_store_n(&on_load, fn, __ATOMIC_RELEASE);
+}
+
+/* Read through one small buffer (4 KiB a read from sysfs): a few ms, no fault per page. */
+int kbtf__matches(const char *path)
+{
+	static char buf[BUF_SZ];
+	__u64 h = KBTF_HASH_SEED, total = 0;
+	struct stat st;
+	size_t fill;
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!KBTF_SIZE)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if ((__u64)st.st_size != KBTF_SIZE) {
+		err = -ESTALE;
+		goto cleanup;
+	}
+	for (;;) {
+		for (fill = 0; fill < BUF_SZ; fill += n) {
+			n = read(fd, buf + fill, BUF_SZ - fill);
+			if (n < 0) {
+				err = -errno;
+				goto cleanup;
+			}
+			if (!n)
+				break;
+		}
+		h = kbtf__hash(h, buf, fill);
+		total += fill;
+		if (fill < BUF_SZ)
+			break;
+	}
+	if (total != KBTF_SIZE || kbtf__hash_end(h, total) != KBTF_HASH)
+		err = -ESTALE;
+cleanup:
+	close(fd);
+	return err;
+}
+
+/*
+ * The tp_btf section handler. A tp_btf program is a tracing program whose target is given
+ * by a BTF id of the kernel's: libbpf 1.1 looks it up in the kernel BTF it parses for it,
+ * and parses that BTF for every object with a tracing program. Programs of this handler are
+ * raw tracepoint programs until their load (so the object needs no kernel BTF) and become
+ * tracing programs with the build's id just before it; they attach as tp_btf programs do.
+ */
+static int tp_btf_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+			  long cookie)
+{
+	const char *tp = bpf_program__section_name(prog) + strlen("tp_btf/");
+	void (*fn)(void *ctx) = __atomic_exchange_n(&on_load, NULL, __ATOMIC_ACQ_REL);
+	const struct kbtf_attach *a;
+	int err;
+
+	if (fn)
+		fn(on_load_ctx);
+	for (a = kbtf_attach; a->name; a++) {
+		if (strcmp(a->name, tp))
+			continue;
+		err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);
+		if (err)
+			return err;
+		opts->expected_attach_type = BPF_TRACE_RAW_TP;
+		opts->attach_btf_obj_fd = 0;
+		opts->attach_btf_id = a->btf_id;
+		return 0;
+	}
+	fprintf(stderr, "memphase: no BTF id of tracepoint %s in the build\n", tp);
+	return -ESRCH;
+}
+
+static int tp_btf_attach(const struct bpf_program *prog, long cookie, struct bpf_link **link)
+{
+	*link = bpf_program__attach_trace(prog);
+	return *link ? 0 : -errno;
+}
+
+int kbtf__open(struct kbtf *kb, const char *vmlinux)
+{
+	LIBBPF_OPTS(libbpf_prog_handler_opts, ho, .prog_prepare_load_fn = tp_btf_prepare,
+		    .prog_attach_fn = tp_btf_attach);
+	static int handler = -1;
+	int err;
+
+	kb->fd = -1;
+	err = kbtf__matches(vmlinux);
+	if (err)
+		return err;
+	kb->fd = memfd_create("memphase-btf", MFD_CLOEXEC);
+	if (kb->fd < 0)
+		return -errno;
+	if (write(kb->fd, kbtf_min, sizeof(kbtf_min)) != (ssize_t)sizeof(kbtf_min)) {
+		err = errno ? -errno : -EIO;
+		goto cleanup;
+	}
+	snprintf(kb->path, sizeof(kb->path), "/proc/self/fd/%d", kb->fd);
+	/* once per process: the handler stays for the objects' attach and later opens */
+	if (handler < 0) {
+		handler = libbpf_register_prog_handler("tp_btf/", BPF_PROG_TYPE_RAW_TRACEPOINT,
+						       BPF_TRACE_RAW_TP, &ho);
+		if (handler < 0) {
+			err = handler;
+			goto cleanup;
+		}
+	}
+	return 0;
+cleanup:
+	kbtf__close(kb);
+	return err;
+}
+
+void kbtf__close(struct kbtf *kb)
+{
+	if (kb && kb->fd >= 0)
+		close(kb->fd);
+	if (kb)
+		kb->fd = -1;
+}

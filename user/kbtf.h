@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel BTF at load time. Parsing the running kernel's BTF (5.5 MB here) is most of
+ * libbpf's share of memphase's start-up: its pages are first touched twice, and every first
+ * touch is a fault that costs ~10 us on a VM. The build makes, from the kernel BTF it used
+ * (VMLINUX_BTF), the minimal BTF the object's CO-RE relocations need (bpftool gen
+ * min_core_btf) and the BTF ids of the tp_btf programs' targets. When the running kernel's
+ * BTF is that one (same size and content hash), they stand in for it: libbpf never parses
+ * the kernel's BTF. Any other kernel loads the usual way.
+ */
+#ifndef __MP_KBTF_H
+#define __MP_KBTF_H
+
+#include <stddef.h>
+#include <string.h>
+#include <linux/types.h>
+
+struct kbtf {
+	int fd;			/* the minimal BTF (a memfd), -1: not in use */
+	char path[32];		/* ... as a path for btf_custom_path */
+};
+
+/* A tp_btf target and the id of its btf_trace_<name> typedef in the build's kernel BTF. */
+struct kbtf_attach {
+	const char *name;
+	__u32 btf_id;
+};
+
+/*
+ * If the kernel BTF at vmlinux (the running kernel's) is the build's: the minimal BTF is
+ * at kb->path until kbtf__close(), and the tp_btf programs of objects opened from now on
+ * take their targets' ids from the build (a libbpf section handler). 0; -ESTALE when it is
+ * another BTF, -ENOENT when the build made none, other -errno on failures.
+ */
+int kbtf__open(struct kbtf *kb, const char *vmlinux);
+/*
+ * fn(ctx) is called once, from the load of the next tp_btf program of an object opened with
+ * the handler (its maps exist then: libbpf creates an object's maps before it loads any of
+ * its programs). NULL: none.
+ */
+void kbtf__on_load(void (*fn)(void *ctx), void *ctx);
+/* Closes the minimal BTF (after the load). NULL-safe, idempotent. */
+void kbtf__close(struct kbtf *kb);
+/* Whether the file at path is the build's kernel BTF (size, then content hash): 0, -ESTALE
+ * (another), -ENOENT (the build made no minimal BTF) or -errno. */
+int kbtf__matches(const char *path);
+
+/*
+ * The content hash (the build's generator uses it too): feed the data in pieces whose
+ * lengths are multiples of 8 but for the last one; kbtf__hash_end(h, total length).
+ */
+#define KBTF_HASH_SEED	0x6d656d7068617365ULL
+
+static inline __u64 kbtf__rotl(__u64 x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+static inline __u64 kbtf__mix(__u64 h, __u64 w)
+{
+	w *= 0x87c37b91114253d5ULL;
+	w = kbtf__rotl(w, 31);
+	w *= 0x4cf5ad432745937fULL;
+	h ^= w;
+	h = kbtf__rotl(h, 27);
+	return h * 5 + 0x52dce729;
+}
+
+static inline __u64 kbtf__hash(__u64 h, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	__u64 w;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&w, p, 8);
+		h = kbtf__mix(h, w);
+	}
+	if (len) {
+		w = 0;
+		memcpy(&w, p, len);
+		h = kbtf__mix(h, w);
+	}
+	return h;
+}
+
+static inline __u64 kbtf__hash_end(__u64 h, __u64 total)
+{
+	h ^= total;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+#endif

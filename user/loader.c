@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The BPF object's load, on two CPUs where it can be (see loader.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "kbtf.h"
+#include "loader.h"
+#include "memphase.skel.h"
+
+struct side {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct memphase_bpf *skel;	/* the first object */
+	const struct loader_opts *o;
+	struct memphase_bpf *side;	/* the second, loaded by the thread */
+	bool maps_ready;		/* the first object's maps exist */
+	bool main_done;			/* the first object's load returned ... */
+	int main_err;			/* ... this */
+	int err;
+};
+
+/* From the first object's load, before its first tp_btf program: its maps exist. */
+static void maps_created(void *ctx)
+{
+	struct side *sd = ctx;
+
+	pthread_mutex_lock(&sd->lock);
+	sd->maps_ready = true;
+	pthread_cond_broadcast(&sd->cond);
+	pthread_mutex_unlock(&sd->lock);
+}
+
+/* The second object: open and configure it like the first, only the side program
+ * autoloaded; once the first object's maps exist, take them and load. */
+static void *side_load(void *arg)
+{
+	struct side *sd = arg;
+	struct memphase_bpf *side;
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	bool ready;
+	int err;
+
+	side = memphase_bpf__open_opts(sd->o->oo);
+	if (!side) {
+		sd->err = -errno;
+		return NULL;
+	}
+	err = collect__configure(side, sd->o->phases, sd->o->cc);
+	bpf_object__for_each_program(prog, side->obj)
+		if (!err)
+			err = bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog),
+								      LOADER_SIDE_PROG));
+	pthread_mutex_lock(&sd->lock);
+	while (!sd->maps_ready && !sd->main_done)
+		pthread_cond_wait(&sd->cond, &sd->lock);
+	/* no tp_btf program loaded: the maps exist once the first load succeeded */
+	ready = sd->maps_ready || !sd->main_err;
+	pthread_mutex_unlock(&sd->lock);
+	if (!err && !ready)
+		err = -ECANCELED;
+	/* every map is the first object's (the read-only data, frozen, too) */
+	bpf_object__for_each_map(map, side->obj) {
+		if (err)
+			break;
+		err = bpf_map__reuse_fd(map, bpf_map__fd(bpf_object__find_map_by_name(
+			sd->skel->obj, bpf_map__name(map))));
+	}
+	if (!err)
+		err = memphase_bpf__load(side);
+	if (err) {
+		memphase_bpf__destroy(side);
+		sd->err = err;
+		return NULL;
+	}
+	sd->side = side;
+	return NULL;
+}
+
+int loader__load(struct memphase_bpf *skel, const struct loader_opts *o,
+		 struct memphase_bpf **side)
+{
+	struct side sd = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+			   .skel = skel, .o = o };
+	struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, LOADER_SIDE_PROG);
+	pthread_t th;
+	int err;
+
+	*side = NULL;
+	/* one CPU: the second object would only add its own open and load */
+	if (!o->split || sysconf(_SC_NPROCESSORS_ONLN) < 2 || !prog || !bpf_program__autoload(prog) ||
+	    bpf_program__set_autoload(prog, false) ||
+	    pthread_create(&th, NULL, side_load, &sd)) {
+		if (prog && o->split)
+			bpf_program__set_autoload(prog, true);
+		return memphase_bpf__load(skel);
+	}
+	kbtf__on_load(maps_created, &sd);
+	err = memphase_bpf__load(skel);
+	kbtf__on_load(NULL, NULL);
+	pthread_mutex_lock(&sd.lock);
+	sd.main_done = true;
+	sd.main_err = err;
+	pthread_cond_broadcast(&sd.cond);
+	pthread_mutex_unlock(&sd.lock);
+	pthread_join(th, NULL);
+	if (!err)
+		err = sd.err;
+	if (err) {
+		memphase_bpf__destroy(sd.side);
+		return err;
+	}
+	*side = sd.side;
+	return 0;
+}
