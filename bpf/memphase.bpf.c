@@ -1818,18 +1818,16 @@ fail:
 	return -ENOENT;
 }
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-
 /*
- * count + each CPU's counter of one percpu_counter. A CPU's s32 is read through a
- * read-only cast (a load the kernel makes fault-safe, cheaper than a probe-read call) to
- * a struct whose first member is an int.
+ * count + each CPU's counter of one percpu_counter: -1 when a read failed. Each CPU's s32
+ * is a probe read: a bpf_rdonly_cast() load would be cheaper, but a kfunc makes libbpf
+ * parse the kernel's whole BTF at every start (the build's minimal BTF has no kfuncs).
  */
 static __always_inline __s64 pcpu_sum(const struct percpu_counter *pc)
 {
 	__u64 counters = (__u64)pc->counters;
-	struct refcount_struct *r;
 	__s64 c1, c2, sum;
+	__s32 l;
 	__u32 i;
 	int try;
 
@@ -1838,9 +1836,9 @@ static __always_inline __s64 pcpu_sum(const struct percpu_counter *pc)
 		c1 = c2;
 		sum = c1;
 		for (i = 0; i < MP_MAX_CPUS && i < nr_cpus; i++) {
-			r = bpf_rdonly_cast((void *)(counters + pcpu_off[i]),
-					    bpf_core_type_id_kernel(struct refcount_struct));
-			sum += r->refs.counter;
+			if (bpf_probe_read_kernel(&l, sizeof(l), (void *)(counters + pcpu_off[i])))
+				return -1;
+			sum += l;
 		}
 		c2 = pc->count;
 		if (c1 == c2)
