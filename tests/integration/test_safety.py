@@ -389,8 +389,9 @@ def full_pipe():
 def test_sigkill_during_setup_leaves_no_stopped_child():
     """memphase SIGKILLed after its fork, before the command is released: the stopped
     child must not stay behind, and the output's temporary file goes too. memphase is held
-    in that window for as long as the test likes: with -vv its first libbpf line (the BPF
-    load comes after the fork) goes to a stderr pipe that is already full. It stays in the
+    in that window for as long as the test likes: with -vv the BPF load's first libbpf line
+    goes to a stderr pipe that is already full (the load runs on a thread while the command's
+    child is forked and stopped; memphase then waits for the load). It stays in the
     test's process group, as under a script (an orphaned group would get SIGHUP from the
     kernel and hide the bug)."""
     harness.need_root()

@@ -165,7 +165,9 @@ int target__spawn(struct target *t, char *const argv[], const struct creds *run_
 	t->exec_fd = -1;
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
-	fflush(NULL);
+	/* stdout only: stderr is unbuffered, and taking its lock would wait for whatever
+	 * thread is writing it (the BPF load's messages, into a full pipe) */
+	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;

@@ -676,7 +676,9 @@ struct userfs *userfs__new(const struct creds *c)
 		errno = -err;
 		return NULL;
 	}
-	fflush(NULL);
+	/* stdout only: stderr is unbuffered, and taking its lock would wait for whatever
+	 * thread is writing it (the BPF load's messages, into a full pipe) */
+	fflush(stdout);
 	u->pid = fork();
 	if (u->pid < 0) {
 		err = -errno;
