@@ -222,6 +222,19 @@ struct {
 	__type(value, struct mp_map_val);
 } mappings SEC(".maps");
 
+/*
+ * Each CPU's growth per mapping (see struct mp_map_slot): a thread's batched bytes go to a
+ * slot of its CPU's, one cache line that no other CPU writes, instead of a shared hash entry
+ * (a lookup and an atomic add, about twice the cost when every fault is in another mapping).
+ * Sized nr_cpus * MP_MAP_SLOTS by user space.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MP_MAP_SLOTS);
+	__type(key, __u32);
+	__type(value, struct mp_map_slot);
+} mapslots SEC(".maps");
+
 /* Global stack-sample rate cap (GCRA): when the next sample is due. */
 struct rate_window {
 	__u64 tat;	/* theoretical arrival time, ns */
@@ -692,47 +705,141 @@ int BPF_PROG(handle_fault_kernel, unsigned long addr, struct pt_regs *regs,
 
 /* ---- growth attribution: mappings and stack samples ---- */
 
-/* Adds a thread's batched mapping bytes to the shared per-mapping counters. */
-static __always_inline void mapping_flush(struct thread_state *ts)
+/*
+ * Adds bytes to a key's entry in the shared mappings hash (nv: the bytes, the VMA last seen
+ * and a process that maps it): one insert that carries them when the key is new, else a
+ * lookup and an atomic add. A full table keeps the bytes under the (phase, class)'s unknown
+ * entry. The path of slots taken over by another key: a subprogram, verified once.
+ */
+__noinline int mapping_store(const struct mp_map_key *key_in, struct mp_map_val *nv)
 {
-	struct mp_map_val *v, nv = {};
-	struct mp_map_key key = ts->pend_key;
-	__u64 bytes = ts->pend_bytes;
+	struct mp_map_key key;
+	struct mp_map_val *v;
+	__u64 bytes;
 
-	if (!bytes)
-		return;
-	ts->pend_bytes = 0;
-	nv.vm_start = ts->pend_start;
-	nv.vm_end = ts->pend_end;
-	nv.tgid = ts->pend_tgid;
+	if (!key_in || !nv)
+		return 0;
+	key = *key_in;
+	bytes = nv->bytes;
+	if (key.kind == MP_MAP_UNKNOWN)
+		nv->vm_start = nv->vm_end = 0;
 	v = bpf_map_lookup_elem(&mappings, &key);
 	if (!v) {
-		if (bpf_map_update_elem(&mappings, &key, &nv, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&mappings, &key)) {
-			struct mp_drops *d = drops_get();
-			__u32 phase = key.phase, cls = key.cls;
+		if (!bpf_map_update_elem(&mappings, &key, nv, BPF_NOEXIST))
+			return 0;
+		v = bpf_map_lookup_elem(&mappings, &key);
+	}
+	if (!v) {
+		struct mp_drops *d = drops_get();
+		__u32 phase = key.phase, cls = key.cls;
 
-			if (d)
-				d->mappings_full++;
-			/* keep the bytes under the class's unknown entry */
-			__builtin_memset(&key, 0, sizeof(key));
-			key.phase = phase;
-			key.cls = cls;
-			bpf_map_update_elem(&mappings, &key, &nv, BPF_NOEXIST);
-		}
+		if (d)
+			d->mappings_full++;
+		/* keep the bytes under the class's unknown entry */
+		__builtin_memset(&key, 0, sizeof(key));
+		key.phase = phase;
+		key.cls = cls;
+		nv->vm_start = nv->vm_end = 0;
+		if (!bpf_map_update_elem(&mappings, &key, nv, BPF_NOEXIST))
+			return 0;
 		v = bpf_map_lookup_elem(&mappings, &key);
 		if (!v) {
-			struct mp_drops *d = drops_get();
-
+			d = drops_get();
 			if (d)
 				d->mapping_lost_bytes += bytes;
-			return;
+			return 0;
 		}
 	}
 	__sync_fetch_and_add(&v->bytes, bytes);
 	if (key.kind != MP_MAP_UNKNOWN) {
-		v->vm_start = nv.vm_start;
-		v->vm_end = nv.vm_end;
+		v->vm_start = nv->vm_start;
+		v->vm_end = nv->vm_end;
+	}
+	return 0;
+}
+
+static __always_inline bool map_slot_is(const struct mp_map_slot *s, const struct mp_map_key *k)
+{
+	return s->start == k->start && s->ino == k->ino && s->dev == k->dev &&
+	       s->kind == k->kind && s->cls == k->cls && s->phase == k->phase;
+}
+
+/* the first slot of key's pair on this CPU (multiply-shift hashing of the key's fields) */
+static __always_inline __u32 map_slot_index(const struct mp_map_key *k)
+{
+	__u64 h = k->start ^ k->ino ^ (k->dev << 1) ^
+		  ((__u64)k->phase << 40 | (__u64)k->cls << 36 | (__u64)k->kind << 32);
+
+	h *= 0x9E3779B97F4A7C15ULL;
+	return bpf_get_smp_processor_id() * MP_MAP_SLOTS +
+	       ((__u32)(h >> (64 - MP_MAP_SLOTS_SHIFT)) & ~1U);
+}
+
+/*
+ * Adds a thread's batched mapping bytes to its key's slot on this CPU: the first slot of
+ * the key's pair that holds the key or is free, else the second, whose bytes then move to
+ * the shared hash (mapping_store) before the key takes it over. Without a slot (more CPUs
+ * than the map was sized for) straight to the hash.
+ */
+static __always_inline void mapping_flush(struct thread_state *ts)
+{
+	__u64 bytes = ts->pend_bytes;
+	struct mp_map_slot *s, *s2;
+	struct mp_map_val nv;
+	struct mp_map_key key;
+	__u32 i;
+
+	if (!bytes)
+		return;
+	ts->pend_bytes = 0;
+	i = map_slot_index(&ts->pend_key);
+	s = bpf_map_lookup_elem(&mapslots, &i);
+	if (s && s->bytes && !map_slot_is(s, &ts->pend_key)) {
+		i++;
+		s2 = bpf_map_lookup_elem(&mapslots, &i);
+		if (s2 && s2->bytes && !map_slot_is(s2, &ts->pend_key)) {
+			/* both taken by other keys: the second one's bytes go to the hash */
+			key.phase = s2->phase;
+			key.cls = s2->cls;
+			key.kind = s2->kind;
+			key.pad = 0;
+			key.dev = s2->dev;
+			key.ino = s2->ino;
+			key.start = s2->start;
+			nv.bytes = s2->bytes;
+			nv.vm_start = s2->vm_start;
+			nv.vm_end = s2->vm_end;
+			nv.tgid = s2->tgid;
+			nv.pad = 0;
+			mapping_store(&key, &nv);
+			s2->bytes = 0;
+		}
+		s = s2;
+	}
+	if (!s) {
+		nv.bytes = bytes;
+		nv.vm_start = ts->pend_start;
+		nv.vm_end = ts->pend_end;
+		nv.tgid = ts->pend_tgid;
+		nv.pad = 0;
+		mapping_store(&ts->pend_key, &nv);
+		return;
+	}
+	if (!s->bytes) {
+		s->phase = ts->pend_key.phase;
+		s->cls = ts->pend_key.cls;
+		s->kind = ts->pend_key.kind;
+		s->dev = ts->pend_key.dev;
+		s->ino = ts->pend_key.ino;
+		s->start = ts->pend_key.start;
+		s->tgid = ts->pend_tgid;
+		s->vm_start = s->vm_end = 0;
+	}
+	s->bytes += bytes;
+	if (ts->pend_key.kind != MP_MAP_UNKNOWN) {
+		s->vm_start = ts->pend_start;
+		s->vm_end = ts->pend_end;
+		s->tgid = ts->pend_tgid;
 	}
 }
 

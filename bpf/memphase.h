@@ -351,6 +351,29 @@ struct mp_map_val {
 	__u32 pad;
 };
 
+/*
+ * mapslots: each CPU's growth per mapping, before it reaches mappings. CPU c owns the slots
+ * [c * MP_MAP_SLOTS, (c + 1) * MP_MAP_SLOTS), two ways per hash of the key; a slot whose
+ * bytes are 0 is free. A mapping's growth is its entry in mappings plus its slots, on every
+ * CPU. The key's fields as in mp_map_key, with the tgid of a process that maps it in the
+ * place of the padding: one cache line a slot.
+ */
+#define MP_MAP_SLOTS_SHIFT	13
+#define MP_MAP_SLOTS		(1U << MP_MAP_SLOTS_SHIFT)
+
+struct mp_map_slot {
+	__u32 phase;
+	__u32 cls;
+	__u32 kind;
+	__u32 tgid;
+	__u64 dev;
+	__u64 ino;
+	__u64 start;
+	__u64 bytes;
+	__u64 vm_start;
+	__u64 vm_end;
+};
+
 /* Drop and health counters, a PERCPU_ARRAY of one entry. */
 struct mp_drops {
 	__u64 ringbuf;		/* bpf_ringbuf_reserve failed (rare events) */
