@@ -43,6 +43,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define __NR_mlock2	325
 #define MAP_POPULATE	0x8000
 #define MAX_DEFERRED	8		/* per thread: growth waiting for its mapping's lookup */
+#define VMA_CACHE	3		/* per thread: VMAs remembered besides the last one */
 #define DEFER_JOIN	(256 << 10)	/* faults this close share one deferred range */
 #define MAX_ORPHANS	16		/* per process: deferred growth of threads that ended */
 
@@ -164,10 +165,20 @@ struct deferred {
  * change instead of one per page), its growth since its last stack sample, and growth
  * waiting for a lookup (see struct deferred).
  */
+/* A VMA looked up: its classification (phase/cls unset) and its range. */
+struct vma_entry {
+	struct mp_map_key map;
+	__u64 vm_start;
+	__u64 vm_end;
+};
+
 struct thread_state {
 	struct mp_map_key map;	/* classification of [vm_start, vm_end) (phase/cls unset) */
 	__u64 vm_start;
 	__u64 vm_end;
+	__u32 vma_seq;		/* the mm's mm_lock_seq when map and vmas[] were looked up */
+	__u32 vma_next;		/* the entry of vmas[] the next lookup replaces */
+	struct vma_entry vmas[VMA_CACHE];	/* the thread's VMAs before map, same seq */
 	__u64 fault_addr;	/* set by a fault, consumed by the growth it causes */
 	struct mp_map_key pend_key;
 	__u64 pend_bytes;
@@ -543,6 +554,7 @@ struct classify_ctx {
 	struct thread_state *ts;
 	__u64 sp;
 	__u64 addr;
+	__u32 seq;
 };
 
 /*
@@ -563,6 +575,8 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 
 	ts->vm_start = start;
 	ts->vm_end = end;
+	/* under the mmap read lock: no writer, so even and stable */
+	c->seq = mm->mm_lock_seq.sequence;
 	ts->map.start = 0;
 	ts->map.dev = 0;
 	ts->map.ino = 0;
@@ -613,46 +627,102 @@ static __always_inline void fault_note(__u64 addr)
 		ts->fault_addr = addr;
 }
 
-/* vma_lookup()'s lookup: a subprogram, verified once (the cached answer stays inline) */
+/*
+ * vma_lookup()'s lookup: a subprogram, verified once (the cached answer stays inline). The
+ * answer it replaces joins the thread's other VMAs if the address space did not change in
+ * between (same mm_lock_seq); if it did, they are all forgotten.
+ */
 __noinline int vma_find(struct thread_state *ts, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct classify_ctx c = { .ts = ts, .addr = addr };
-	struct mp_map_key prev;
-	__u64 prev_start, prev_end;
+	struct vma_entry prev;
 	struct pt_regs *regs;
+	__u32 i;
 	long err;
 
 	if (!ts)
 		return -ENOENT;
-	prev = ts->map;
-	prev_start = ts->vm_start;
-	prev_end = ts->vm_end;
+	prev.map = ts->map;
+	prev.vm_start = ts->vm_start;
+	prev.vm_end = ts->vm_end;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c.sp = regs->sp;
 	__builtin_memset(&ts->map, 0, sizeof(ts->map));
 	ts->vm_start = ts->vm_end = 0;
 	err = bpf_find_vma(task, addr, classify_cb, &c, 0);
 	if (err == -EBUSY) {
-		ts->map = prev;
-		ts->vm_start = prev_start;
-		ts->vm_end = prev_end;
+		ts->map = prev.map;
+		ts->vm_start = prev.vm_start;
+		ts->vm_end = prev.vm_end;
+		return err;
 	}
-	return err;
+	if (err || ts->map.kind == MP_MAP_UNKNOWN)
+		return err;
+	if (c.seq != ts->vma_seq) {
+		for (i = 0; i < VMA_CACHE; i++)
+			ts->vmas[i].map.kind = MP_MAP_UNKNOWN;
+		ts->vma_seq = c.seq;
+	} else if (prev.map.kind != MP_MAP_UNKNOWN &&
+		   (prev.vm_start != ts->vm_start || prev.vm_end != ts->vm_end)) {
+		i = ts->vma_next;
+		if (i >= VMA_CACHE)
+			i = 0;
+		ts->vmas[i] = prev;
+		ts->vma_next = i + 1;
+	}
+	return 0;
+}
+
+/*
+ * The thread's other remembered VMA that holds addr becomes its answer (the answer it
+ * replaces takes its place): true, or false if none does. A subprogram, verified once.
+ */
+__noinline bool vma_recall(struct thread_state *ts, __u64 addr)
+{
+	struct vma_entry *e, tmp;
+	__u32 i;
+
+	if (!ts)
+		return false;
+	for (i = 0; i < VMA_CACHE; i++) {
+		e = &ts->vmas[i];
+		if (e->map.kind == MP_MAP_UNKNOWN || addr < e->vm_start || addr >= e->vm_end)
+			continue;
+		tmp = *e;
+		e->map = ts->map;
+		e->vm_start = ts->vm_start;
+		e->vm_end = ts->vm_end;
+		ts->map = tmp.map;
+		ts->vm_start = tmp.vm_start;
+		ts->vm_end = tmp.vm_end;
+		return true;
+	}
+	return false;
 }
 
 /*
  * Looks addr's mapping up into the thread's cache (ts->map, [vm_start, vm_end)), reusing
- * the last answer while addr stays inside it (sequential touches almost always do) unless
- * fresh (the cached range may have grown since: mprotect, brk).
+ * the last answer while addr stays inside it (sequential touches almost always do), or one
+ * of the VMA_CACHE before it (faults that alternate between a few mappings), unless fresh
+ * (the caller wants the VMA as it is now) or the address space changed since. It changed
+ * when the mm's mm_lock_seq (odd while a writer holds the mmap lock, bumped at its lock and
+ * unlock) moved past the lookup's seq + 1: a writer still in its section (seq + 1) may be
+ * changing other VMAs, but not the one this fault holds (a VMA it changes stays
+ * write-locked until its unlock, so a fault in it waits for the mmap lock, after seq + 2).
  * 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
  * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
  */
 static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool fresh)
 {
-	if (!fresh && ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start &&
-	    addr < ts->vm_end)
-		return 0;
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+
+	if (!fresh && mm && (mm->mm_lock_seq.sequence & ~1U) == ts->vma_seq) {
+		if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
+			return 0;
+		if (vma_recall(ts, addr))
+			return 0;
+	}
 	return vma_find(ts, addr);
 }
 
