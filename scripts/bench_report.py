@@ -336,6 +336,14 @@ lost none).
               f"{'n/a' if h is None or o is None else f'{h - o:+.0f}'} ns per fault "
               f"(budget +100)  [memphase_hops vs memphase_none, medians of {len(hops)} and "
               f"{len(one)}; touch loop {fx(loop)} of baseline_hops]")
+    inter = by.get("memphase_inter3")
+    if inter and one:
+        h, o = med(r["ns_fault"] for r in inter), med(r["ns_fault"] for r in one)
+        print(f"Mapping interleave: BPF ns/fault {f0(h)} with faults alternating between 3 "
+              f"mappings vs {f0(o)} in one mapping: "
+              f"{'n/a' if h is None or o is None else f'{h - o:+.0f}'} ns per fault "
+              f"(budget +100)  [memphase_inter3 vs memphase_none, medians of {len(inter)} and "
+              f"{len(one)}]")
     if one:
         for n in (2, 8):
             t, b = by.get(f"memphase_t{n}"), by.get(f"baseline_t{n}")
