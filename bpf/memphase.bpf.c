@@ -849,18 +849,20 @@ static __always_inline __u32 map_slot_index(const struct mp_map_key *k)
  * Adds a thread's batched mapping bytes to its key's slot on this CPU: the first slot of
  * the key's pair that holds the key or is free, else the second, whose bytes then move to
  * the shared hash (mapping_store) before the key takes it over. Without a slot (more CPUs
- * than the map was sized for) straight to the hash.
+ * than the map was sized for) straight to the hash. A subprogram, verified once: it runs
+ * at a change of mapping or every MAP_FLUSH_BYTES, not per fault.
  */
-static __always_inline void mapping_flush(struct thread_state *ts)
+__noinline int mapping_flush(struct thread_state *ts)
 {
-	__u64 bytes = ts->pend_bytes;
 	struct mp_map_slot *s, *s2;
 	struct mp_map_val nv;
 	struct mp_map_key key;
+	__u64 bytes;
 	__u32 i;
 
-	if (!bytes)
-		return;
+	if (!ts || !ts->pend_bytes)
+		return 0;
+	bytes = ts->pend_bytes;
 	ts->pend_bytes = 0;
 	i = map_slot_index(&ts->pend_key);
 	s = bpf_map_lookup_elem(&mapslots, &i);
@@ -893,7 +895,7 @@ static __always_inline void mapping_flush(struct thread_state *ts)
 		nv.tgid = ts->pend_tgid;
 		nv.pad = 0;
 		mapping_store(&ts->pend_key, &nv);
-		return;
+		return 0;
 	}
 	if (!s->bytes) {
 		s->phase = ts->pend_key.phase;
@@ -911,6 +913,7 @@ static __always_inline void mapping_flush(struct thread_state *ts)
 		s->vm_end = ts->pend_end;
 		s->tgid = ts->pend_tgid;
 	}
+	return 0;
 }
 
 static __always_inline bool map_key_eq(const struct mp_map_key *a, const struct mp_map_key *b)
