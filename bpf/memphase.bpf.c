@@ -49,6 +49,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct mp_config cfg = {};
 const volatile __u32 nr_cpus = 1;	/* possible CPUs, set by user space */
+const volatile __u32 map_slots_shift = MP_MAP_SLOTS_SHIFT;	/* log2 mapslots per CPU */
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
  * probed. Writable: user space turns it off before it stops listening. */
 __u32 stop_on_map = 0;
@@ -237,11 +238,11 @@ struct {
  * Each CPU's growth per mapping (see struct mp_map_slot): a thread's batched bytes go to a
  * slot of its CPU's, one cache line that no other CPU writes, instead of a shared hash entry
  * (a lookup and an atomic add, about twice the cost when every fault is in another mapping).
- * Sized nr_cpus * MP_MAP_SLOTS by user space.
+ * Sized nr_cpus << map_slots_shift by user space.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MP_MAP_SLOTS);
+	__uint(max_entries, 1U << MP_MAP_SLOTS_SHIFT);
 	__type(key, __u32);
 	__type(value, struct mp_map_slot);
 } mapslots SEC(".maps");
@@ -841,8 +842,8 @@ static __always_inline __u32 map_slot_index(const struct mp_map_key *k)
 		  ((__u64)k->phase << 40 | (__u64)k->cls << 36 | (__u64)k->kind << 32);
 
 	h *= 0x9E3779B97F4A7C15ULL;
-	return bpf_get_smp_processor_id() * MP_MAP_SLOTS +
-	       ((__u32)(h >> (64 - MP_MAP_SLOTS_SHIFT)) & ~1U);
+	return bpf_get_smp_processor_id() << map_slots_shift |
+	       ((__u32)(h >> (64 - map_slots_shift)) & ~1U);
 }
 
 /*

@@ -774,7 +774,7 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 		       const struct collect_config *cc)
 {
 	struct mp_config *cfg = (struct mp_config *)&skel->rodata->cfg;
-	unsigned int kib = cc->ringbuf_kib;
+	unsigned int kib = cc->ringbuf_kib, shift;
 	int err;
 
 	phases__fill_cfg(ph, cfg);
@@ -788,9 +788,14 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	cfg->origin_small_per_sec = COLLECT_ORIGINS_SMALL_PER_SEC;
 	cfg->origin_small_max = COLLECT_ORIGINS_SMALL_MAX;
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
-	/* each CPU's mapping slots (none without mapping tracking) */
+	/* each CPU's mapping slots (none without mapping tracking): fewer when CPUs are many */
+	shift = MP_MAP_SLOTS_SHIFT;
+	while (shift > MP_MAP_SLOTS_MIN_SHIFT &&
+	       ((__u64)skel->rodata->nr_cpus << shift) > MP_MAP_SLOTS_MAX)
+		shift--;
+	skel->rodata->map_slots_shift = shift;
 	err = bpf_map__set_max_entries(skel->maps.mapslots,
-				       cc->mappings ? skel->rodata->nr_cpus * MP_MAP_SLOTS : 1);
+				       cc->mappings ? skel->rodata->nr_cpus << shift : 1);
 	if (err)
 		return err;
 	/*
