@@ -551,6 +551,31 @@ static __always_inline void call_flush(struct mp_target *t, __u32 tgid)
 		hist_add(s, MP_HIST_CALL_GROWTH, g);
 }
 
+/*
+ * The mm's mm_lock_seq across kernels: a seqcount since 6.13 (odd while a writer holds the
+ * mmap lock, bumped at its lock and unlock; read as the even value it had before the writer),
+ * an int bumped at each write unlock in 6.4-6.12 (per-VMA locks), absent before: 0 there, and
+ * the VMA cache is then never invalidated (a mapping replaced under the cached range keeps
+ * the old answer until a fault falls outside the cached VMAs).
+ */
+struct mm_struct___seqcount {
+	seqcount_t mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___seqint {
+	int mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+/* mm: a BTF pointer (plain loads, no bpf_probe_read: this runs on every fault) */
+static __always_inline __u32 mm_seq(struct mm_struct *mm)
+{
+	if (bpf_core_field_exists(((struct mm_struct___seqcount *)mm)->mm_lock_seq))
+		return ((struct mm_struct___seqcount *)mm)->mm_lock_seq.sequence & ~1U;
+	if (bpf_core_field_exists(((struct mm_struct___seqint *)mm)->mm_lock_seq))
+		return ((struct mm_struct___seqint *)mm)->mm_lock_seq;
+	return 0;
+}
+
 struct classify_ctx {
 	struct thread_state *ts;
 	__u64 sp;
@@ -576,8 +601,8 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 
 	ts->vm_start = start;
 	ts->vm_end = end;
-	/* under the mmap read lock: no writer, so even and stable */
-	c->seq = mm->mm_lock_seq.sequence;
+	/* under the mmap read lock: no writer, so stable */
+	c->seq = mm_seq(mm);
 	ts->map.start = 0;
 	ts->map.dev = 0;
 	ts->map.ino = 0;
@@ -706,11 +731,10 @@ __noinline bool vma_recall(struct thread_state *ts, __u64 addr)
  * Looks addr's mapping up into the thread's cache (ts->map, [vm_start, vm_end)), reusing
  * the last answer while addr stays inside it (sequential touches almost always do), or one
  * of the VMA_CACHE before it (faults that alternate between a few mappings), unless fresh
- * (the caller wants the VMA as it is now) or the address space changed since. It changed
- * when the mm's mm_lock_seq (odd while a writer holds the mmap lock, bumped at its lock and
- * unlock) moved past the lookup's seq + 1: a writer still in its section (seq + 1) may be
- * changing other VMAs, but not the one this fault holds (a VMA it changes stays
- * write-locked until its unlock, so a fault in it waits for the mmap lock, after seq + 2).
+ * (the caller wants the VMA as it is now) or the address space changed since: a writer
+ * finished a section of the mmap lock (mm_seq() moved). A writer still in its section may
+ * be changing other VMAs, but not the one this fault holds (a VMA it changes stays
+ * write-locked until its unlock, so a fault in it waits for the mmap lock, after that).
  * 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
  * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
  */
@@ -718,7 +742,7 @@ static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool
 {
 	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
 
-	if (!fresh && mm && (mm->mm_lock_seq.sequence & ~1U) == ts->vma_seq) {
+	if (!fresh && mm && mm_seq(mm) == ts->vma_seq) {
 		if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
 			return 0;
 		if (vma_recall(ts, addr))
