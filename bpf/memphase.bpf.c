@@ -43,11 +43,13 @@ char LICENSE[] SEC("license") = "GPL";
 #define __NR_mlock2	325
 #define MAP_POPULATE	0x8000
 #define MAX_DEFERRED	8		/* per thread: growth waiting for its mapping's lookup */
+#define VMA_CACHE	3		/* per thread: VMAs remembered besides the last one */
 #define DEFER_JOIN	(256 << 10)	/* faults this close share one deferred range */
 #define MAX_ORPHANS	16		/* per process: deferred growth of threads that ended */
 
 const volatile struct mp_config cfg = {};
 const volatile __u32 nr_cpus = 1;	/* possible CPUs, set by user space */
+const volatile __u32 map_slots_shift = MP_MAP_SLOTS_SHIFT;	/* log2 mapslots per CPU */
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
  * probed. Writable: user space turns it off before it stops listening. */
 __u32 stop_on_map = 0;
@@ -171,10 +173,20 @@ struct deferred {
  * change instead of one per page), its growth since its last stack sample, and growth
  * waiting for a lookup (see struct deferred).
  */
+/* A VMA looked up: its classification (phase/cls unset) and its range. */
+struct vma_entry {
+	struct mp_map_key map;
+	__u64 vm_start;
+	__u64 vm_end;
+};
+
 struct thread_state {
 	struct mp_map_key map;	/* classification of [vm_start, vm_end) (phase/cls unset) */
 	__u64 vm_start;
 	__u64 vm_end;
+	__u32 vma_seq;		/* the mm's mm_lock_seq when map and vmas[] were looked up */
+	__u32 vma_next;		/* the entry of vmas[] the next lookup replaces */
+	struct vma_entry vmas[VMA_CACHE];	/* the thread's VMAs before map, same seq */
 	__u64 fault_addr;	/* set by a fault, consumed by the growth it causes */
 	struct mp_map_key pend_key;
 	__u64 pend_bytes;
@@ -232,6 +244,19 @@ struct {
 	__type(key, struct mp_map_key);
 	__type(value, struct mp_map_val);
 } mappings SEC(".maps");
+
+/*
+ * Each CPU's growth per mapping (see struct mp_map_slot): a thread's batched bytes go to a
+ * slot of its CPU's, one cache line that no other CPU writes, instead of a shared hash entry
+ * (a lookup and an atomic add, about twice the cost when every fault is in another mapping).
+ * Sized nr_cpus << map_slots_shift by user space.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1U << MP_MAP_SLOTS_SHIFT);
+	__type(key, __u32);
+	__type(value, struct mp_map_slot);
+} mapslots SEC(".maps");
 
 /* Global stack-sample rate cap (GCRA): when the next sample is due. */
 struct rate_window {
@@ -538,10 +563,36 @@ static __always_inline void call_flush(struct mp_target *t, __u32 tgid)
 		hist_add(s, MP_HIST_CALL_GROWTH, g);
 }
 
+/*
+ * The mm's mm_lock_seq across kernels: a seqcount since 6.13 (odd while a writer holds the
+ * mmap lock, bumped at its lock and unlock; read as the even value it had before the writer),
+ * an int bumped at each write unlock in 6.4-6.12 (per-VMA locks), absent before: 0 there, and
+ * the VMA cache is then never invalidated (a mapping replaced under the cached range keeps
+ * the old answer until a fault falls outside the cached VMAs).
+ */
+struct mm_struct___seqcount {
+	seqcount_t mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___seqint {
+	int mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+/* mm: a BTF pointer (plain loads, no bpf_probe_read: this runs on every fault) */
+static __always_inline __u32 mm_seq(struct mm_struct *mm)
+{
+	if (bpf_core_field_exists(((struct mm_struct___seqcount *)mm)->mm_lock_seq))
+		return ((struct mm_struct___seqcount *)mm)->mm_lock_seq.sequence & ~1U;
+	if (bpf_core_field_exists(((struct mm_struct___seqint *)mm)->mm_lock_seq))
+		return ((struct mm_struct___seqint *)mm)->mm_lock_seq;
+	return 0;
+}
+
 struct classify_ctx {
 	struct thread_state *ts;
 	__u64 sp;
 	__u64 addr;
+	__u32 seq;
 };
 
 /*
@@ -562,6 +613,8 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 
 	ts->vm_start = start;
 	ts->vm_end = end;
+	/* under the mmap read lock: no writer, so stable */
+	c->seq = mm_seq(mm);
 	ts->map.start = 0;
 	ts->map.dev = 0;
 	ts->map.ino = 0;
@@ -612,46 +665,101 @@ static __always_inline void fault_note(__u64 addr)
 		ts->fault_addr = addr;
 }
 
-/* vma_lookup()'s lookup: a subprogram, verified once (the cached answer stays inline) */
+/*
+ * vma_lookup()'s lookup: a subprogram, verified once (the cached answer stays inline). The
+ * answer it replaces joins the thread's other VMAs if the address space did not change in
+ * between (same mm_lock_seq); if it did, they are all forgotten.
+ */
 __noinline int vma_find(struct thread_state *ts, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct classify_ctx c = { .ts = ts, .addr = addr };
-	struct mp_map_key prev;
-	__u64 prev_start, prev_end;
+	struct vma_entry prev;
 	struct pt_regs *regs;
+	__u32 i;
 	long err;
 
 	if (!ts)
 		return -ENOENT;
-	prev = ts->map;
-	prev_start = ts->vm_start;
-	prev_end = ts->vm_end;
+	prev.map = ts->map;
+	prev.vm_start = ts->vm_start;
+	prev.vm_end = ts->vm_end;
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	c.sp = regs->sp;
 	__builtin_memset(&ts->map, 0, sizeof(ts->map));
 	ts->vm_start = ts->vm_end = 0;
 	err = bpf_find_vma(task, addr, classify_cb, &c, 0);
 	if (err == -EBUSY) {
-		ts->map = prev;
-		ts->vm_start = prev_start;
-		ts->vm_end = prev_end;
+		ts->map = prev.map;
+		ts->vm_start = prev.vm_start;
+		ts->vm_end = prev.vm_end;
+		return err;
 	}
-	return err;
+	if (err || ts->map.kind == MP_MAP_UNKNOWN)
+		return err;
+	if (c.seq != ts->vma_seq) {
+		for (i = 0; i < VMA_CACHE; i++)
+			ts->vmas[i].map.kind = MP_MAP_UNKNOWN;
+		ts->vma_seq = c.seq;
+	} else if (prev.map.kind != MP_MAP_UNKNOWN &&
+		   (prev.vm_start != ts->vm_start || prev.vm_end != ts->vm_end)) {
+		i = ts->vma_next;
+		if (i >= VMA_CACHE)
+			i = 0;
+		ts->vmas[i] = prev;
+		ts->vma_next = i + 1;
+	}
+	return 0;
+}
+
+/*
+ * The thread's other remembered VMA that holds addr becomes its answer (the answer it
+ * replaces takes its place): true, or false if none does. A subprogram, verified once.
+ */
+__noinline bool vma_recall(struct thread_state *ts, __u64 addr)
+{
+	struct vma_entry *e, tmp;
+	__u32 i;
+
+	if (!ts)
+		return false;
+	for (i = 0; i < VMA_CACHE; i++) {
+		e = &ts->vmas[i];
+		if (e->map.kind == MP_MAP_UNKNOWN || addr < e->vm_start || addr >= e->vm_end)
+			continue;
+		tmp = *e;
+		e->map = ts->map;
+		e->vm_start = ts->vm_start;
+		e->vm_end = ts->vm_end;
+		ts->map = tmp.map;
+		ts->vm_start = tmp.vm_start;
+		ts->vm_end = tmp.vm_end;
+		return true;
+	}
+	return false;
 }
 
 /*
  * Looks addr's mapping up into the thread's cache (ts->map, [vm_start, vm_end)), reusing
- * the last answer while addr stays inside it (sequential touches almost always do) unless
- * fresh (the cached range may have grown since: mprotect, brk).
+ * the last answer while addr stays inside it (sequential touches almost always do), or one
+ * of the VMA_CACHE before it (faults that alternate between a few mappings), unless fresh
+ * (the caller wants the VMA as it is now) or the address space changed since: a writer
+ * finished a section of the mmap lock (mm_seq() moved). A writer still in its section may
+ * be changing other VMAs, but not the one this fault holds (a VMA it changes stays
+ * write-locked until its unlock, so a fault in it waits for the mmap lock, after that).
  * 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
  * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
  */
 static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool fresh)
 {
-	if (!fresh && ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start &&
-	    addr < ts->vm_end)
-		return 0;
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+
+	if (!fresh && mm && mm_seq(mm) == ts->vma_seq) {
+		if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
+			return 0;
+		if (vma_recall(ts, addr))
+			return 0;
+	}
 	return vma_find(ts, addr);
 }
 
@@ -704,48 +812,145 @@ int BPF_PROG(handle_fault_kernel, unsigned long addr, struct pt_regs *regs,
 
 /* ---- growth attribution: mappings and stack samples ---- */
 
-/* Adds a thread's batched mapping bytes to the shared per-mapping counters. */
-static __always_inline void mapping_flush(struct thread_state *ts)
+/*
+ * Adds bytes to a key's entry in the shared mappings hash (nv: the bytes, the VMA last seen
+ * and a process that maps it): one insert that carries them when the key is new, else a
+ * lookup and an atomic add. A full table keeps the bytes under the (phase, class)'s unknown
+ * entry. The path of slots taken over by another key: a subprogram, verified once.
+ */
+__noinline int mapping_store(const struct mp_map_key *key_in, struct mp_map_val *nv)
 {
-	struct mp_map_val *v, nv = {};
-	struct mp_map_key key = ts->pend_key;
-	__u64 bytes = ts->pend_bytes;
+	struct mp_map_key key;
+	struct mp_map_val *v;
+	__u64 bytes;
 
-	if (!bytes)
-		return;
-	ts->pend_bytes = 0;
-	nv.vm_start = ts->pend_start;
-	nv.vm_end = ts->pend_end;
-	nv.tgid = ts->pend_tgid;
+	if (!key_in || !nv)
+		return 0;
+	key = *key_in;
+	bytes = nv->bytes;
+	if (key.kind == MP_MAP_UNKNOWN)
+		nv->vm_start = nv->vm_end = 0;
 	v = bpf_map_lookup_elem(&mappings, &key);
 	if (!v) {
-		if (bpf_map_update_elem(&mappings, &key, &nv, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&mappings, &key)) {
-			struct mp_drops *d = drops_get();
-			__u32 phase = key.phase, cls = key.cls;
+		if (!bpf_map_update_elem(&mappings, &key, nv, BPF_NOEXIST))
+			return 0;
+		v = bpf_map_lookup_elem(&mappings, &key);
+	}
+	if (!v) {
+		struct mp_drops *d = drops_get();
+		__u32 phase = key.phase, cls = key.cls;
 
-			if (d)
-				d->mappings_full++;
-			/* keep the bytes under the class's unknown entry */
-			__builtin_memset(&key, 0, sizeof(key));
-			key.phase = phase;
-			key.cls = cls;
-			bpf_map_update_elem(&mappings, &key, &nv, BPF_NOEXIST);
-		}
+		if (d)
+			d->mappings_full++;
+		/* keep the bytes under the class's unknown entry */
+		__builtin_memset(&key, 0, sizeof(key));
+		key.phase = phase;
+		key.cls = cls;
+		nv->vm_start = nv->vm_end = 0;
+		if (!bpf_map_update_elem(&mappings, &key, nv, BPF_NOEXIST))
+			return 0;
 		v = bpf_map_lookup_elem(&mappings, &key);
 		if (!v) {
-			struct mp_drops *d = drops_get();
-
+			d = drops_get();
 			if (d)
 				d->mapping_lost_bytes += bytes;
-			return;
+			return 0;
 		}
 	}
 	__sync_fetch_and_add(&v->bytes, bytes);
 	if (key.kind != MP_MAP_UNKNOWN) {
-		v->vm_start = nv.vm_start;
-		v->vm_end = nv.vm_end;
+		v->vm_start = nv->vm_start;
+		v->vm_end = nv->vm_end;
 	}
+	return 0;
+}
+
+static __always_inline bool map_slot_is(const struct mp_map_slot *s, const struct mp_map_key *k)
+{
+	return s->start == k->start && s->ino == k->ino && s->dev == k->dev &&
+	       s->kind == k->kind && s->cls == k->cls && s->phase == k->phase;
+}
+
+/* the first slot of key's pair on this CPU (multiply-shift hashing of the key's fields) */
+static __always_inline __u32 map_slot_index(const struct mp_map_key *k)
+{
+	__u64 h = k->start ^ k->ino ^ (k->dev << 1) ^
+		  ((__u64)k->phase << 40 | (__u64)k->cls << 36 | (__u64)k->kind << 32);
+
+	h *= 0x9E3779B97F4A7C15ULL;
+	return bpf_get_smp_processor_id() << map_slots_shift |
+	       ((__u32)(h >> (64 - map_slots_shift)) & ~1U);
+}
+
+/*
+ * Adds a thread's batched mapping bytes to its key's slot on this CPU: the first slot of
+ * the key's pair that holds the key or is free, else the second, whose bytes then move to
+ * the shared hash (mapping_store) before the key takes it over. Without a slot (more CPUs
+ * than the map was sized for) straight to the hash. A subprogram, verified once: it runs
+ * at a change of mapping or every MAP_FLUSH_BYTES, not per fault.
+ */
+__noinline int mapping_flush(struct thread_state *ts)
+{
+	struct mp_map_slot *s, *s2;
+	struct mp_map_val nv;
+	struct mp_map_key key;
+	__u64 bytes;
+	__u32 i;
+
+	if (!ts || !ts->pend_bytes)
+		return 0;
+	bytes = ts->pend_bytes;
+	ts->pend_bytes = 0;
+	i = map_slot_index(&ts->pend_key);
+	s = bpf_map_lookup_elem(&mapslots, &i);
+	if (s && s->bytes && !map_slot_is(s, &ts->pend_key)) {
+		i++;
+		s2 = bpf_map_lookup_elem(&mapslots, &i);
+		if (s2 && s2->bytes && !map_slot_is(s2, &ts->pend_key)) {
+			/* both taken by other keys: the second one's bytes go to the hash */
+			key.phase = s2->phase;
+			key.cls = s2->cls;
+			key.kind = s2->kind;
+			key.pad = 0;
+			key.dev = s2->dev;
+			key.ino = s2->ino;
+			key.start = s2->start;
+			nv.bytes = s2->bytes;
+			nv.vm_start = s2->vm_start;
+			nv.vm_end = s2->vm_end;
+			nv.tgid = s2->tgid;
+			nv.pad = 0;
+			mapping_store(&key, &nv);
+			s2->bytes = 0;
+		}
+		s = s2;
+	}
+	if (!s) {
+		nv.bytes = bytes;
+		nv.vm_start = ts->pend_start;
+		nv.vm_end = ts->pend_end;
+		nv.tgid = ts->pend_tgid;
+		nv.pad = 0;
+		mapping_store(&ts->pend_key, &nv);
+		return 0;
+	}
+	if (!s->bytes) {
+		s->phase = ts->pend_key.phase;
+		s->cls = ts->pend_key.cls;
+		s->kind = ts->pend_key.kind;
+		s->dev = ts->pend_key.dev;
+		s->ino = ts->pend_key.ino;
+		s->start = ts->pend_key.start;
+		s->tgid = ts->pend_tgid;
+		s->vm_start = s->vm_end = 0;
+	}
+	s->bytes += bytes;
+	if (ts->pend_key.kind != MP_MAP_UNKNOWN) {
+		s->vm_start = ts->pend_start;
+		s->vm_end = ts->pend_end;
+		s->tgid = ts->pend_tgid;
+	}
+	return 0;
 }
 
 static __always_inline bool map_key_eq(const struct mp_map_key *a, const struct mp_map_key *b)

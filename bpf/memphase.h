@@ -372,6 +372,32 @@ struct mp_map_val {
 	__u32 pad;
 };
 
+/*
+ * mapslots: each CPU's growth per mapping, before it reaches mappings. CPU c owns the slots
+ * [c << shift, (c + 1) << shift), shift = map_slots_shift (user space sets it: at most
+ * MP_MAP_SLOTS_SHIFT, less on machines with many possible CPUs so that the map stays within
+ * MP_MAP_SLOTS_MAX slots), two ways per hash of the key; a slot whose bytes are 0 is free.
+ * A mapping's growth is its entry in mappings plus its slots, on every CPU. The key's fields
+ * as in mp_map_key, with the tgid of a process that maps it in the place of the padding:
+ * one cache line a slot.
+ */
+#define MP_MAP_SLOTS_SHIFT	13		/* 8192 slots (512 KiB) per CPU */
+#define MP_MAP_SLOTS_MIN_SHIFT	9		/* at least 512 per CPU */
+#define MP_MAP_SLOTS_MAX	(1U << 18)	/* 16 MiB in all, unless the minimum needs more */
+
+struct mp_map_slot {
+	__u32 phase;
+	__u32 cls;
+	__u32 kind;
+	__u32 tgid;
+	__u64 dev;
+	__u64 ino;
+	__u64 start;
+	__u64 bytes;
+	__u64 vm_start;
+	__u64 vm_end;
+};
+
 /* Drop and health counters, a PERCPU_ARRAY of one entry. */
 struct mp_drops {
 	__u64 ringbuf;		/* bpf_ringbuf_reserve failed (rare events) */

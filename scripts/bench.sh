@@ -56,6 +56,9 @@
 #                      fault in another mapping than the one before
 #   memphase_hops      memphase run --bpf-stats --stacks none -- touch MIB hops: its BPF ns/fault
 #                      is reported beside memphase_none's (one mapping), as a ratio and a difference
+#   memphase_inter3    memphase run --bpf-stats --stacks none -- touch MIB interleave 3: faults that
+#                      alternate between 3 large mappings (as llama.cpp's between its model file, KV
+#                      cache and compute buffers): its BPF ns/fault beside memphase_none's
 #   memphase_bystander touch MIB alone, not observed, while a memphase run --bpf-stats -- sleep
 #                      watches another process: the system-wide cost of its tracepoints for
 #                      bystanders (loop ratio to baseline; BPF ns per fault traced and filtered)
@@ -138,8 +141,8 @@ WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
 ALL_CONFIGS="baseline floor_classic floor_btf memphase memphase_noorigins memphase_nostats
 	memphase_none memphase_fp memphase_dwarf perf_fp perf_dwarf bpftrace_count baseline_hops
-	memphase_hops baseline_t2 memphase_t2 baseline_t8 memphase_t8 memphase_bystander
-	floor_bystander_classic floor_bystander_btf memphase_python"
+	memphase_hops memphase_inter3 baseline_t2 memphase_t2 baseline_t8 memphase_t8
+	memphase_bystander floor_bystander_classic floor_bystander_btf memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
@@ -344,6 +347,14 @@ desc_memphase_hops() { echo "memphase run --bpf-stats --stacks none -- touch $MI
 cfg_memphase_hops() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1" "$MIB" hops
+	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
+		-- "${TARGET_CMD[@]}"
+}
+
+desc_memphase_inter3() { echo "memphase run --bpf-stats --stacks none -- touch $MIB interleave 3"; }
+cfg_memphase_inter3() {
+	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
+	target_cmd "$1" "$MIB" interleave 3
 	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
 		-- "${TARGET_CMD[@]}"
 }

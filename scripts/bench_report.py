@@ -402,6 +402,15 @@ lost none).
               f"fault (budget +{B_HOPS_NS}: {budget_check(dh, B_HOPS_NS)})  [memphase_hops vs "
               f"memphase_none, medians of {len(hops)} and {len(one)}; difference: median of the "
               f"per-round ones; touch loop {fx(loop)} of baseline_hops]")
+    inter = by.get("memphase_inter3")
+    if inter and one:
+        h, o = med(r["ns_fault"] for r in inter), med(r["ns_fault"] for r in one)
+        dh = paired(inter, one, "ns_fault", lambda p, q: p - q)
+        print(f"Mapping interleave: BPF ns/fault {f0(h)} with faults alternating between 3 "
+              f"mappings vs {f0(o)} in one mapping: {NA if dh is None else format(dh, '+.0f')} "
+              f"ns per fault (budget +{B_HOPS_NS}: {budget_check(dh, B_HOPS_NS)})  "
+              f"[memphase_inter3 vs memphase_none, medians of {len(inter)} and {len(one)}; "
+              f"difference: median of the per-round ones]")
     for c, _ in configs:
         st = [r["start_ms"] for r in by[c] if r["start_ms"] is not None]
         ex = [r["exit_ms"] for r in by[c] if r["exit_ms"] is not None]

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * touch MIB [hops | threads N]: the benchmark's fault storm. Maps MIB MiB of anonymous memory with
+ * touch MIB [hops | interleave N | threads N]: the benchmark's fault storm. Maps MIB MiB of anonymous memory with
  * MADV_NOHUGEPAGE (so every first touch is a 4 KiB fault), writes one byte per 4 KiB page,
  * and prints on stdout, as key=value:
  *   touch_ms=     elapsed time of the touch loop (CLOCK_MONOTONIC)
@@ -10,6 +10,9 @@
  * With "hops", the memory is MIB * 16 mappings of 64 KiB, each followed by a PROT_NONE page
  * (so that no two merge into one VMA), and the loop touches page k of every mapping before
  * page k + 1 of any: every fault lands in another mapping than the one before.
+ * With "interleave N", the memory is N mappings (2-64, each followed by a PROT_NONE page)
+ * touched the same way: faults alternate between a few large mappings, as llama.cpp's do
+ * between its model file, KV cache and compute buffers.
  * With "threads N", N threads (1-64) touch one slice each of the one mapping at the same
  * time (released together by a barrier); touch_ms is from their release to the last one's end.
  * Built by scripts/bench.sh into build/bench/touch (cc -O2).
@@ -86,7 +89,7 @@ int main(int argc, char **argv)
 {
 	unsigned long mib, len, off, i, n = 0;
 	volatile char *p = NULL, **maps = NULL;
-	int hops, nthreads = 0;
+	int hops, nthreads = 0, ninter = 0;
 	long f0, f1;
 	double t0, t1;
 	char *end;
@@ -97,29 +100,39 @@ int main(int argc, char **argv)
 			argc = 0;	/* usage */
 		else
 			argc = 2;
+	} else if (argc == 4 && !strcmp(argv[2], "interleave")) {
+		ninter = atoi(argv[3]);
+		if (ninter < 2 || ninter > 64)
+			argc = 0;	/* usage */
+		else
+			argc = 2;
 	}
 	if (argc < 2 || argc > 3 || (mib = strtoul(argv[1], &end, 10)) == 0 || *end ||
 	    (argc == 3 && strcmp(argv[2], "hops"))) {
-		fprintf(stderr, "usage: touch MIB [hops | threads N(1-64)]\n");
+		fprintf(stderr, "usage: touch MIB [hops | interleave N(2-64) | threads N(1-64)]\n");
 		return 2;
 	}
-	hops = argc == 3;
+	hops = argc == 3 || ninter;
 	len = mib << 20;
 	if (hops) {
-		n = len / HOP;
+		/* hop: the size of each mapping */
+		unsigned long hop = ninter ? len / ninter / PAGE * PAGE : HOP;
+
+		n = ninter ? ninter : len / HOP;
+		len = n * hop;
 		maps = calloc(n, sizeof(*maps));
 		if (!maps) {
 			perror("touch: calloc");
 			return 1;
 		}
 		for (i = 0; i < n; i++) {
-			p = mmap(NULL, HOP + PAGE, PROT_READ | PROT_WRITE,
+			p = mmap(NULL, hop + PAGE, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (p == MAP_FAILED || mprotect((void *)(p + HOP), PAGE, PROT_NONE)) {
+			if (p == MAP_FAILED || mprotect((void *)(p + hop), PAGE, PROT_NONE)) {
 				perror("touch: mmap (hops)");
 				return 1;
 			}
-			madvise((void *)p, HOP, MADV_NOHUGEPAGE);
+			madvise((void *)p, hop, MADV_NOHUGEPAGE);
 			maps[i] = p;
 		}
 	} else {
@@ -138,7 +151,7 @@ int main(int argc, char **argv)
 		if (touch_threads(p, len, nthreads))
 			return 1;
 	} else if (hops) {
-		for (off = 0; off < HOP; off += PAGE)
+		for (off = 0; off < len / n; off += PAGE)
 			for (i = 0; i < n; i++)
 				maps[i][off] = 1;
 	} else {

@@ -156,3 +156,31 @@ def test_llama_model_mapped_with_populate_named_in_load():
         assert top["path"] == model and top["class"] == "file", top
         harness.assert_close(top["bytes"], 16 * MIB, 128 * KIB, "model file in load")
         assert unknown_bytes(doc, "load") == 0, load["top_mappings"]
+
+
+REMAP = os.path.join(harness.WORKLOAD, "remap")
+
+
+def test_range_mapped_again_charged_to_its_new_mapping():
+    """Anon memory written, unmapped, a file mapped at the same address and read: the file's
+    faults lie inside the thread's last VMA's range, yet go to the file (the address space
+    changed in between), and the anon mapping keeps exactly what was written to it."""
+    harness.need_root()
+    with harness.workdir() as d:
+        model = harness.make_model(os.path.join(d, "model.bin"), 8)
+        r, doc = run(d, [REMAP, model])
+        regions = {}
+        for line in r.stdout.splitlines():
+            w = line.split()
+            if len(w) == 3 and w[0] in ("anon", "file"):
+                regions[w[0]] = (int(w[1]), int(w[2]))
+        assert set(regions) == {"anon", "file"}, r.stdout
+        start, length = regions["anon"]
+        assert regions["file"][0] == start
+        anon = sum(t["bytes"] for _, t in mappings(doc)
+                   if t["kind"] == "anon" and t["start"] == start)
+        assert anon == length, "anon at %#x: charged %d, expected %d" % (start, anon, length)
+        files = [t for _, t in mappings(doc) if t["kind"] == "file" and t["path"] == model]
+        got = sum(t["bytes"] for t in files)
+        # read faults may map a few neighbouring pages of the file too (fault-around)
+        assert length <= got <= length + MIB, "file: charged %d, expected %d" % (got, length)

@@ -383,14 +383,147 @@ void collect__mapping_origin(struct model *m, const struct model_mapping *mm)
 	m->origins.v[mm->origin - 1].grown += mm->bytes;
 }
 
+/* A key's growth held in the per-CPU slots (struct mp_map_slot), summed over the CPUs. */
+struct slot_sum {
+	struct mp_map_key key;
+	struct mp_map_val val;
+	bool merged;		/* added to the key's entry in mappings */
+};
+
+static int slot_sum_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct slot_sum *)a)->key, &((const struct slot_sum *)b)->key,
+		      sizeof(struct mp_map_key));
+}
+
+/* one slot into v[n] (v has room): the key, its bytes, its VMA */
+static void slot_take(struct slot_sum *e, const struct mp_map_slot *sl)
+{
+	memset(e, 0, sizeof(*e));
+	e->key.phase = sl->phase;
+	e->key.cls = sl->cls;
+	e->key.kind = sl->kind;
+	e->key.dev = sl->dev;
+	e->key.ino = sl->ino;
+	e->key.start = sl->start;
+	e->val.bytes = sl->bytes;
+	e->val.vm_start = sl->vm_start;
+	e->val.vm_end = sl->vm_end;
+	e->val.tgid = sl->tgid;
+}
+
+/* a's VMA (and process) for b's when b's is the larger: each CPU keeps the last one it saw */
+static void vma_keep_larger(struct mp_map_val *a, const struct mp_map_val *b)
+{
+	if (b->vm_end > b->vm_start && b->vm_end - b->vm_start > a->vm_end - a->vm_start) {
+		a->vm_start = b->vm_start;
+		a->vm_end = b->vm_end;
+		a->tgid = b->tgid;
+	}
+	if (!a->tgid)
+		a->tgid = b->tgid;
+}
+
+/*
+ * Reads every CPU's mapping slots in batches: the keys they hold, one entry per key with
+ * the bytes of all CPUs, sorted by key, into *out (NULL when none).
+ */
+static int slots_read(struct memphase_bpf *skel, struct slot_sum **out, size_t *nout)
+{
+	enum { CHUNK = 1024 };
+	int fd = bpf_map__fd(skel->maps.mapslots), err = 0;
+	struct slot_sum *v = NULL;
+	struct mp_map_slot *vals;
+	size_t n = 0, cap = 0, i, j;
+	__u32 *keys, batch, count;
+	void *in = NULL;
+
+	*out = NULL;
+	*nout = 0;
+	keys = calloc(CHUNK, sizeof(*keys));
+	vals = calloc(CHUNK, sizeof(*vals));
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		int rc;
+
+		count = CHUNK;
+		rc = bpf_map_lookup_batch(fd, in, &batch, keys, vals, &count, NULL);
+		if (rc && errno != ENOENT) {
+			err = -errno;
+			goto cleanup;
+		}
+		for (i = 0; i < count; i++) {
+			if (!vals[i].bytes)
+				continue;
+			err = util__grow((void **)&v, &cap, n, sizeof(*v));
+			if (err)
+				goto cleanup;
+			slot_take(&v[n++], &vals[i]);
+		}
+		if (rc)
+			break;	/* ENOENT: all read */
+		in = &batch;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), slot_sum_cmp);
+	/* one entry per key: the same key on several CPUs adds up */
+	for (i = 0, j = 0; i < n; i++) {
+		if (j && !slot_sum_cmp(&v[j - 1], &v[i])) {
+			v[j - 1].val.bytes += v[i].val.bytes;
+			vma_keep_larger(&v[j - 1].val, &v[i].val);
+			continue;
+		}
+		v[j++] = v[i];
+	}
+	*out = v;
+	*nout = j;
+	v = NULL;
+cleanup:
+	free(v);
+	free(keys);
+	free(vals);
+	return err;
+}
+
+static void mapping_offer(struct model *m, struct strmap *paths, struct recorder *rec,
+			  const struct mp_map_key *key, const struct mp_map_val *v)
+{
+	struct model_mapping mm;
+
+	memset(&mm, 0, sizeof(mm));
+	mapping_name(paths, key, v, &mm);
+	mm.cls = key->cls;
+	mm.kind = key->kind;
+	mm.bytes = v->bytes;
+	mm.start = v->vm_start;
+	mm.size = v->vm_end > v->vm_start ? v->vm_end - v->vm_start : 0;
+	mm.origin = key->kind != MP_MAP_UNKNOWN ?
+		    origins__find(&m->origins, v->tgid, key->kind, v->vm_start) : 0;
+	collect__mapping_origin(m, &mm);
+	model__offer_mapping(m, key->phase, &mm);
+	recorder__mapping(rec, key->phase, &mm);
+}
+
+/*
+ * Every mapping's growth: its entry in the mappings hash plus what the CPUs' slots hold
+ * for it (a key may be in either or both). While targets run, a slot moving to the hash
+ * during the read may count twice or not at all for that read; once they stopped, exact.
+ */
 int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
 		      struct recorder *rec)
 {
-	int fd = bpf_map__fd(skel->maps.mappings);
+	int fd = bpf_map__fd(skel->maps.mappings), err;
 	struct mp_map_key key, next, *prev = NULL;
-	struct model_mapping mm;
+	struct slot_sum *slots, *e, probe;
 	struct mp_map_val v;
+	size_t nslots, i;
 
+	err = slots_read(skel, &slots, &nslots);
+	if (err)
+		fprintf(stderr, "failed to read mapping slots: %s\n", strerror(-err));
 	collect__mappings_clear(m);
 	recorder__mappings_begin(rec);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -398,20 +531,25 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
-		memset(&mm, 0, sizeof(mm));
-		mapping_name(paths, &key, &v, &mm);
-		mm.cls = key.cls;
-		mm.kind = key.kind;
-		mm.bytes = v.bytes;
-		mm.start = v.vm_start;
-		mm.size = v.vm_end > v.vm_start ? v.vm_end - v.vm_start : 0;
-		mm.origin = key.kind != MP_MAP_UNKNOWN ?
-			    origins__find(&m->origins, v.tgid, key.kind, v.vm_start) : 0;
-		collect__mapping_origin(m, &mm);
-		model__offer_mapping(m, key.phase, &mm);
-		recorder__mapping(rec, key.phase, &mm);
+		probe.key = key;
+		e = nslots ? bsearch(&probe, slots, nslots, sizeof(*slots), slot_sum_cmp) : NULL;
+		if (e) {
+			/* the slots saw the key last: their VMA, unless the hash's is larger */
+			v.bytes += e->val.bytes;
+			vma_keep_larger(&e->val, &v);
+			v.vm_start = e->val.vm_start;
+			v.vm_end = e->val.vm_end;
+			v.tgid = e->val.tgid;
+			e->merged = true;
+		}
+		mapping_offer(m, paths, rec, &key, &v);
+	}
+	for (i = 0; i < nslots; i++) {
+		if (!slots[i].merged)
+			mapping_offer(m, paths, rec, &slots[i].key, &slots[i].val);
 	}
 	recorder__mappings_end(rec);
+	free(slots);
 	return 0;
 }
 
@@ -673,7 +811,7 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 		       const struct collect_config *cc)
 {
 	struct mp_config *cfg = (struct mp_config *)&skel->rodata->cfg;
-	unsigned int kib = cc->ringbuf_kib;
+	unsigned int kib = cc->ringbuf_kib, shift;
 	int err;
 
 	phases__fill_cfg(ph, cfg);
@@ -687,6 +825,16 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	cfg->origin_small_per_sec = COLLECT_ORIGINS_SMALL_PER_SEC;
 	cfg->origin_small_max = COLLECT_ORIGINS_SMALL_MAX;
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
+	/* each CPU's mapping slots (none without mapping tracking): fewer when CPUs are many */
+	shift = MP_MAP_SLOTS_SHIFT;
+	while (shift > MP_MAP_SLOTS_MIN_SHIFT &&
+	       ((__u64)skel->rodata->nr_cpus << shift) > MP_MAP_SLOTS_MAX)
+		shift--;
+	skel->rodata->map_slots_shift = shift;
+	err = bpf_map__set_max_entries(skel->maps.mapslots,
+				       cc->mappings ? skel->rodata->nr_cpus << shift : 1);
+	if (err)
+		return err;
 	/*
 	 * dwarf samples are 16 KiB each: room for twice the samples the cap lets through
 	 * between two polls (100 ms), 8 MiB without a cap. The ring's pages count twice in
