@@ -77,13 +77,6 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, MP_MAX_MMS);
-	__type(key, __u32);			/* the slot of the address space in mms */
-	__type(value, struct mp_mm_peak);
-} mm_peaks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MP_MAX_PHASES);
 	__type(key, __u32);
 	__type(value, struct mp_phase_stats);
@@ -1662,7 +1655,6 @@ static __always_inline struct mp_mm *mm_claim(__u32 mm_id, __u32 tgid, bool *min
 			return NULL;
 		old = __sync_val_compare_and_swap((__u64 *)mm, 0, want);
 		if (!old) {
-			mm->slot = slot;
 			*mine = true;
 			return mm;
 		}
@@ -1672,55 +1664,9 @@ static __always_inline struct mp_mm *mm_claim(__u32 mm_id, __u32 tgid, bool *min
 	return NULL;
 }
 
-/* This CPU's peaks of the address space of entry mm (reset for a new occupant), or NULL. */
-static __always_inline struct mp_mm_peak *mm_peak_get(const struct mp_mm *mm)
-{
-	__u32 slot = mm->slot;
-	struct mp_mm_peak *pk = bpf_map_lookup_elem(&mm_peaks, &slot);
-	int c;
-
-	if (pk && (pk->tgid != mm->tgid || pk->mm_id != mm->mm_id || pk->gen != mm->gen)) {
-		for (c = 0; c < MP_NR_CLASSES; c++)
-			pk->peak[c] = 0;
-		pk->peak_total = 0;
-		pk->tgid = mm->tgid;
-		pk->mm_id = mm->mm_id;
-		pk->gen = mm->gen;
-	}
-	return pk;
-}
-
-struct peaks_ctx {
-	const struct mp_mm *mm;
-	struct mp_target *t;
-};
-
-static long peaks_keep_cb(__u64 cpu, void *data)
-{
-	struct peaks_ctx *x = data;
-	const struct mp_mm *mm = x->mm;
-	struct mp_target *t = x->t;
-	struct mp_mm_peak *pk;
-	__u32 slot = mm->slot;
-	int c;
-
-	if (cpu >= nr_cpus)
-		return 1;
-	pk = bpf_map_lookup_percpu_elem(&mm_peaks, &slot, cpu);
-	if (!pk || pk->tgid != mm->tgid || pk->mm_id != mm->mm_id || pk->gen != mm->gen)
-		return 0;
-	for (c = 0; c < MP_NR_CLASSES; c++)
-		if (pk->peak[c] > t->peak[c])
-			t->peak[c] = pk->peak[c];
-	if (pk->peak_total > t->peak_total)
-		t->peak_total = pk->peak_total;
-	return 0;
-}
-
 /* Raises t's peaks to those of one of its address spaces whose entry is taken over. */
 static __always_inline void peaks_keep(struct mp_target *t, const struct mp_mm *mm)
 {
-	struct peaks_ctx x = { .mm = mm, .t = t };
 	int c;
 
 	for (c = 0; c < MP_NR_CLASSES; c++)
@@ -1728,7 +1674,6 @@ static __always_inline void peaks_keep(struct mp_target *t, const struct mp_mm *
 			t->peak[c] = mm->peak[c];
 	if (mm->peak_total > t->peak_total)
 		t->peak_total = mm->peak_total;
-	bpf_loop(MP_MAX_CPUS, peaks_keep_cb, &x, 0);
 }
 
 /* Fills in a claimed entry for target t (tgid, mm_id set), then marks it ready. */
@@ -1908,7 +1853,6 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm,
 					struct mp_target *t, __u32 tgid, int member,
 					__s64 size, __u32 curr, struct thread_state *ts)
 {
-	struct mp_mm_peak *pk;
 	struct mp_phase_stats *s;
 	__s64 delta, total, old;
 	__u32 bit;
@@ -1927,14 +1871,11 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm,
 	} else {
 		delta = size - old;
 	}
+	if (size > mm->peak[member])
+		mm->peak[member] = size;
 	total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
-	pk = mm_peak_get(mm);
-	if (pk) {
-		if (size > pk->peak[member])
-			pk->peak[member] = size;
-		if (total > pk->peak_total)
-			pk->peak_total = total;
-	}
+	if (total > mm->peak_total)
+		mm->peak_total = total;
 	/* its own mm: the RSS phase events carry (a write only when it changes) */
 	if (curr && mm->tgid == tgid && t->own_mm != mm->mm_id)
 		t->own_mm = mm->mm_id;

@@ -304,8 +304,7 @@ struct mp_target {
 /*
  * mms: RSS of one address space, in an array of MP_MAX_MMS slots (open addressing: an
  * array lookup on the fault path instead of a hash). The entry of mm_id (the mm's x86
- * context id, never reused) is in one of the MP_MM_PROBES slots from mm_id % MP_MAX_MMS on;
- * tgid 0: free.
+ * context id, never reused) is in one of the MP_MM_PROBES slots from mm_id % MP_MAX_MMS on; tgid 0: free.
  * The first 8 bytes (tgid, mm_id) are claimed at once by compare-and-swap.
  */
 #define MP_MM_READY	(1U << 31)	/* seeded: the entry is filled in */
@@ -314,30 +313,10 @@ struct mp_mm {
 	__u32 mm_id;
 	__u32 seeded;			/* bit per class: baseline known; MP_MM_READY */
 	__u32 gen;			/* the owner's mm_gen when this mm was its own */
-	__u32 slot;			/* its index in mms (and in mm_peaks) */
-	__u32 pad;
-	__s64 rss[MP_NR_CLASSES];	/* bytes, exact (rss_stat size) */
 	__s64 floor[MP_NR_CLASSES];	/* inherited at fork: shrink below it was never growth */
-	/* the peaks when the entry was filled in (the approximate counters of an address
-	 * space attached to or forked); the peaks since are per CPU, in mm_peaks */
+	__s64 rss[MP_NR_CLASSES];	/* bytes, exact (rss_stat size) */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;		/* max of file + anon + shmem */
-};
-
-/*
- * mm_peaks: per CPU, the peaks of the address space in the same slot of mms, as the events
- * this CPU handled saw them (the peak of the address space is the largest over the CPUs:
- * the largest size any event saw). Per CPU, so that a growing address space's events on
- * several CPUs write no shared line for their peaks. The entry's identity (tgid, mm_id,
- * gen) tells a new occupant's peaks from the last one's.
- */
-struct mp_mm_peak {
-	__u32 tgid;
-	__u32 mm_id;
-	__u32 gen;
-	__u32 pad;
-	__s64 peak[MP_NR_CLASSES];
-	__s64 peak_total;
 };
 
 /* Mapping kinds a fault is classified into (bpf_find_vma on its address). */

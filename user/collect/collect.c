@@ -114,53 +114,23 @@ static void mms_free(int fd, const struct mp_mm *mm)
 }
 
 /*
- * The peaks of an address space: those of its entry (when it was filled in) raised to the
- * largest its events saw on any CPU (mm_peaks, in the entry's slot, while its identity is
- * the entry's).
- */
-static void mm_peaks_read(int fd, struct mp_mm *mm, struct mp_mm_peak *pk, int n)
-{
-	__u32 slot = mm->slot;
-	int c, k;
-
-	if (bpf_map_lookup_elem(fd, &slot, pk))
-		return;
-	for (c = 0; c < n; c++) {
-		if (pk[c].tgid != mm->tgid || pk[c].mm_id != mm->mm_id || pk[c].gen != mm->gen)
-			continue;
-		for (k = 0; k < MP_NR_CLASSES; k++)
-			if (pk[c].peak[k] > mm->peak[k])
-				mm->peak[k] = pk[c].peak[k];
-		if (pk[c].peak_total > mm->peak_total)
-			mm->peak_total = pk[c].peak_total;
-	}
-}
-
-/*
  * A process has one address space per image it ran (exec replaces it): peaks count
  * over all of them, the current RSS is the newest image's (applied last). Images that
  * were replaced and are empty again are dropped from the map.
  */
 static int collect_mms(struct memphase_bpf *skel, struct model *m)
 {
-	int fd = bpf_map__fd(skel->maps.mms), pfd = bpf_map__fd(skel->maps.mm_peaks);
-	int n, i, j, ncpu = ncpus();
-	struct mp_mm_peak *pk;
+	int fd = bpf_map__fd(skel->maps.mms);
 	struct mp_mm *v;
+	int n, i, j;
 
 	v = calloc(MP_MAX_MMS, sizeof(*v));
-	pk = calloc(ncpu, sizeof(*pk));
-	if (!v || !pk) {
-		free(v);
-		free(pk);
+	if (!v)
 		return -ENOMEM;
-	}
 	n = mms_read(fd, v);
 	qsort(v, n, sizeof(*v), cmp_gen);
 	for (i = 0; i < n; i++) {
 		bool newer = false;
-
-		mm_peaks_read(pfd, &v[i], pk, ncpu);
 
 		model__set_rss(m, v[i].tgid, v[i].rss, v[i].peak, v[i].peak_total);
 		for (j = i + 1; j < n && !newer; j++)
@@ -168,7 +138,6 @@ static int collect_mms(struct memphase_bpf *skel, struct model *m)
 		if (newer && !v[i].rss[MP_ANON] && !v[i].rss[MP_FILE] && !v[i].rss[MP_SHMEM])
 			mms_free(fd, &v[i]);
 	}
-	free(pk);
 	free(v);
 	return 0;
 }
