@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 		/* hop: the size of each mapping */
 		unsigned long hop = ninter ? len / ninter / PAGE * PAGE : HOP;
 
-		n = ninter ? ninter : len / HOP;
+		n = ninter ? (unsigned long)ninter : len / HOP;
 		len = n * hop;
 		maps = calloc(n, sizeof(*maps));
 		if (!maps) {
