@@ -18,7 +18,6 @@
 #include <bpf/libbpf.h>
 #include "kbtf.h"
 
-#define BUF_SZ	(64 * 1024)
 
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -28,33 +27,13 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list args)
 /* size and hash of a file, read as memphase reads it. 0 or -errno. */
 static int hash_file(const char *path, __u64 *size, __u64 *hash)
 {
-	static char buf[BUF_SZ];
-	__u64 h = KBTF_HASH_SEED, total = 0;
-	int fd = open(path, O_RDONLY);
-	size_t fill;
-	ssize_t n;
+	int fd = open(path, O_RDONLY), err;
 
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		for (fill = 0; fill < BUF_SZ; fill += n) {
-			n = read(fd, buf + fill, BUF_SZ - fill);
-			if (n < 0) {
-				close(fd);
-				return -errno;
-			}
-			if (!n)
-				break;
-		}
-		h = kbtf__hash(h, buf, fill);
-		total += fill;
-		if (fill < BUF_SZ)
-			break;
-	}
+	err = kbtf__hash_fd(fd, size, hash);
 	close(fd);
-	*size = total;
-	*hash = kbtf__hash_end(h, total);
-	return 0;
+	return err;
 }
 
 static void disabled(const char *why)

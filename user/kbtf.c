@@ -12,7 +12,6 @@
 #include "kbtf.h"
 #include "kbtf_data.h"
 
-#define BUF_SZ	(64 * 1024)
 
 /* kbtf__on_load(): called once, at the next tp_btf program's load */
 static void (*on_load)(void *ctx);
@@ -27,12 +26,9 @@ void kbtf__on_load(void (*fn)(void *ctx), void *ctx)
 /* Read through one small buffer (4 KiB a read from sysfs): a few ms, no fault per page. */
 int kbtf__matches(const char *path)
 {
-	static char buf[BUF_SZ];
-	__u64 h = KBTF_HASH_SEED, total = 0;
+	__u64 size = 0, hash = 0;
 	struct stat st;
-	size_t fill;
-	ssize_t n;
-	int fd, err = 0;
+	int fd, err;
 
 	if (!KBTF_SIZE)
 		return -ENOENT;
@@ -47,22 +43,8 @@ int kbtf__matches(const char *path)
 		err = -ESTALE;
 		goto cleanup;
 	}
-	for (;;) {
-		for (fill = 0; fill < BUF_SZ; fill += n) {
-			n = read(fd, buf + fill, BUF_SZ - fill);
-			if (n < 0) {
-				err = -errno;
-				goto cleanup;
-			}
-			if (!n)
-				break;
-		}
-		h = kbtf__hash(h, buf, fill);
-		total += fill;
-		if (fill < BUF_SZ)
-			break;
-	}
-	if (total != KBTF_SIZE || kbtf__hash_end(h, total) != KBTF_HASH)
+	err = kbtf__hash_fd(fd, &size, &hash);
+	if (!err && (size != KBTF_SIZE || hash != KBTF_HASH))
 		err = -ESTALE;
 cleanup:
 	close(fd);

@@ -11,8 +11,10 @@
 #ifndef __MP_KBTF_H
 #define __MP_KBTF_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/types.h>
 
 struct kbtf {
@@ -92,6 +94,35 @@ static inline __u64 kbtf__hash_end(__u64 h, __u64 total)
 	h *= 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 33;
 	return h;
+}
+
+/*
+ * The size and hash of what fd reads to its end, in 64 KiB reads (the build and memphase
+ * read it the same way). 0 or -errno.
+ */
+static inline int kbtf__hash_fd(int fd, __u64 *size, __u64 *hash)
+{
+	static char buf[64 * 1024];
+	__u64 h = KBTF_HASH_SEED, total = 0;
+	size_t fill;
+	ssize_t n;
+
+	for (;;) {
+		for (fill = 0; fill < sizeof(buf); fill += n) {
+			n = read(fd, buf + fill, sizeof(buf) - fill);
+			if (n < 0)
+				return -errno;
+			if (!n)
+				break;
+		}
+		h = kbtf__hash(h, buf, fill);
+		total += fill;
+		if (fill < sizeof(buf))
+			break;
+	}
+	*size = total;
+	*hash = kbtf__hash_end(h, total);
+	return 0;
 }
 
 #endif
