@@ -130,8 +130,9 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all && scripts/demo.sh; \
 		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
-bench: all
-	$(Q)scripts/bench.sh; rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all && scripts/bench.sh; \
+		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
 install: $(OUTPUT)/memphase
 	install -d $(DESTDIR)$(PREFIX)/bin
