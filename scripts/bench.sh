@@ -381,10 +381,18 @@ cfg_memphase_t8() { memphase_threads "$1" 8; }
 
 desc_memphase_bystander() { echo "touch $MIB alone while memphase run --bpf-stats -- sleep watches"; }
 cfg_memphase_bystander() {
-	local dir=$1 pid i rc
-	printf 'bystander=1\n' >"$dir/extra"
-	"$MEMPHASE" run --allow-root --no-tui --bpf-stats --json "$dir/out.json" -- sleep 3600 \
-		>"$dir/memphase.out" 2>"$dir/memphase.err" &
+	printf 'bystander=1\n' >"$1/extra"
+	bystander "$1" int "$MEMPHASE" run --allow-root --no-tui --bpf-stats --json "$1/out.json" \
+		-- sleep 3600
+}
+
+# bystander DIR STOP WATCHER...: touch alone while WATCHER (a command that ends with
+# "-- sleep 3600") watches the sleep; STOP: int (SIGINT to the watcher, memphase) or child
+# (end the sleep: the floor writes its figures once its command ends)
+bystander() {
+	local dir=$1 stop=$2 pid i rc
+	shift 2
+	"$@" >"$dir/watcher.out" 2>"$dir/watcher.err" &
 	pid=$!
 	# attached once its command runs: the sleep has exec'd
 	for ((i = 0; i < 100; i++)); do
@@ -394,30 +402,21 @@ cfg_memphase_bystander() {
 	target_cmd "$dir"
 	run_wrapped "$dir" "${TARGET_CMD[@]}"
 	rc=$?
-	kill -INT "$pid"
+	if [[ $stop == int ]]; then
+		kill -INT "$pid"
+	else
+		kill $(pgrep -x -P "$pid" sleep)
+	fi
 	wait "$pid"
 	return "$rc"
 }
 
-# floor_bystander DIR MODE: touch alone while the floor watches a sleep (see memphase_bystander)
+# floor_bystander DIR MODE: touch alone while the floor watches a sleep
 floor_bystander() {
-	local dir=$1 pid i rc
-	printf 'bystander=floor\n' >"$dir/extra"
-	"$FLOOR" "$2" "$dir/floor" -- sleep 3600 >"$dir/floor.out" 2>"$dir/floor.err" &
-	pid=$!
-	# attached once its command runs: the sleep has exec'd
-	for ((i = 0; i < 100; i++)); do
-		pgrep -x -P "$pid" sleep >/dev/null && break
-		sleep 0.1
-	done
-	target_cmd "$dir"
-	run_wrapped "$dir" "${TARGET_CMD[@]}"
-	rc=$?
-	# the floor writes its figures once its command, that sleep, ends
-	kill $(pgrep -x -P "$pid" sleep)
-	wait "$pid"
-	return "$rc"
+	printf 'bystander=floor\n' >"$1/extra"
+	bystander "$1" child "$FLOOR" "$2" "$1/floor" -- sleep 3600
 }
+
 desc_floor_bystander_classic() { echo "touch $MIB alone while floor classic -- sleep watches"; }
 cfg_floor_bystander_classic() { floor_bystander "$1" classic; }
 desc_floor_bystander_btf() { echo "touch $MIB alone while floor btf -- sleep watches"; }

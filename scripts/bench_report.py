@@ -392,25 +392,21 @@ lost none).
                       f"beyond the pages touched, medians: {ex / 1024:.0f} KiB vs "
                       f"{ex1 / 1024:.0f} KiB with 1 thread (its start-up pages; the other "
                       f"threads' stacks count here too)]")
-    hops = by.get("memphase_hops")
-    if hops and one:
-        h, o = med(r["ns_fault"] for r in hops), med(r["ns_fault"] for r in one)
-        dh = paired(hops, one, "ns_fault", lambda p, q: p - q)
-        loop = ratio(hops, by["baseline_hops"], "touch_ms") if by.get("baseline_hops") else None
-        print(f"Mapping hops: BPF ns/fault {f0(h)} with every fault in another mapping vs "
-              f"{f0(o)} in one mapping: {NA if dh is None else format(dh, '+.0f')} ns per "
-              f"fault (budget +{B_HOPS_NS}: {budget_check(dh, B_HOPS_NS)})  [memphase_hops vs "
-              f"memphase_none, medians of {len(hops)} and {len(one)}; difference: median of the "
-              f"per-round ones; touch loop {fx(loop)} of baseline_hops]")
-    inter = by.get("memphase_inter3")
-    if inter and one:
-        h, o = med(r["ns_fault"] for r in inter), med(r["ns_fault"] for r in one)
-        dh = paired(inter, one, "ns_fault", lambda p, q: p - q)
-        print(f"Mapping interleave: BPF ns/fault {f0(h)} with faults alternating between 3 "
-              f"mappings vs {f0(o)} in one mapping: {NA if dh is None else format(dh, '+.0f')} "
-              f"ns per fault (budget +{B_HOPS_NS}: {budget_check(dh, B_HOPS_NS)})  "
-              f"[memphase_inter3 vs memphase_none, medians of {len(inter)} and {len(one)}; "
-              f"difference: median of the per-round ones]")
+    for c, what in (("memphase_hops", "with every fault in another mapping"),
+                    ("memphase_inter3", "with faults alternating between 3 mappings")):
+        runs = by.get(c)
+        if not runs or not one:
+            continue
+        h, o = med(r["ns_fault"] for r in runs), med(r["ns_fault"] for r in one)
+        dh = paired(runs, one, "ns_fault", lambda p, q: p - q)
+        loop = ratio(runs, by["baseline_hops"], "touch_ms") \
+            if c == "memphase_hops" and by.get("baseline_hops") else None
+        print(f"Mapping {'hops' if c == 'memphase_hops' else 'interleave'}: BPF ns/fault "
+              f"{f0(h)} {what} vs {f0(o)} in one mapping: "
+              f"{NA if dh is None else format(dh, '+.0f')} ns per fault (budget "
+              f"+{B_HOPS_NS}: {budget_check(dh, B_HOPS_NS)})  [{c} vs memphase_none, medians "
+              f"of {len(runs)} and {len(one)}; difference: median of the per-round ones"
+              f"{'' if loop is None else f'; touch loop {fx(loop)} of baseline_hops'}]")
     for c, _ in configs:
         st = [r["start_ms"] for r in by[c] if r["start_ms"] is not None]
         ex = [r["exit_ms"] for r in by[c] if r["exit_ms"] is not None]

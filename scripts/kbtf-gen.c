@@ -36,6 +36,25 @@ static int hash_file(const char *path, __u64 *size, __u64 *hash)
 	return err;
 }
 
+/*
+ * The id of the btf_trace_<tracepoint> typedef of a tp_btf program's target in vmlinux
+ * (*tp: the tracepoint's name): 0 for another kind of program, -ENOENT when it is missing.
+ */
+static int tp_btf_id(const struct btf *vmlinux, const struct bpf_program *prog,
+		     const char **tp)
+{
+	const char *sec = bpf_program__section_name(prog);
+	char name[256];
+	int id;
+
+	if (strncmp(sec, "tp_btf/", 7))
+		return 0;
+	*tp = sec + 7;
+	snprintf(name, sizeof(name), "btf_trace_%s", *tp);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+	return id > 0 ? id : -ENOENT;
+}
+
 static void disabled(const char *why)
 {
 	fprintf(stderr, "kbtf-gen: %s: memphase will parse the kernel BTF at every start\n", why);
@@ -50,6 +69,7 @@ int main(int argc, char **argv)
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog;
 	struct btf *vmlinux = NULL;
+	const char *tp = NULL;
 	unsigned char *min = NULL;
 	__u64 size = 0, hash = 0;
 	long len = 0, i;
@@ -87,13 +107,7 @@ int main(int argc, char **argv)
 	}
 	/* the ids first: a target missing from this BTF leaves the header without data */
 	bpf_object__for_each_program(prog, obj) {
-		const char *sec = bpf_program__section_name(prog);
-		char name[256];
-
-		if (strncmp(sec, "tp_btf/", 7))
-			continue;
-		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
-		if (btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) < 0) {
+		if (tp_btf_id(vmlinux, prog, &tp) < 0) {
 			disabled("a tp_btf target is not in the kernel BTF");
 			rc = 0;
 			goto out;
@@ -105,14 +119,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)size, (unsigned long long)hash);
 	printf("static const struct kbtf_attach kbtf_attach[] = {\n");
 	bpf_object__for_each_program(prog, obj) {
-		const char *sec = bpf_program__section_name(prog);
-		char name[256];
-
-		if (strncmp(sec, "tp_btf/", 7))
-			continue;
-		snprintf(name, sizeof(name), "btf_trace_%s", sec + 7);
-		id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
-		printf("\t{ \"%s\", %d },\n", sec + 7, id);
+		id = tp_btf_id(vmlinux, prog, &tp);
+		if (id > 0)
+			printf("\t{ \"%s\", %d },\n", tp, id);
 	}
 	printf("\t{ NULL, 0 }\n};\n");
 	printf("static const unsigned char kbtf_min[] = {");

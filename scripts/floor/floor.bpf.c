@@ -61,43 +61,38 @@ static __always_inline struct floor_counts *counts_get(void)
 	return bpf_map_lookup_elem(&counts, &zero);
 }
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(floor_fault, unsigned long addr, struct pt_regs *regs, unsigned long error_code)
+/* all a floor program does: find the current process among the targets, count (rss: the
+ * RSS event, else the fault) */
+static __always_inline int count_target(bool rss)
 {
 	struct floor_counts *c;
 
 	if (!target_lookup(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	c = counts_get();
-	if (c)
+	if (c && rss)
+		c->rss++;
+	else if (c)
 		c->faults++;
 	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(floor_fault, unsigned long addr, struct pt_regs *regs, unsigned long error_code)
+{
+	return count_target(false);
 }
 
 SEC("tp/kmem/rss_stat")
 int floor_rss_classic(struct trace_event_raw_rss_stat *ctx)
 {
-	struct floor_counts *c;
-
-	if (!target_lookup(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	c = counts_get();
-	if (c)
-		c->rss++;
-	return 0;
+	return count_target(true);
 }
 
 SEC("tp_btf/rss_stat")
 int BPF_PROG(floor_rss_btf, struct mm_struct *mm, int member)
 {
-	struct floor_counts *c;
-
-	if (!target_lookup(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	c = counts_get();
-	if (c)
-		c->rss++;
-	return 0;
+	return count_target(true);
 }
 
 SEC("tp_btf/sched_process_fork")
