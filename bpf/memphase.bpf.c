@@ -27,7 +27,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define S_IFCHR		0020000
 #define TMPFS_MAGIC	0x01021994
 #define HUGETLBFS_MAGIC	0x958458f6
-#define PF_KTHREAD	0x00200000
 #define EBUSY		16
 #define ENOENT		2
 #define MAP_FLUSH_BYTES	(1ULL << 20)	/* per-thread mapping bytes batched before a flush */
@@ -1581,6 +1580,101 @@ static __always_inline void origin_send(void *ctx, __u32 tgid, struct mp_target 
 	}
 }
 
+/*
+ * The exact size of an RSS counter, rebuilt from the kernel's per-CPU counter (the BTF
+ * tracepoint passes the mm, not a size). The BTF has no __percpu tag, so bpf_per_cpu_ptr()
+ * refuses the counter; each CPU's offset is learnt once from a percpu array map instead:
+ * its per-CPU base (struct bpf_array's pptrs[0], copied out of the map struct: arithmetic
+ * on a map pointer is refused) against bpf_map_lookup_percpu_elem() of each CPU (base plus
+ * that CPU's offset). The sum is count plus every CPU's counter, read again while count
+ * moved (a fold ran in between), as percpu_counter_sum() does under the counter's lock.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pcpu_base SEC(".maps");
+
+__u64 pcpu_off[MP_MAX_CPUS];	/* each CPU's offset of per-CPU data */
+__u32 pcpu_ready;		/* 1: learnt; 2: could not be (no exact sizes) */
+__u64 pcpu_mapbuf[64];		/* a copy of pcpu_base's struct bpf_array */
+
+/* Learns pcpu_off[] (a subprogram: run once, verified once). 0 or -errno. */
+__noinline int pcpu_learn(void)
+{
+	__u32 o = bpf_core_field_offset(struct bpf_array, pptrs), zero = 0, i;
+	void *map = &pcpu_base;
+	__u64 base, pv;
+	void *p;
+
+	if (o > sizeof(pcpu_mapbuf) - 8 ||
+	    bpf_probe_read_kernel(pcpu_mapbuf, sizeof(pcpu_mapbuf), map))
+		goto fail;
+	base = pcpu_mapbuf[(o / 8) & 63];
+	for (i = 0; i < MP_MAX_CPUS && i < nr_cpus; i++) {
+		p = bpf_map_lookup_percpu_elem(&pcpu_base, &zero, i);
+		if (!p)
+			goto fail;
+		/* the pointer's value (a pointer minus a scalar would be refused) */
+		if (bpf_probe_read_kernel(&pv, sizeof(pv), &p))
+			goto fail;
+		pcpu_off[i] = pv - base;
+	}
+	pcpu_ready = 1;
+	return 0;
+fail:
+	pcpu_ready = 2;
+	return -ENOENT;
+}
+
+/*
+ * count + each CPU's counter of one percpu_counter (pages), or -1 when a read failed; into
+ * *count the count it was taken with and into *own this CPU's part. Each CPU's s32 is a
+ * probe read: a bpf_rdonly_cast() load would be cheaper, but a kfunc makes libbpf parse
+ * the kernel's whole BTF at every start (the build's minimal BTF has no kfuncs).
+ */
+static __always_inline __s64 pcpu_sum(const struct percpu_counter *pc, __s64 *count, __s32 *own)
+{
+	__u32 i, cpu = bpf_get_smp_processor_id();
+	__u64 counters = (__u64)pc->counters;
+	__s64 c1, c2, sum;
+	__s32 l;
+	int try;
+
+	c2 = pc->count;
+	for (try = 0; try < 4; try++) {
+		c1 = c2;
+		sum = c1;
+		for (i = 0; i < MP_MAX_CPUS && i < nr_cpus; i++) {
+			if (bpf_probe_read_kernel(&l, sizeof(l), (void *)(counters + pcpu_off[i])))
+				return -1;
+			if (i == cpu)
+				*own = l;
+			sum += l;
+		}
+		c2 = pc->count;
+		if (c1 == c2)
+			break;
+	}
+	*count = c1;
+	return sum;
+}
+
+/* &mm->rss_stat[member] (NULL: no such member), once pcpu_off[] is known */
+static __always_inline const struct percpu_counter *rss_counter(struct mm_struct *mm, int member)
+{
+	if (pcpu_ready != 1 && (pcpu_ready || pcpu_learn()))
+		return NULL;
+	switch (member) {
+	case 0: return &mm->rss_stat[0];
+	case 1: return &mm->rss_stat[1];
+	case 2: return &mm->rss_stat[2];
+	case 3: return &mm->rss_stat[3];
+	}
+	return NULL;
+}
+
 /* The counters as the OOM report prints them (get_mm_counter: the approximate value). */
 static __always_inline __u64 mm_counter(struct mm_struct *mm, int member)
 {
@@ -1623,17 +1717,105 @@ static __always_inline struct mp_mm *mm_lookup(__u32 mm_id)
 	return NULL;
 }
 
+/* Each CPU's share of an address space's size (see struct mp_mm_pc). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MP_MMPC_SLOTS);
+	__type(key, __u32);
+	__type(value, struct mp_mm_pc);
+} mmpc SEC(".maps");
+
+__u32 mm_seq_next;	/* the seq of the next filling of an mms entry (0 is never one) */
+
+/*
+ * Moves the share of the address space that holds this CPU's slot pc into its entry (a
+ * subprogram: verified once, run when two address spaces take turns on one slot).
+ */
+__noinline int share_evict(struct mp_mm_pc *pc)
+{
+	struct mp_mm *mm;
+	int c;
+
+	if (!pc || !pc->seq)
+		return 0;
+	mm = mm_lookup(pc->mm_id);
+	if (mm && mm->seq == pc->seq)
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			if (pc->part[c])
+				__sync_fetch_and_add(&mm->rss[c], pc->part[c]);
+	return 0;
+}
+
+/* This CPU's share of mm, taking over the slot if another address space holds it. */
+static __always_inline struct mp_mm_pc *share_get(struct mp_mm *mm)
+{
+	__u32 i = mm->mm_id & (MP_MMPC_SLOTS - 1);
+	struct mp_mm_pc *pc = bpf_map_lookup_elem(&mmpc, &i);
+	int c;
+
+	if (!pc || (pc->mm_id == mm->mm_id && pc->seq == mm->seq))
+		return pc;
+	share_evict(pc);
+	pc->mm_id = mm->mm_id;
+	pc->seq = mm->seq;
+	pc->seen = 0;
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		pc->part[c] = 0;
+	return pc;
+}
+
+struct share_sum_ctx {
+	__u32 slot;
+	__u32 mm_id;
+	__u32 seq;
+	__u32 pad;
+	__s64 v[MP_NR_CLASSES];
+};
+
+static long share_sum_cb(__u64 cpu, void *data)
+{
+	struct share_sum_ctx *x = data;
+	struct mp_mm_pc *pc;
+	int c;
+
+	if (cpu >= nr_cpus)
+		return 1;
+	pc = bpf_map_lookup_percpu_elem(&mmpc, &x->slot, cpu);
+	if (!pc || pc->mm_id != x->mm_id || pc->seq != x->seq)
+		return 0;
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		x->v[c] += pc->part[c];
+	return 0;
+}
+
+/*
+ * The sizes (bytes per class) of mm now: its entry's plus every CPU's share (reading
+ * the other CPUs' lines: for shrinks, phase events and the guard, not for growth).
+ */
+static __always_inline void mm_sizes(const struct mp_mm *mm, __s64 *v)
+{
+	struct share_sum_ctx x = {
+		.slot = mm->mm_id & (MP_MMPC_SLOTS - 1), .mm_id = mm->mm_id, .seq = mm->seq,
+	};
+	int c;
+
+	bpf_loop(MP_MAX_CPUS, share_sum_cb, &x, 0);
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		v[c] = mm->rss[c] + x.v[c];
+}
+
 /* The RSS of t's own address space, by class, as the latest exact sizes (0: unknown). */
 static __always_inline void event_rss(struct mp_event *e, struct mp_target *t, __u32 tgid)
 {
 	struct mp_mm *mm = mm_lookup(t->own_mm);
+	__s64 v[MP_NR_CLASSES];
+	int c;
 
-	if (mm && mm->tgid == tgid && mm->gen == t->mm_gen) {
-		e->rss[0] = mm->rss[0];
-		e->rss[1] = mm->rss[1];
-		e->rss[2] = mm->rss[2];
-		e->rss[3] = mm->rss[3];
-	}
+	if (!mm || mm->tgid != tgid || mm->gen != t->mm_gen)
+		return;
+	mm_sizes(mm, v);
+	for (c = 0; c < MP_NR_CLASSES; c++)
+		e->rss[c] = v[c] > 0 ? v[c] : 0;
 }
 
 /*
@@ -1667,11 +1849,19 @@ static __always_inline struct mp_mm *mm_claim(__u32 mm_id, __u32 tgid, bool *min
 /* Raises t's peaks to those of one of its address spaces whose entry is taken over. */
 static __always_inline void peaks_keep(struct mp_target *t, const struct mp_mm *mm)
 {
+	__s64 v[MP_NR_CLASSES], total;
 	int c;
 
-	for (c = 0; c < MP_NR_CLASSES; c++)
+	mm_sizes(mm, v);
+	total = v[MP_FILE] + v[MP_ANON] + v[MP_SHMEM];
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		if (v[c] > t->peak[c])
+			t->peak[c] = v[c];
 		if (mm->peak[c] > t->peak[c])
 			t->peak[c] = mm->peak[c];
+	}
+	if (total > t->peak_total)
+		t->peak_total = total;
 	if (mm->peak_total > t->peak_total)
 		t->peak_total = mm->peak_total;
 }
@@ -1684,6 +1874,8 @@ static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t)
 	int c;
 
 	mm->gen = t->mm_gen;
+	/* the CPUs' shares of an earlier filling are not this one's */
+	mm->seq = __sync_fetch_and_add(&mm_seq_next, 1) + 1;
 	for (c = 0; c < MP_NR_CLASSES; c++) {
 		mm->floor[c] = 0;
 		mm->rss[c] = mm->peak[c] = 0;
@@ -1781,116 +1973,119 @@ static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_targe
 	if (!t)
 		return NULL;
 	/*
-	 * Someone else's context: kswapd reclaiming a live image is ours; anything else on
-	 * an exited or replaced image is a recycled mm (another process's fork copying into
-	 * it), not ours. The owner's own exit or exec teardown is.
+	 * Someone else's context on a live image is ours: kswapd reclaiming, a uprobe's
+	 * copy of a text page (memphase attaching markers), a debugger's or
+	 * process_vm_writev()'s writes. The owner's own exit or exec teardown is too; another
+	 * context's on an exited or replaced image is not (an mm whose last user is not its
+	 * owner: a reader of its /proc files).
 	 */
-	if ((bpf_get_current_pid_tgid() >> 32) != tgid) {
-		struct task_struct *cur = bpf_get_current_task_btf();
-
-		if (!(cur->flags & PF_KTHREAD) || (t->flags & MP_T_EXITED) ||
-		    mm->gen != t->mm_gen)
-			return NULL;
-	}
+	if ((bpf_get_current_pid_tgid() >> 32) != tgid &&
+	    ((t->flags & MP_T_EXITED) || mm->gen != t->mm_gen))
+		return NULL;
 	*tp = t;
 	*tgidp = tgid;
 	return mm;
 }
 
 /*
- * Stores an event's size as its mm's latest, into *old the value it replaces: false when
- * the event is stale and is left out. Two CPUs' events can cross: each reads the exact sum,
- * then they reach here in the other order (a vCPU stalled in between, for as long as the
- * host likes), and the older size would take the mm back: growth and shrink both counted
- * too much (by what the other threads did meanwhile, all charged to the next event's
- * mapping). Where the context tells the direction of the event (dir: +1, an anon fault's own
- * page; -1, inside munmap), a size on the wrong side of the latest one is such an older
- * event: the later event's delta already carries its change. Else (dir 0) an exchange.
+ * The change of class member's size of mm that an rss_stat event on this CPU reports
+ * (bytes), accounted in the CPU's share pc (see struct mp_mm_pc): what this CPU's part of
+ * the kernel's counter moved since its last look, while the counter's count has not moved
+ * (no fold anywhere, so all the change since is this CPU's: a fold moves count, and leaves
+ * the folding CPU's part at 0); else the counter summed less the sizes held (*size: that
+ * sum, -1 when not summed). 0, or -1: the counter could not be read.
  */
-static __always_inline bool rss_store(struct mp_mm *mm, int member, __s64 size, int dir,
-				      __s64 *old)
+static __always_inline int rss_amount(struct mm_struct *mm, int member, struct mp_mm *e,
+				      struct mp_mm_pc *pc, bool whole, __s64 *amount, __s64 *size)
 {
-	__s64 cur;
-	int i;
+	const struct percpu_counter *ctr = rss_counter(mm, member);
+	__u32 bit = 1U << (member & (MP_NR_CLASSES - 1)), cpu;
+	__s64 count, sum, v[MP_NR_CLASSES];
+	__s32 own = 0;
+	__u32 k = member;
 
-	member &= MP_NR_CLASSES - 1;
-	for (i = 0; dir && i < 4; i++) {
-		cur = *(volatile __s64 *)&mm->rss[member];
-		if ((dir > 0 && size < cur) || (dir < 0 && size > cur))
-			return false;
-		if (__sync_val_compare_and_swap(&mm->rss[member], cur, size) == cur) {
-			*old = cur;
-			return true;
+	/* the verifier must see the index bounded: no mask the compiler can drop */
+	barrier_var(k);
+	k &= MP_NR_CLASSES - 1;
+
+	*size = -1;
+	*amount = 0;
+	if (!ctr)
+		return -1;
+	count = ctr->count;
+	if (!whole && (pc->seen & bit) && count == pc->count[k]) {
+		cpu = bpf_get_smp_processor_id();
+		if (cpu >= MP_MAX_CPUS || bpf_probe_read_kernel(&own, sizeof(own),
+				(void *)((__u64)ctr->counters + pcpu_off[cpu & (MP_MAX_CPUS - 1)])))
+			return -1;
+		/*
+		 * A part of 0 may be this CPU's own fold, with other CPUs' folds since that
+		 * took count back to where it was: sum.
+		 */
+		if (own) {
+			*amount = (__s64)(own - pc->local[k]) << 12;
+			pc->local[k] = own;
+			pc->part[k] += *amount;
+			return 0;
 		}
 	}
-	*old = __sync_lock_test_and_set(&mm->rss[member], size);
-	return true;
-}
-
-/*
- * The direction of a curr=1 event from its thread's context: +1 for the anon page of a
- * fault waiting for its growth (outside direct reclaim, which takes pages away in a fault),
- * -1 inside munmap; 0: unknown.
- */
-static __always_inline int rss_dir(const struct thread_state *ts, int member)
-{
-	if (!ts)
-		return 0;
-	if (ts->sys_nr == __NR_munmap + 1)
+	sum = pcpu_sum(ctr, &count, &own);
+	if (sum == -1)
 		return -1;
-	if (member == MP_ANON && ts->fault_addr && !ts->reclaim_start_ns)
-		return 1;
+	mm_sizes(e, v);
+	*size = sum << 12;
+	*amount = *size - v[k];
+	pc->count[k] = count;
+	pc->local[k] = own;
+	pc->seen |= bit;
+	pc->part[k] += *amount;
 	return 0;
 }
 
 /*
- * One exact counter value (size bytes of class member) of a resolved mm: the mm's and
- * the target's peaks, the --max-rss guard, then the delta to the phase's growth or
- * shrink, and in the target's own context (curr) to its mapping and stack samples. ts:
- * the thread's state when curr (NULL if it has none yet).
+ * One change of class member's size of a resolved mm, amount bytes (size: the size after
+ * it when the event summed the counter, else -1): the baseline of an mm attached to or
+ * forked, or growth (the phase's, and in the target's own context, curr, its mapping's
+ * and stack samples') or shrink (keeping the peaks, which can only have been reached just
+ * before it). ts: the thread's state when curr (NULL if it has none yet).
  */
 static __always_inline void rss_account(void *ctx, struct mp_mm *mm,
 					struct mp_target *t, __u32 tgid, int member,
-					__s64 size, __u32 curr, struct thread_state *ts)
+					__s64 amount, __s64 size, __u32 curr,
+					struct thread_state *ts)
 {
 	struct mp_phase_stats *s;
-	__s64 delta, total, old;
+	__s64 v[MP_NR_CLASSES], old, total, floor;
 	__u32 bit;
 
 	bit = 1U << member;
 	member &= MP_NR_CLASSES - 1;
-	/* with events of several CPUs the deltas still add up to the net */
-	if (!rss_store(mm, member, size, (mm->seeded & bit) ? rss_dir(ts, member) : 0, &old))
-		return;
 	if (!(mm->seeded & bit)) {
 		/* attached or forked: the first exact value is the baseline */
 		__sync_fetch_and_or(&mm->seeded, bit);
-		if (t->flags & MP_T_FORKED)
+		if ((t->flags & MP_T_FORKED) && size >= 0)
 			mm->floor[member] = size;
-		delta = 0;
-	} else {
-		delta = size - old;
+		return;
 	}
-	if (size > mm->peak[member])
-		mm->peak[member] = size;
-	total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
-	if (total > mm->peak_total)
-		mm->peak_total = total;
 	/* its own mm: the RSS phase events carry (a write only when it changes) */
 	if (curr && mm->tgid == tgid && t->own_mm != mm->mm_id)
 		t->own_mm = mm->mm_id;
-	if (cfg.max_rss_bytes && total > cfg.max_rss_bytes && curr)
-		guard_trip(t, tgid, total);
-	if (!delta)
+	if (!amount)
 		return;
-
 	s = stats_get(t->phase);
 	if (!s)
 		return;
-	if (delta <= 0) {
+	if (amount < 0) {
+		mm_sizes(mm, v);
+		size = v[member];
+		old = size - amount;
+		if (old > mm->peak[member])
+			mm->peak[member] = old;
+		total = v[MP_FILE] + v[MP_ANON] + v[MP_SHMEM];
+		if (member != MP_SWAP && total - amount > mm->peak_total)
+			mm->peak_total = total - amount;
 		/* a forked child giving back what it inherited never grew it here */
-		__s64 floor = mm->floor[member];
-
+		floor = mm->floor[member];
 		if (size < floor)
 			mm->floor[member] = size;
 		if (old > floor) {
@@ -1899,8 +2094,14 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm,
 		}
 		return;
 	}
-	s->growth[member] += delta;
-	call_add(t, tgid, member, delta);
+	if (cfg.max_rss_bytes && curr) {
+		mm_sizes(mm, v);
+		total = v[MP_FILE] + v[MP_ANON] + v[MP_SHMEM];
+		if (total > cfg.max_rss_bytes)
+			guard_trip(t, tgid, total);
+	}
+	s->growth[member] += amount;
+	call_add(t, tgid, member, amount);
 	if (member == MP_SWAP)
 		return;	/* swap-out happens in reclaim, not in the target's code */
 	if (!curr)
@@ -1910,106 +2111,10 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm,
 			ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
 						  BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (cfg.map_tracking && ts)
-			mapping_add(ts, tgid, t->phase, member, delta);
+			mapping_add(ts, tgid, t->phase, member, amount);
 		if (cfg.stack_mode && ts)
-			stack_account(ctx, ts, tgid, t->phase, member, delta);
+			stack_account(ctx, ts, tgid, t->phase, member, amount);
 	}
-}
-
-/*
- * The exact size of an RSS counter, rebuilt from the kernel's per-CPU counter (the BTF
- * tracepoint passes the mm, not a size). The BTF has no __percpu tag, so bpf_per_cpu_ptr()
- * refuses the counter; each CPU's offset is learnt once from a percpu array map instead:
- * its per-CPU base (struct bpf_array's pptrs[0], copied out of the map struct: arithmetic
- * on a map pointer is refused) against bpf_map_lookup_percpu_elem() of each CPU (base plus
- * that CPU's offset). The sum is count plus every CPU's counter, read again while count
- * moved (a fold ran in between), as percpu_counter_sum() does under the counter's lock.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} pcpu_base SEC(".maps");
-
-__u64 pcpu_off[MP_MAX_CPUS];	/* each CPU's offset of per-CPU data */
-__u32 pcpu_ready;		/* 1: learnt; 2: could not be (no exact sizes) */
-__u64 pcpu_mapbuf[64];		/* a copy of pcpu_base's struct bpf_array */
-
-/* Learns pcpu_off[] (a subprogram: run once, verified once). 0 or -errno. */
-__noinline int pcpu_learn(void)
-{
-	__u32 o = bpf_core_field_offset(struct bpf_array, pptrs), zero = 0, i;
-	void *map = &pcpu_base;
-	__u64 base, pv;
-	void *p;
-
-	if (o > sizeof(pcpu_mapbuf) - 8 ||
-	    bpf_probe_read_kernel(pcpu_mapbuf, sizeof(pcpu_mapbuf), map))
-		goto fail;
-	base = pcpu_mapbuf[(o / 8) & 63];
-	for (i = 0; i < MP_MAX_CPUS && i < nr_cpus; i++) {
-		p = bpf_map_lookup_percpu_elem(&pcpu_base, &zero, i);
-		if (!p)
-			goto fail;
-		/* the pointer's value (a pointer minus a scalar would be refused) */
-		if (bpf_probe_read_kernel(&pv, sizeof(pv), &p))
-			goto fail;
-		pcpu_off[i] = pv - base;
-	}
-	pcpu_ready = 1;
-	return 0;
-fail:
-	pcpu_ready = 2;
-	return -ENOENT;
-}
-
-/*
- * count + each CPU's counter of one percpu_counter: -1 when a read failed. Each CPU's s32
- * is a probe read: a bpf_rdonly_cast() load would be cheaper, but a kfunc makes libbpf
- * parse the kernel's whole BTF at every start (the build's minimal BTF has no kfuncs).
- */
-static __always_inline __s64 pcpu_sum(const struct percpu_counter *pc)
-{
-	__u64 counters = (__u64)pc->counters;
-	__s64 c1, c2, sum;
-	__s32 l;
-	__u32 i;
-	int try;
-
-	c2 = pc->count;
-	for (try = 0; try < 4; try++) {
-		c1 = c2;
-		sum = c1;
-		for (i = 0; i < MP_MAX_CPUS && i < nr_cpus; i++) {
-			if (bpf_probe_read_kernel(&l, sizeof(l), (void *)(counters + pcpu_off[i])))
-				return -1;
-			sum += l;
-		}
-		c2 = pc->count;
-		if (c1 == c2)
-			break;
-	}
-	return sum;
-}
-
-/* percpu_counter_sum_positive(&mm->rss_stat[member]) in bytes, or -1 */
-static __always_inline __s64 rss_exact(struct mm_struct *mm, int member)
-{
-	const struct percpu_counter *pc;
-	__s64 v;
-
-	if (pcpu_ready != 1 && (pcpu_ready || pcpu_learn()))
-		return -1;
-	switch (member) {
-	case 0: pc = &mm->rss_stat[0]; break;
-	case 1: pc = &mm->rss_stat[1]; break;
-	case 2: pc = &mm->rss_stat[2]; break;
-	case 3: pc = &mm->rss_stat[3]; break;
-	default: return -1;
-	}
-	v = pcpu_sum(pc);
-	return v < 0 ? (v == -1 ? -1 : 0) : v << 12;
 }
 
 /*
@@ -2024,18 +2129,19 @@ static __always_inline __u32 mm_id_of(struct mm_struct *mm)
 /*
  * rss_stat fires at every change of an RSS counter of an mm (the BTF tracepoint: the mm and
  * the counter; the classic one would sum the per-CPU counter under its lock for every
- * process on the machine, ours only for the targets, see rss_exact()). The mm is current's
- * (curr) or not (reclaim, exit teardown, fork copy): then it is found by its id, learnt
- * from earlier curr events.
+ * process on the machine). The change comes from this CPU's part of the counter, the whole
+ * counter summed only at a fold (rss_amount()). The mm is current's (curr) or not (reclaim,
+ * exit teardown, fork copy): then it is found by its id, learnt from earlier curr events.
  */
 SEC("tp_btf/rss_stat")
 int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 {
 	struct thread_state *ts = NULL;
 	struct mp_target *t = NULL;
+	struct mp_mm_pc *pc;
 	struct mp_mm *e;
 	__u32 tgid = 0, mm_id, curr;
-	__s64 size;
+	__s64 size, amount;
 
 	if (member < 0 || member >= MP_NR_CLASSES)
 		return 0;
@@ -2047,18 +2153,47 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 	e = curr ? rss_mm_current(mm_id, &t, &tgid) : rss_mm_foreign(mm_id, &t, &tgid);
 	if (!e || !t)
 		return 0;
-	size = rss_exact(mm, member);
-	if (size < 0) {
+	pc = share_get(e);
+	if (!pc)
+		return 0;
+	if (rss_amount(mm, member, e, pc, false, &amount, &size)) {
 		struct mp_drops *d = drops_get();
 
 		if (d)
 			d->rss_unread++;
 		return 0;
 	}
-	/* the thread's state tells the event's direction (the fault it stems from, munmap) */
 	if (curr && cfg.map_tracking)
 		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
-	rss_account(ctx, e, t, tgid, member, size, curr, ts);
+	rss_account(ctx, e, t, tgid, member, amount, size, curr, ts);
+	return 0;
+}
+
+/*
+ * Sums the counters of the current target's own address space into its shares: a change
+ * that no event of the target brought yet (made in another context, or whose event ran on
+ * another CPU than its change) counts in the phase that is ending, not in the next one.
+ * A subprogram (at phase changes and the exit).
+ */
+static __noinline int rss_sync(struct mp_target *t, __u32 tgid)
+{
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	__s64 amount, size;
+	struct mp_mm_pc *pc;
+	struct mp_mm *e;
+	int k;
+
+	if (!t || !mm)
+		return 0;
+	e = mm_lookup(mm_id_of(mm));
+	if (!e || e->tgid != tgid || e->gen != t->mm_gen || !(e->seeded & MP_MM_READY))
+		return 0;
+	pc = share_get(e);
+	if (!pc)
+		return 0;
+	for (k = 0; k < MP_NR_CLASSES; k++)
+		if (!rss_amount(mm, k, e, pc, true, &amount, &size))
+			rss_account(NULL, e, t, tgid, k, amount, size, 0, NULL);
 	return 0;
 }
 
@@ -2513,6 +2648,8 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
 	__sync_fetch_and_or(&t->flags, MP_T_EXITED);
+	/* what it held at the end (event_rss()) includes what no event brought yet */
+	rss_sync(t, tgid);
 	call_flush(t, tgid);
 	e = event_new(MP_EV_EXIT, tgid, t->phase);
 	if (!e)
@@ -2833,6 +2970,7 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 		if (s)
 			s->entries++;
 		/* the old phase's interval ends: take what it counted (lost if the event is) */
+		rss_sync(t, tgid);
 		ivl_take(t, tgid, &faults, g, sh, mp);
 	}
 	e = event_new(MP_EV_PHASE, tgid, old);

@@ -306,6 +306,11 @@ struct mp_target {
  * array lookup on the fault path instead of a hash). The entry of mm_id (the mm's x86
  * context id, never reused) is in one of the MP_MM_PROBES slots from mm_id % MP_MAX_MMS on; tgid 0: free.
  * The first 8 bytes (tgid, mm_id) are claimed at once by compare-and-swap.
+ *
+ * Its exact size per class is rss[] plus each CPU's share in mmpc (struct mp_mm_pc), so that
+ * an rss_stat event writes only its own CPU's lines; its peaks are kept up to date at each
+ * shrink (a size is at its peak just before it falls): a reader takes the larger of a peak
+ * and the current size.
  */
 #define MP_MM_READY	(1U << 31)	/* seeded: the entry is filled in */
 struct mp_mm {
@@ -313,10 +318,33 @@ struct mp_mm {
 	__u32 mm_id;
 	__u32 seeded;			/* bit per class: baseline known; MP_MM_READY */
 	__u32 gen;			/* the owner's mm_gen when this mm was its own */
+	__u32 seq;			/* this filling of the entry (unique): tags the CPUs' shares */
+	__u32 pad;
+	__s64 rss[MP_NR_CLASSES];	/* bytes: the size less the CPUs' shares in mmpc */
+	__s64 peak_total;		/* max of file + anon + shmem, as of the last shrink */
+	__s64 peak[MP_NR_CLASSES];	/* as of the last shrink of the class */
 	__s64 floor[MP_NR_CLASSES];	/* inherited at fork: shrink below it was never growth */
-	__s64 rss[MP_NR_CLASSES];	/* bytes, exact (rss_stat size) */
-	__s64 peak[MP_NR_CLASSES];
-	__s64 peak_total;		/* max of file + anon + shmem */
+};
+
+/*
+ * mmpc: one CPU's share of the size of an address space (a per-CPU array of MP_MMPC_SLOTS,
+ * indexed by mm_id % MP_MMPC_SLOTS; another address space taking the slot moves the share
+ * into its entry's rss[] first). The kernel's RSS counter is a per-CPU counter (count plus
+ * each CPU's part, folded into count when a part reaches the batch): while count has not
+ * moved since this CPU's last look, an event on this CPU changed the size by exactly what
+ * its own part moved. Else the whole counter is summed and the share takes the difference
+ * to the sizes held (rss[] plus all the shares), which also makes up for events of this
+ * CPU that the program did not see.
+ */
+#define MP_MMPC_SLOTS	64
+struct mp_mm_pc {
+	__u32 mm_id;			/* the address space whose share this is (with seq) */
+	__u32 seq;			/* its entry's seq; 0: unused */
+	__u32 seen;			/* bit per class: count[] and local[] are a look */
+	__u32 pad;
+	__s64 part[MP_NR_CLASSES];	/* bytes of the size that this CPU accounted */
+	__s64 count[MP_NR_CLASSES];	/* the counter's count at this CPU's last look */
+	__s32 local[MP_NR_CLASSES];	/* this CPU's part of the counter then */
 };
 
 /* Mapping kinds a fault is classified into (bpf_find_vma on its address). */

@@ -134,9 +134,9 @@ def test_threads_that_malloc_under_the_lock_unknown_under_1pct():
         rss = smaps_rss(smaps)
         arenas = [(s, b) for s, b in by_start(doc).items() if b >= 16 * MIB]
         assert len(arenas) >= 4, "the threads' arenas are not among the mappings: %s" % arenas
-        # Per arena within 2%: two threads' rss_stat events that cross (each reads the
-        # mm's exact counter, then they take their deltas in the other order) move a few
-        # pages from one thread's growth to the other's, whatever the lookups do.
+        # Per arena within 2%: a change whose event runs on another CPU (a thread that
+        # migrated between the kernel's counter change and its event) is taken by the
+        # next reconciling event, another thread's maybe, whatever the lookups do.
         for start, b in arenas:
             assert start in rss, "%#x not in smaps" % start
             harness.assert_close(b, rss[start], rss[start] // 50, "arena %#x vs smaps Rss" % start)

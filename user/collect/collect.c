@@ -114,6 +114,41 @@ static void mms_free(int fd, const struct mp_mm *mm)
 }
 
 /*
+ * Adds to each of the n address spaces of v its CPUs' shares of its size (see struct
+ * mp_mm_pc), and raises its peaks to the sizes now (the BPF side raises them at shrinks).
+ */
+static int mms_add_shares(struct memphase_bpf *skel, struct mp_mm *v, int n)
+{
+	int fd = bpf_map__fd(skel->maps.mmpc), nc = ncpus(), i, c, k;
+	struct mp_mm_pc *pc;
+	__s64 total;
+	__u32 slot;
+
+	pc = calloc((size_t)nc * MP_MMPC_SLOTS, sizeof(*pc));
+	if (!pc)
+		return -ENOMEM;
+	for (slot = 0; slot < MP_MMPC_SLOTS; slot++)
+		if (bpf_map_lookup_elem(fd, &slot, &pc[(size_t)slot * nc]))
+			memset(&pc[(size_t)slot * nc], 0, nc * sizeof(*pc));
+	for (i = 0; i < n; i++) {
+		const struct mp_mm_pc *s = &pc[(size_t)(v[i].mm_id % MP_MMPC_SLOTS) * nc];
+
+		for (c = 0; c < nc; c++)
+			if (s[c].seq && s[c].seq == v[i].seq && s[c].mm_id == v[i].mm_id)
+				for (k = 0; k < MP_NR_CLASSES; k++)
+					v[i].rss[k] += s[c].part[k];
+		for (k = 0; k < MP_NR_CLASSES; k++)
+			if (v[i].rss[k] > v[i].peak[k])
+				v[i].peak[k] = v[i].rss[k];
+		total = v[i].rss[MP_FILE] + v[i].rss[MP_ANON] + v[i].rss[MP_SHMEM];
+		if (total > v[i].peak_total)
+			v[i].peak_total = total;
+	}
+	free(pc);
+	return 0;
+}
+
+/*
  * A process has one address space per image it ran (exec replaces it): peaks count
  * over all of them, the current RSS is the newest image's (applied last). Images that
  * were replaced and are empty again are dropped from the map.
@@ -122,12 +157,17 @@ static int collect_mms(struct memphase_bpf *skel, struct model *m)
 {
 	int fd = bpf_map__fd(skel->maps.mms);
 	struct mp_mm *v;
-	int n, i, j;
+	int n, i, j, err;
 
 	v = calloc(MP_MAX_MMS, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	n = mms_read(fd, v);
+	err = mms_add_shares(skel, v, n);
+	if (err) {
+		free(v);
+		return err;
+	}
 	qsort(v, n, sizeof(*v), cmp_gen);
 	for (i = 0; i < n; i++) {
 		bool newer = false;
