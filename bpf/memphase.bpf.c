@@ -617,11 +617,29 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 			ts->map.kind = MP_MAP_HEAP;
 		else if (start <= start_stack && start_stack < end)
 			ts->map.kind = MP_MAP_STACK;
-		else if (start <= c->sp && c->sp < end &&
-			 c->addr + (1 << 20) > c->sp && c->addr < c->sp + (1 << 16))
-			/* near the thread's sp: a stack can share its VMA with a buffer */
-			ts->map.kind = MP_MAP_THREAD_STACK;
-		else {
+		else if (start <= c->sp && c->sp < end) {
+			/*
+			 * The thread's stack shares this VMA (a thread stack merged with the
+			 * mapping next to it): near sp is the stack, the rest is the mapping. The
+			 * range cached is the part that holds addr, so that the other part's
+			 * faults are looked up again.
+			 */
+			__u64 lo = c->sp > start + (1 << 20) ? c->sp - (1 << 20) : start;
+			__u64 hi = c->sp + (1 << 16) < end ? c->sp + (1 << 16) : end;
+
+			if (c->addr >= lo && c->addr < hi) {
+				ts->map.kind = MP_MAP_THREAD_STACK;
+				ts->vm_start = lo;
+				ts->vm_end = hi;
+				return 0;
+			}
+			ts->map.kind = MP_MAP_ANON;
+			ts->map.start = start;
+			if (c->addr < lo)
+				ts->vm_end = lo;
+			else
+				ts->vm_start = hi;
+		} else {
 			ts->map.kind = MP_MAP_ANON;
 			ts->map.start = start;
 		}

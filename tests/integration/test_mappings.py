@@ -144,6 +144,26 @@ def test_threads_that_malloc_under_the_lock_unknown_under_1pct():
         harness.assert_close(got, want, want // 200, "arenas vs their smaps Rss")
 
 
+SLICES = os.path.join(harness.WORKLOAD, "slices")
+
+
+def test_mapping_that_holds_a_thread_stack_keeps_its_growth():
+    """8 threads write their 16 MiB slices of one mapping: a thread stack that glibc maps
+    next to it shares its VMA (on this kernel it merges), and only the growth near that
+    thread's stack pointer is the stack's. A cached answer for the VMA once said [thread
+    stacks] for the whole VMA: a whole 16 MiB slice went there."""
+    harness.need_root()
+    with harness.workdir() as d:
+        _, doc = run(d, [SLICES, "8", "16"])
+        stack = sum(t["bytes"] for _, t in mappings(doc) if "stack" in t["kind"])
+        biggest = max(by_start(doc).values())
+        print("  largest mapping %d KiB, stacks %d KiB" % (biggest // KIB, stack // KIB))
+        assert stack < MIB, "%d bytes on stacks: %s" % (stack, mappings(doc))
+        # near a merged stack's sp (64 KiB above it) the bytes are the stack's: at most
+        # 8 x 64 KiB, against a whole 16 MiB slice when the answer was cached for the VMA
+        harness.assert_close(biggest, 128 * MIB, MIB, "the written mapping's growth")
+
+
 def test_llama_model_mapped_with_populate_named_in_load():
     harness.need_root()
     with harness.workdir() as d:
