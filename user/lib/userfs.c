@@ -4,6 +4,14 @@
  * request, the helper answers with a reply and, for opens, a file descriptor
  * (SCM_RIGHTS). The helper keeps, per file, a directory fd and the names in it, so
  * every later step (rename, unlink) happens in the directory resolved at open time.
+ *
+ * It also keeps an O_PATH fd on the temporary file and one on the file the last commit
+ * put there: a name is that file only while it has the pinned file's (st_dev, st_ino).
+ * The numbers alone are no identity: a file system reuses a freed inode's number at
+ * once (ext4 gives it to the next file created in the directory), and the birth time
+ * does not tell them apart either (ext4's is the coarse clock: a file created right
+ * after the unlink has the same one). A pinned inode is not freed, so its number is
+ * nobody else's while the fd is open (on NFS, only for unlinks made on this machine).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,10 +76,10 @@ struct uf_ent {
 	int kind;
 	char base[NAME_MAX + 1];
 	char tmp[NAME_MAX + 1];	/* the temporary file not yet renamed, "" */
+	int tmp_pin;		/* O_PATH: the temporary file; -1 */
+	int pin;		/* O_PATH: the file the last commit put there; -1 */
 	mode_t mode;		/* of the file it replaces */
 	bool have_mode;
-	dev_t dev;		/* the file the last commit put there (0: none) */
-	ino_t ino;
 };
 
 struct helper {
@@ -383,7 +391,30 @@ fail:
 	return err;
 }
 
-/* ".NAME.memphase-XXXXXX" beside NAME, created exclusively; its fd. */
+/* An O_PATH fd on name in dirfd, which must be the file open as fd (both open: no reuse). */
+static int pin_file(int dirfd, const char *name, int fd)
+{
+	struct stat a, b;
+	int pin, err;
+
+	pin = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pin < 0)
+		return -errno;
+	if (fstat(pin, &a) || fstat(fd, &b)) {
+		err = -errno;
+		goto fail;
+	}
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		err = -ESTALE;
+		goto fail;
+	}
+	return pin;
+fail:
+	close(pin);
+	return err;
+}
+
+/* ".NAME.memphase-XXXXXX" beside NAME, created exclusively and pinned; its fd. */
 static int make_temp(struct uf_ent *e)
 {
 	static const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -401,16 +432,21 @@ static int make_temp(struct uf_ent *e)
 		fd = openat(e->dirfd, e->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    e->have_mode ? 0600 : 0666);
 		if (fd >= 0) {
-			/* the file it replaces keeps its permissions */
-			if (e->have_mode && fchmod(fd, e->mode)) {
-				int err = -errno;
+			int err = 0;
 
-				close(fd);
-				unlinkat(e->dirfd, e->tmp, 0);
-				e->tmp[0] = '\0';
-				return err;
+			/* the file it replaces keeps its permissions */
+			if (e->have_mode && fchmod(fd, e->mode))
+				err = -errno;
+			if (!err) {
+				e->tmp_pin = pin_file(e->dirfd, e->tmp, fd);
+				if (e->tmp_pin >= 0)
+					return fd;
+				err = e->tmp_pin;
 			}
-			return fd;
+			close(fd);
+			unlinkat(e->dirfd, e->tmp, 0);
+			e->tmp[0] = '\0';
+			return err;
 		}
 		if (errno != EEXIST)
 			break;
@@ -424,6 +460,9 @@ static void discard_temp(struct uf_ent *e)
 	if (e->dirfd >= 0 && e->tmp[0])
 		unlinkat(e->dirfd, e->tmp, 0);
 	e->tmp[0] = '\0';
+	if (e->tmp_pin >= 0)
+		close(e->tmp_pin);
+	e->tmp_pin = -1;
 }
 
 static int commit(struct helper *h, struct uf_ent *e, struct uf_rep *r)
@@ -439,26 +478,27 @@ static int commit(struct helper *h, struct uf_ent *e, struct uf_rep *r)
 	    S_ISREG(st.st_mode) && st.st_uid != 0)
 		return why(r, -EPERM, "belongs to uid %u: memphase does not replace another "
 				      "user's file as root", (unsigned int)st.st_uid);
-	if (fstatat(e->dirfd, e->tmp, &st, AT_SYMLINK_NOFOLLOW))
-		return -errno;
 	if (renameat(e->dirfd, e->tmp, e->dirfd, e->base))
 		return -errno;
 	e->tmp[0] = '\0';
-	e->dev = st.st_dev;
-	e->ino = st.st_ino;
+	/* the file it replaced is no longer ours to hold */
+	if (e->pin >= 0)
+		close(e->pin);
+	e->pin = e->tmp_pin;
+	e->tmp_pin = -1;
 	return 0;
 }
 
-/* Is e's name still the file its last commit put there? */
+/* Is e's name still the file its last commit put there (pinned: its number is its own)? */
 static int still_ours(const struct uf_ent *e)
 {
-	struct stat st;
+	struct stat st, pst;
 
-	if (e->kind != USERFS_FILE || !e->ino)
+	if (e->kind != USERFS_FILE || e->pin < 0)
 		return -EBADF;
-	if (fstatat(e->dirfd, e->base, &st, AT_SYMLINK_NOFOLLOW))
+	if (fstatat(e->dirfd, e->base, &st, AT_SYMLINK_NOFOLLOW) || fstat(e->pin, &pst))
 		return -errno;
-	return st.st_dev == e->dev && st.st_ino == e->ino ? 0 : -ESTALE;
+	return st.st_dev == pst.st_dev && st.st_ino == pst.st_ino ? 0 : -ESTALE;
 }
 
 /* The committed file takes another name in its directory (never replacing one). */
@@ -485,6 +525,9 @@ static int remove_file(struct uf_ent *e)
 	if (!err && unlinkat(e->dirfd, e->base, 0))
 		err = -errno;
 	discard_temp(e);
+	if (e->pin >= 0)
+		close(e->pin);
+	e->pin = -1;
 	close(e->dirfd);
 	e->dirfd = -1;
 	return err;
@@ -530,6 +573,8 @@ static void serve(struct helper *h, const struct uf_req *q, struct uf_rep *r, in
 		e = &h->ents[id];
 		memset(e, 0, sizeof(*e));
 		e->dirfd = -1;
+		e->tmp_pin = -1;
+		e->pin = -1;
 		r->err = resolve(h, AT_FDCWD, q->path, &links, e, r, fd);
 		if (r->err < 0)
 			return;

@@ -16,6 +16,11 @@
  *   user is not replaced; for anyone else, a file they could not write is not either;
  * - for a pipe, a character device or a socket ("-" is stdout) hands out that file
  *   itself, opened for writing without truncation: nothing is created or renamed;
+ * - renames or removes a committed file later (recording rotation) only while its name
+ *   still holds that very file: the helper keeps it open (O_PATH) from its creation on,
+ *   so a file put there since cannot have its inode number. A committed file someone
+ *   else deletes meanwhile keeps its space until the helper lets it go (the next commit
+ *   of that output, its removal, or the end);
  * - when memphase goes away without a word (SIGKILL, a crash), removes every temporary
  *   file it created that was not committed, then exits.
  */
