@@ -32,15 +32,20 @@ static void maps_created(void *ctx)
 	pthread_mutex_unlock(&sd->lock);
 }
 
-/* The second object: open and configure it like the first, only the side program
- * autoloaded; once the first object's maps exist, take them and load. */
+static const char *const side_progs[] = LOADER_SIDE_PROGS;
+
+#define NSIDE (sizeof(side_progs) / sizeof(side_progs[0]))
+
+/* The second object: open and configure it like the first, only the side programs
+ * autoloaded; once the first object's maps exist, take them, load and attach. */
 static void *side_load(void *arg)
 {
 	struct side *sd = arg;
 	struct memphase_bpf *side;
 	struct bpf_program *prog;
 	struct bpf_map *map;
-	bool ready;
+	bool ready, mine;
+	size_t i;
 	int err;
 
 	side = memphase_bpf__open_opts(sd->o->oo);
@@ -49,10 +54,13 @@ static void *side_load(void *arg)
 		return NULL;
 	}
 	err = collect__configure(side, sd->o->phases, sd->o->cc);
-	bpf_object__for_each_program(prog, side->obj)
+	/* configured as the first one was: the side programs it would have loaded */
+	bpf_object__for_each_program(prog, side->obj) {
+		for (i = 0, mine = false; i < NSIDE && !mine; i++)
+			mine = !strcmp(bpf_program__name(prog), side_progs[i]);
 		if (!err)
-			err = bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog),
-								      LOADER_SIDE_PROG));
+			err = bpf_program__set_autoload(prog, mine && bpf_program__autoload(prog));
+	}
 	pthread_mutex_lock(&sd->lock);
 	while (!sd->maps_ready && !sd->main_done)
 		pthread_cond_wait(&sd->cond, &sd->lock);
@@ -70,6 +78,9 @@ static void *side_load(void *arg)
 	}
 	if (!err)
 		err = memphase_bpf__load(side);
+	/* while the first object loads: they see no target yet */
+	if (!err)
+		err = memphase_bpf__attach(side);
 	if (err) {
 		memphase_bpf__destroy(side);
 		sd->err = err;
@@ -84,17 +95,23 @@ int loader__load(struct memphase_bpf *skel, const struct loader_opts *o,
 {
 	struct side sd = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
 			   .skel = skel, .o = o };
-	struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, LOADER_SIDE_PROG);
+	struct bpf_program *moved[NSIDE] = {};
+	unsigned int n = 0;
 	pthread_t th;
+	size_t i;
 	int err;
 
 	*side = NULL;
 	/* one CPU: the second object would only add its own open and load */
-	if (!o->split || sysconf(_SC_NPROCESSORS_ONLN) < 2 || !prog || !bpf_program__autoload(prog) ||
-	    bpf_program__set_autoload(prog, false) ||
-	    pthread_create(&th, NULL, side_load, &sd)) {
-		if (prog && o->split)
-			bpf_program__set_autoload(prog, true);
+	for (i = 0; o->split && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && i < NSIDE; i++) {
+		moved[n] = bpf_object__find_program_by_name(skel->obj, side_progs[i]);
+		if (moved[n] && bpf_program__autoload(moved[n]) &&
+		    !bpf_program__set_autoload(moved[n], false))
+			n++;
+	}
+	if (!n || pthread_create(&th, NULL, side_load, &sd)) {
+		for (i = 0; i < n; i++)
+			bpf_program__set_autoload(moved[i], true);
 		return memphase_bpf__load(skel);
 	}
 	kbtf__on_load(maps_created, &sd);

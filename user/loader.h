@@ -2,11 +2,11 @@
 /*
  * The BPF object's load, on two CPUs where it can be. libbpf 1.1 loads an object's
  * programs one after the other, and the kernel's verifier is most of the load: the
- * heaviest program (LOADER_SIDE_PROG) is loaded from a second opening of the same object,
- * on a thread, with the first one's maps, while the others load. Only where the first
- * object's maps can be known to exist before its programs load (the tp_btf handler of
- * kbtf.h is in use) and there is more than one CPU; elsewhere everything loads from the one
- * object, as before.
+ * heaviest programs (LOADER_SIDE_PROGS, about half of the verification) are loaded from a
+ * second opening of the same object, on a thread, with the first one's maps, while the
+ * others load; the thread attaches them too. Only where the first object's maps can be
+ * known to exist before its programs load (the tp_btf handler of kbtf.h is in use) and
+ * there is more than one CPU; elsewhere everything loads from the one object, as before.
  */
 #ifndef __MP_LOADER_H
 #define __MP_LOADER_H
@@ -18,7 +18,8 @@
 
 struct memphase_bpf;
 
-#define LOADER_SIDE_PROG "handle_rss_stat"
+/* tp_btf programs (attached by the skeleton), verified on the second CPU */
+#define LOADER_SIDE_PROGS { "handle_rss_stat", "handle_sys_exit" }
 
 struct loader_opts {
 	const struct bpf_object_open_opts *oo;	/* how skel was opened */
@@ -28,9 +29,10 @@ struct loader_opts {
 };
 
 /*
- * Loads skel (opened and configured). *side is the second object when the side program
- * was loaded from it (attach it, destroy it after skel's links), NULL otherwise. 0 or
- * -errno (a failed load leaves *side NULL).
+ * Loads skel (opened and configured). *side is the second object when the side programs
+ * were loaded from it: they are attached already (they act on no process before a target
+ * is added to the maps); destroy it after skel's links. NULL otherwise. 0 or -errno (a
+ * failed load or attach leaves *side NULL).
  */
 int loader__load(struct memphase_bpf *skel, const struct loader_opts *o,
 		 struct memphase_bpf **side);

@@ -223,9 +223,8 @@ static int bpf_attach(struct session *s)
 
 	s->skel->bss->stop_on_map = s->env->mode == MODE_RUN;
 	collect__reserve_unknown(s->skel, s->phases.nphases);
+	/* the side object's programs are attached (loader.h) */
 	err = memphase_bpf__attach(s->skel);
-	if (!err && s->side)
-		err = memphase_bpf__attach(s->side);
 	if (err) {
 		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
 		return err;
