@@ -570,17 +570,34 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	return 0;
 }
 
+/* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
+static void apply_tick(struct collector *c, __u64 now)
+{
+	oom__ring_add(c->growth_ring, c->m, now);
+	timeline__add_model(c->tl, c->m, now);
+}
+
 static void apply_started(struct collector *c, __u64 ts)
 {
 	c->m->start_ns = c->m->phase_since_ns = ts;
 }
 
+/*
+ * The history's first sample is the model as begun: nothing was counted before the start
+ * (a spawned command is still held). The next reading of the maps and of the mapping names
+ * is a period from now, not at the first poll: the command's first events (its libraries,
+ * each held until probed) would wait for it.
+ */
 void collector__started(struct collector *c)
 {
 	__u64 now = util__now_ns();
 
 	recorder__started(c->rec, now);
 	apply_started(c, now);
+	recorder__tick(c->rec, c->m, now);
+	apply_tick(c, now);
+	nvml_tick(c, now);
+	c->last_tick_ns = c->last_names_ns = now;
 }
 
 static void marker_notice(struct collector *c)
@@ -697,13 +714,6 @@ static void sysmem_tick(struct collector *c)
 	now = util__now_ns();
 	recorder__sysmem(c->rec, &sm, now);
 	apply_sysmem(c, sm, now);
-}
-
-/* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
-static void apply_tick(struct collector *c, __u64 now)
-{
-	oom__ring_add(c->growth_ring, c->m, now);
-	timeline__add_model(c->tl, c->m, now);
 }
 
 int collector__poll(struct collector *c, int timeout_ms)
