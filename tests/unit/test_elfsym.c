@@ -499,6 +499,68 @@ TEST(elfsym_all_symbols_match_readelf)
 	check_all(path);
 }
 
+/*
+ * The first lookups scan the index, later ones search it sorted: both give the same answer
+ * for every name (readelf's, and names that are not there), duplicates included.
+ */
+#define LIBC_PATH "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+static void check_scan_equals_search(const char *path)
+{
+	struct re_sym *syms = NULL;
+	struct elfsym *scan, *search;
+	__u64 a, b;
+	int n, i, j, ra, rb, bad = 0;
+
+	scan = elfsym__open(path);
+	search = elfsym__open(path);
+	if (!ASSERT_OK_PTR(scan, path) || !ASSERT_OK_PTR(search, path))
+		goto cleanup;
+	n = readelf_syms(path, &syms);
+	if (!ASSERT_GT(n, 0, "readelf symbols"))
+		goto cleanup;
+	/* past the scans: sorted from here on */
+	for (j = 0; j < 64; j++)
+		elfsym__lookup(search, "mp_no_such_function", &b);
+	for (i = 0; i < n + 1; i++) {
+		const char *name = i < n ? syms[i].name : "mp_no_such_function";
+
+		/* a fresh one every 16 lookups: all of its lookups are scans (ELFSYM_SCANS) */
+		if (i && !(i % 16)) {
+			elfsym__close(scan);
+			scan = elfsym__open(path);
+			if (!ASSERT_OK_PTR(scan, "reopen"))
+				goto cleanup;
+		}
+		a = b = 0;
+		ra = elfsym__lookup(scan, name, &a);
+		rb = elfsym__lookup(search, name, &b);
+		if ((ra != rb || a != b) && bad++ < 5)
+			printf("  %s: %s: scan %d 0x%llx, search %d 0x%llx\n", path, name, ra,
+			       (unsigned long long)a, rb, (unsigned long long)b);
+	}
+	ASSERT_EQ(bad, 0, "lookups where scan and search disagree");
+cleanup:
+	free(syms);
+	elfsym__close(scan);
+	elfsym__close(search);
+}
+
+TEST(elfsym_scan_equals_search)
+{
+	char path[128];
+
+	if (!fixtures())
+		return;
+	fix_path(path, sizeof(path), "libfix.so");
+	check_scan_equals_search(path);
+	fix_path(path, sizeof(path), "exe_pie");
+	check_scan_equals_search(path);
+	/* many names, versioned duplicates */
+	if (!access(LIBC_PATH, R_OK))
+		check_scan_equals_search(LIBC_PATH);
+}
+
 TEST(elfsym_bytes_match_dlopen)
 {
 	char path[128];
