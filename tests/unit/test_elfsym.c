@@ -561,6 +561,46 @@ TEST(elfsym_scan_equals_search)
 		check_scan_equals_search(LIBC_PATH);
 }
 
+/*
+ * The .gnu.hash filter never rules out a function the index has (every one libc defines
+ * passes), rules out names libc lacks, and does not apply where a .symtab or "::" is.
+ */
+TEST(elfsym_may_define)
+{
+	const char *cuda[] = { "cudaMallocHost", "cuMemAllocHost_v2", "mp_no_such_function" };
+	const char *some[] = { "cudaMallocHost", "malloc" };
+	const char *cxx[] = { "ns::f" };
+	struct re_sym *syms = NULL;
+	char path[128];
+	int n, i, missed = 0;
+
+	if (access(LIBC_PATH, R_OK)) {
+		test__skip("no " LIBC_PATH);
+		return;
+	}
+	ASSERT_FALSE(elfsym__may_define(LIBC_PATH, cuda, 3), "libc: none of them");
+	ASSERT_TRUE(elfsym__may_define(LIBC_PATH, some, 2), "libc: malloc");
+	ASSERT_TRUE(elfsym__may_define(LIBC_PATH, cxx, 1), "a C++ name");
+	ASSERT_TRUE(elfsym__may_define("/nonexistent", cuda, 3), "no file: cannot tell");
+	n = readelf_syms(LIBC_PATH, &syms);
+	if (!ASSERT_GT(n, 100, "libc's functions"))
+		goto cleanup;
+	for (i = 0; i < n; i++) {
+		const char *one[] = { syms[i].name };
+
+		if (!elfsym__may_define(LIBC_PATH, one, 1) && missed++ < 5)
+			printf("  ruled out: %s\n", syms[i].name);
+	}
+	ASSERT_EQ(missed, 0, "libc functions ruled out");
+	if (!fixtures())
+		goto cleanup;
+	/* a .symtab (static functions): no filter */
+	fix_path(path, sizeof(path), "libfix.so");
+	ASSERT_TRUE(elfsym__may_define(path, cuda, 3), "with .symtab");
+cleanup:
+	free(syms);
+}
+
 TEST(elfsym_bytes_match_dlopen)
 {
 	char path[128];

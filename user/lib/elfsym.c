@@ -349,6 +349,114 @@ int elfsym__lookup(struct elfsym *e, const char *name, __u64 *file_off)
 	return 0;
 }
 
+/* The GNU hash of a symbol name (the dynamic linker's, in .gnu.hash). */
+static __u32 elfsym__gnu_hash(const char *name)
+{
+	__u32 h = 5381;
+
+	for (; *name; name++)
+		h = h * 33 + (unsigned char)*name;
+	return h;
+}
+
+/*
+ * Whether name may be in .dynsym: the dynamic linker's lookup in .gnu.hash (hash, its
+ * Bloom filter of 64-bit words: ELFCLASS64), then the bucket's chain, comparing names
+ * (dynsym's entries, strings in section str). True when the table cannot tell.
+ */
+static bool elfsym__gnu_has(Elf *elf, const Elf_Data *hash, Elf_Data *dynsym, size_t str,
+			    const char *name)
+{
+	const __u32 *hdr = hash->d_buf, *buckets, *chain;
+	__u32 nbuckets, symoff, nbloom, shift, h, i;
+	const __u64 *bloom;
+	__u64 word, mask;
+	size_t nchain;
+	const char *sn;
+	GElf_Sym sym;
+
+	if (hash->d_size < 16)
+		return true;
+	nbuckets = hdr[0];
+	symoff = hdr[1];
+	nbloom = hdr[2];
+	shift = hdr[3];
+	if (!nbuckets || !nbloom ||
+	    hash->d_size < 16 + (size_t)nbloom * 8 + (size_t)nbuckets * 4)
+		return true;
+	bloom = (const __u64 *)(hdr + 4);
+	buckets = (const __u32 *)(bloom + nbloom);
+	chain = buckets + nbuckets;
+	nchain = (hash->d_size - 16 - (size_t)nbloom * 8 - (size_t)nbuckets * 4) / 4;
+	h = elfsym__gnu_hash(name);
+	word = bloom[(h / 64) % nbloom];
+	mask = (1ULL << (h % 64)) | (1ULL << ((h >> shift) % 64));
+	if ((word & mask) != mask)
+		return false;
+	i = buckets[h % nbuckets];
+	if (!i)
+		return false;
+	for (; i >= symoff && i - symoff < nchain; i++) {
+		if ((chain[i - symoff] | 1) == (h | 1)) {
+			if (!gelf_getsym(dynsym, i, &sym))
+				return true;
+			sn = elf_strptr(elf, str, sym.st_name);
+			if (!sn || !strcmp(sn, name))
+				return true;
+		}
+		if (chain[i - symoff] & 1)
+			return false;
+	}
+	return true;	/* a chain out of bounds: malformed */
+}
+
+bool elfsym__may_define(const char *path, const char *const *names, unsigned int n)
+{
+	Elf_Data *hash = NULL, *dynsym = NULL;
+	size_t str = 0;
+	Elf_Scn *scn = NULL;
+	bool may = true;
+	GElf_Shdr sh;
+	unsigned int i;
+	Elf *elf;
+	int fd;
+
+	for (i = 0; i < n; i++)
+		if (strstr(names[i], "::"))
+			return true;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return true;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* the table's words as this CPU reads them */
+	if (!elf || gelf_getclass(elf) != ELFCLASS64 || !elf_getident(elf, NULL) ||
+	    elf_getident(elf, NULL)[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
+						  ELFDATA2LSB : ELFDATA2MSB))
+		goto cleanup;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			goto cleanup;
+		if (sh.sh_type == SHT_SYMTAB)
+			goto cleanup;	/* local functions: no hash to rule them out */
+		if (sh.sh_type == SHT_GNU_HASH)
+			hash = elf_rawdata(scn, NULL);
+		if (sh.sh_type == SHT_DYNSYM) {
+			dynsym = elf_getdata(scn, NULL);
+			str = sh.sh_link;
+		}
+	}
+	if (!hash || !hash->d_buf || !dynsym)
+		goto cleanup;
+	for (i = 0, may = false; i < n && !may; i++)
+		may = elfsym__gnu_has(elf, hash, dynsym, str, names[i]);
+cleanup:
+	elf_end(elf);
+	close(fd);
+	return may;
+}
+
 int elfsym__is_elf(const char *path)
 {
 	unsigned char hdr[18];
