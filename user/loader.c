@@ -84,7 +84,7 @@ static __u64 map_cost(const struct bpf_map *map)
 	}
 }
 
-/* map created as libbpf would, with the BTF at btf_fd (-1: none): its fd, or -errno. */
+/* The map created as libbpf would, with the BTF at btf_fd (-1: none): its fd, or -errno. */
 static int map_create(const struct bpf_map *map, int btf_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = bpf_map__map_flags(map),
@@ -114,8 +114,8 @@ static void premade_create(struct side *sd, bool side)
 }
 
 /*
- * Splits the first object's maps that cost most to create between the two threads
- * (the largest first, each to the thread with less so far), and loads a copy of the
+ * Splits the first object's maps that libbpf need not create between the two threads
+ * (the costliest first, each to the thread with less so far), and loads a copy of the
  * object's BTF for them. Without that BTF, none is premade.
  */
 static void premade_plan(struct side *sd)
@@ -236,14 +236,15 @@ int loader__load(struct memphase_bpf *skel, const struct loader_opts *o,
 	struct side sd = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
 			   .skel = skel, .o = o, .btf_fd = -1 };
 	struct bpf_program *moved[NSIDE] = {};
+	/* one CPU: the second object would only add its own open and load */
+	bool split = o->split && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
 	unsigned int n = 0;
 	pthread_t th;
 	size_t i;
 	int err;
 
 	*side = NULL;
-	/* one CPU: the second object would only add its own open and load */
-	for (i = 0; o->split && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && i < NSIDE; i++) {
+	for (i = 0; split && i < NSIDE; i++) {
 		moved[n] = bpf_object__find_program_by_name(skel->obj, side_progs[i]);
 		if (moved[n] && bpf_program__autoload(moved[n]) &&
 		    !bpf_program__set_autoload(moved[n], false))

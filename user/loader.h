@@ -4,9 +4,9 @@
  * programs one after the other, and the kernel's verifier is most of the load: the
  * heaviest programs (LOADER_SIDE_PROGS, about half of the verification) are loaded from a
  * second opening of the same object, on a thread, with the first one's maps, while the
- * others load; the thread attaches them too. The maps that take longest to create (the
- * kernel clears their memory) are created first, split between the two threads, and given
- * to the first object before its load. Only where the first object's maps can be
+ * others load; the thread attaches them too. The first object's maps but its global data
+ * (the kernel allocates and clears their memory: ~15 ms here) are created first, split
+ * between the two threads, and given to the first object before its load. Only where the first object's maps can be
  * known to exist before its programs load (the tp_btf handler of kbtf.h is in use) and
  * there is more than one CPU; elsewhere everything loads from the one object, as before.
  */
