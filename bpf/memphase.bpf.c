@@ -596,7 +596,9 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 {
 	struct classify_ctx *c = data;
 	struct thread_state *ts = c->ts;
-	struct mm_struct *mm = task->mm;
+	/* task->mm, but through the VMA: a pointer read from a trusted one (task) costs the
+	 * verifier a walk of the kernel's BTF (~1.5 ms a visit), one from vma does not */
+	struct mm_struct *mm = vma->vm_mm;
 	struct file *f = vma->vm_file;
 	__u64 start = vma->vm_start, end = vma->vm_end;
 	struct inode *inode;
@@ -757,13 +759,12 @@ __noinline bool vma_recall(struct thread_state *ts, __u64 addr)
  * finished a section of the mmap lock (mm_seq() moved). A writer still in its section may
  * be changing other VMAs, but not the one this fault holds (a VMA it changes stays
  * write-locked until its unlock, so a fault in it waits for the mmap lock, after that).
- * 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
+ * mm: current's (unused when fresh). 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
  * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
  */
-static __always_inline long vma_lookup(struct thread_state *ts, __u64 addr, bool fresh)
+static __always_inline long vma_lookup(struct thread_state *ts, struct mm_struct *mm,
+					      __u64 addr, bool fresh)
 {
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
-
 	if (!fresh && mm && mm_seq(mm) == ts->vma_seq) {
 		if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
 			return 0;
@@ -1090,7 +1091,7 @@ __noinline int deferred_resolve(struct thread_state *ts, __u32 tgid)
 	}
 	if (!found)
 		return -ENOENT;
-	if (vma_lookup(ts, lo, true) == -EBUSY)
+	if (vma_lookup(ts, NULL, lo, true) == -EBUSY)
 		return -EBUSY;
 	for (i = 0; i < MAX_DEFERRED; i++) {
 		d = &ts->deferred[i];
@@ -1226,9 +1227,10 @@ __noinline int orphans_adopt(struct thread_state *ts, struct mp_target *t, __u32
  * inside an address-space syscall (MAP_POPULATE, MADV_POPULATE_*, mlock, ...: no fault,
  * the address space is locked) waits for the range the syscall names at its exit; a fault
  * that finds the address space locked by another thread waits for the next lookup.
+ * mm: current's.
  */
-static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u32 phase,
-					__u32 cls, __u64 bytes)
+static __always_inline void mapping_add(struct thread_state *ts, struct mm_struct *mm,
+					__u32 tgid, __u32 phase, __u32 cls, __u64 bytes)
 {
 	struct mp_map_key key = {};
 	__u64 addr = ts->fault_addr;
@@ -1241,11 +1243,10 @@ static __always_inline void mapping_add(struct thread_state *ts, __u32 tgid, __u
 		return;
 	}
 	if (addr) {
-		err = vma_lookup(ts, addr, false);
+		err = vma_lookup(ts, mm, addr, false);
 		if (!err) {
 			key = ts->map;
 		} else if (err == -EBUSY) {
-			struct mm_struct *mm = bpf_get_current_task_btf()->mm;
 			struct mp_drops *d = drops_get();
 
 			if (d)
@@ -1884,10 +1885,10 @@ static __always_inline void peaks_keep(struct mp_target *t, const struct mp_mm *
 		t->peak_total = mm->peak_total;
 }
 
-/* Fills in a claimed entry for target t (tgid, mm_id set), then marks it ready. */
-static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t)
+/* Fills in a claimed entry for target t (tgid, mm_id set), then marks it ready. cmm: the
+ * kernel's mm (current's). */
+static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t, struct mm_struct *cmm)
 {
-	struct mm_struct *cmm = bpf_get_current_task_btf()->mm;
 	__u32 seeded = 0;
 	int c;
 
@@ -1917,13 +1918,13 @@ static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t)
 }
 
 /*
- * The mm of a curr=1 rss_stat event (current's own mm, current a target: *tp, *tgidp) and
- * the target it charges (*tp, *tgidp changed when it is another's): entered in mms on first
- * sight. NULL: mms is full, or the entry is being filled in by another CPU (the next
+ * The mm of a curr=1 rss_stat event (current's own mm cmm, id mm_id, current a target: *tp,
+ * *tgidp) and the target it charges (*tp, *tgidp changed when it is another's): entered in
+ * mms on first sight. NULL: mms is full, or the entry is being filled in by another CPU (the next
  * event's delta covers this one).
  */
-static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_target **tp,
-						     __u32 *tgidp)
+static __always_inline struct mp_mm *rss_mm_current(struct mm_struct *cmm, __u32 mm_id,
+						     struct mp_target **tp, __u32 *tgidp)
 {
 	struct mp_target *t = *tp;
 	__u32 tgid = *tgidp;
@@ -1950,7 +1951,7 @@ static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_targe
 			return NULL;
 		}
 		if (mine)
-			mm_fill(mm, t);
+			mm_fill(mm, t, cmm);
 	} else if (mm->tgid != tgid || mm->gen != t->mm_gen) {
 		/*
 		 * An entry left by an exited process whose mm struct was recycled (or by the
@@ -1962,7 +1963,7 @@ static __always_inline struct mp_mm *rss_mm_current(__u32 mm_id, struct mp_targe
 			peaks_keep(prev, mm);
 		mm->seeded = 0;
 		*(__u64 *)mm = (__u64)mm_id << 32 | tgid;
-		mm_fill(mm, t);
+		mm_fill(mm, t, cmm);
 	}
 	if (!(mm->seeded & MP_MM_READY))
 		return NULL;
@@ -2065,9 +2066,10 @@ static __always_inline int rss_amount(struct mm_struct *mm, int member, struct m
  * it when the event summed the counter, else -1): the baseline of an mm attached to or
  * forked, or growth (the phase's, and in the target's own context, curr, its mapping's
  * and stack samples') or shrink (keeping the peaks, which can only have been reached just
- * before it). ts: the thread's state when curr (NULL if it has none yet).
+ * before it). ts: the thread's state when curr (NULL if it has none yet); kmm: the
+ * kernel's mm (current's when curr).
  */
-static __always_inline void rss_account(void *ctx, struct mp_mm *mm,
+static __always_inline void rss_account(void *ctx, struct mp_mm *mm, struct mm_struct *kmm,
 					struct mp_target *t, __u32 tgid, int member,
 					__s64 amount, __s64 size, __u32 curr,
 					struct thread_state *ts)
@@ -2129,7 +2131,7 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm,
 			ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
 						  BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (cfg.map_tracking && ts)
-			mapping_add(ts, tgid, t->phase, member, amount);
+			mapping_add(ts, kmm, tgid, t->phase, member, amount);
 		if (cfg.stack_mode && ts)
 			stack_account(ctx, ts, tgid, t->phase, member, amount);
 	}
@@ -2163,12 +2165,16 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 
 	if (member < 0 || member >= MP_NR_CLASSES)
 		return 0;
-	/* the common case first: an event of a process that is not a target */
+	/*
+	 * The common case first: an event of a process that is not a target. current->mm is
+	 * read here only: a pointer read from a trusted one costs the verifier a walk of the
+	 * kernel's BTF (~1 ms) at every visit; when curr, mm is current's.
+	 */
 	curr = bpf_get_current_task_btf()->mm == mm;
 	if (curr && !(t = target_of_current(&tgid)))
 		return 0;
 	mm_id = mm_id_of(mm);
-	e = curr ? rss_mm_current(mm_id, &t, &tgid) : rss_mm_foreign(mm_id, &t, &tgid);
+	e = curr ? rss_mm_current(mm, mm_id, &t, &tgid) : rss_mm_foreign(mm_id, &t, &tgid);
 	if (!e || !t)
 		return 0;
 	pc = share_get(e);
@@ -2183,7 +2189,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 	}
 	if (curr && cfg.map_tracking)
 		ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
-	rss_account(ctx, e, t, tgid, member, amount, size, curr, ts);
+	rss_account(ctx, e, mm, t, tgid, member, amount, size, curr, ts);
 	return 0;
 }
 
@@ -2211,7 +2217,7 @@ static __noinline int rss_sync(struct mp_target *t, __u32 tgid)
 		return 0;
 	for (k = 0; k < MP_NR_CLASSES; k++)
 		if (!rss_amount(mm, k, e, pc, true, &amount, &size))
-			rss_account(NULL, e, t, tgid, k, amount, size, 0, NULL);
+			rss_account(NULL, e, mm, t, tgid, k, amount, size, 0, NULL);
 	return 0;
 }
 
@@ -2691,7 +2697,9 @@ static __always_inline void oom_memcg(struct task_struct *victim, struct mp_even
 {
 	int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
 	struct cgroup_subsys_state *css = NULL;
-	struct css_set *cset = victim->cgroups;
+	/* read, not loaded: a pointer loaded from a trusted one costs the verifier walks of
+	 * the kernel's BTF (~1 ms a visit); an OOM kill is no hot path */
+	struct css_set *cset = BPF_CORE_READ(victim, cgroups);
 	int i;
 
 	if (!cset || id < 0 || id >= CGROUP_SUBSYS_COUNT)
@@ -2719,7 +2727,8 @@ int BPF_PROG(handle_mark_victim, struct task_struct *victim, uid_t uid)
 {
 	__u32 tgid = victim->tgid;
 	struct mp_target *t = target_lookup(tgid);
-	struct mm_struct *mm = victim->mm;
+	/* pointers read, not loaded, from victim (see oom_memcg()) */
+	struct mm_struct *mm = BPF_CORE_READ(victim, mm);
 	struct mp_event *e;
 
 	if (!t)

@@ -9,7 +9,7 @@ set -eu
 # golang-go: the pprof test reads the profile with `go tool pprof`;
 # prometheus, prometheus-node-exporter: the metrics tests run promtool, their own prometheus
 # and node_exporter's textfile collector (never the packaged services)
-pkgs=(clang-14 llvm-14 bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev pkg-config
+pkgs=(clang-14 llvm-14 bpftool libbpf-dev libelf-dev libdw-dev libbz2-dev zlib1g-dev pkg-config
       libncurses-dev make gcc g++ python3 linux-perf tmux binutils sudo procps passwd
       chromium golang-go prometheus prometheus-node-exporter)
 missing=()

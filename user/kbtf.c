@@ -23,7 +23,7 @@ void kbtf__on_load(void (*fn)(void *ctx), void *ctx)
 	__atomic_store_n(&on_load, fn, __ATOMIC_RELEASE);
 }
 
-/* Read through one small buffer (4 KiB a read from sysfs): a few ms, no fault per page. */
+/* Hashed where sysfs maps it (kbtf__hash_fd()): under a ms, no copy, no fault per page. */
 int kbtf__matches(const char *path)
 {
 	__u64 size = 0, hash = 0;

@@ -5,9 +5,19 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include "kbtf.h"
 #include "loader.h"
 #include "memphase.skel.h"
+
+/* the first object's maps created before its load, by the two threads */
+struct premade {
+	struct bpf_map *map;
+	__u64 cost;
+	bool side;			/* the thread's to create */
+	int fd;				/* -1: not created (libbpf creates it) */
+};
 
 struct side {
 	pthread_mutex_t lock;
@@ -15,6 +25,10 @@ struct side {
 	struct memphase_bpf *skel;	/* the first object */
 	const struct loader_opts *o;
 	struct memphase_bpf *side;	/* the second, loaded by the thread */
+	struct premade pm[LOADER_MAX_MAPS];
+	unsigned int npm;
+	int btf_fd;			/* the first object's BTF (a copy) for them, or -1 */
+	bool side_made;			/* the thread created its share */
 	bool maps_ready;		/* the first object's maps exist */
 	bool main_done;			/* the first object's load returned ... */
 	int main_err;			/* ... this */
@@ -32,27 +46,161 @@ static void maps_created(void *ctx)
 	pthread_mutex_unlock(&sd->lock);
 }
 
-/* The second object: open and configure it like the first, only the side program
- * autoloaded; once the first object's maps exist, take them and load. */
+static const char *const side_progs[] = LOADER_SIDE_PROGS;
+
+#define NSIDE (sizeof(side_progs) / sizeof(side_progs[0]))
+
+/*
+ * What creating a map costs, in units of roughly a ns here: the kernel allocates and
+ * clears its memory (a hash's buckets, 16 bytes each; its elements when preallocated) and
+ * sets up each element of a preallocated hash or a per-CPU array. 0: a map libbpf creates
+ * itself (the global data, whose contents it sets; kinds with inner maps or without BTF).
+ */
+static __u64 map_cost(const struct bpf_map *map)
+{
+	__u64 n = bpf_map__max_entries(map), kv = bpf_map__key_size(map) +
+						bpf_map__value_size(map);
+	__u64 buckets = 1;
+
+	if (bpf_map__is_internal(map))
+		return 0;
+	while (buckets < n)
+		buckets <<= 1;
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+		return buckets * 16 + (bpf_map__map_flags(map) & BPF_F_NO_PREALLOC ? 0 :
+				       n * (256 + kv));
+	case BPF_MAP_TYPE_ARRAY:
+		return n * bpf_map__value_size(map) / 4;
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+		return n * 256;
+	case BPF_MAP_TYPE_RINGBUF:
+		return n / 4;
+	default:
+		return 0;
+	}
+}
+
+/* The map created as libbpf would, with the BTF at btf_fd (-1: none): its fd, or -errno. */
+static int map_create(const struct bpf_map *map, int btf_fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = bpf_map__map_flags(map),
+		    .numa_node = bpf_map__numa_node(map), .map_extra = bpf_map__map_extra(map));
+	int fd;
+
+	if (btf_fd >= 0 && bpf_map__btf_value_type_id(map)) {
+		mo.btf_fd = btf_fd;
+		mo.btf_key_type_id = bpf_map__btf_key_type_id(map);
+		mo.btf_value_type_id = bpf_map__btf_value_type_id(map);
+	}
+	fd = bpf_map_create(bpf_map__type(map), bpf_map__name(map), bpf_map__key_size(map),
+			    bpf_map__value_size(map), bpf_map__max_entries(map), &mo);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Creates one thread's share of the premade maps (side: the thread's), from the first
+ * object's definitions, which nothing changes meanwhile. A map that fails is left to
+ * libbpf. */
+static void premade_create(struct side *sd, bool side)
+{
+	unsigned int i;
+
+	for (i = 0; i < sd->npm; i++)
+		if (sd->pm[i].side == side)
+			sd->pm[i].fd = map_create(sd->pm[i].map, sd->btf_fd);
+}
+
+/*
+ * Splits the first object's maps that libbpf need not create between the two threads
+ * (the costliest first, each to the thread with less so far), and loads a copy of the
+ * object's BTF for them. Without that BTF, none is premade.
+ */
+static void premade_plan(struct side *sd)
+{
+	const void *raw;
+	struct bpf_map *map;
+	struct btf *btf;
+	__u64 load[2] = {};
+	unsigned int i, j;
+	__u32 size;
+
+	sd->btf_fd = -1;
+	raw = btf__raw_data(bpf_object__btf(sd->skel->obj), &size);
+	btf = raw ? btf__new(raw, size) : NULL;
+	if (!btf || btf__load_into_kernel(btf)) {
+		btf__free(btf);
+		return;
+	}
+	sd->btf_fd = dup(btf__fd(btf));
+	btf__free(btf);
+	if (sd->btf_fd < 0)
+		return;
+	bpf_object__for_each_map(map, sd->skel->obj) {
+		struct premade pm = { .map = map, .cost = map_cost(map), .fd = -1 };
+
+		if (!pm.cost || sd->npm == LOADER_MAX_MAPS)
+			continue;
+		for (i = sd->npm++; i > 0 && sd->pm[i - 1].cost < pm.cost; i--)
+			sd->pm[i] = sd->pm[i - 1];
+		sd->pm[i] = pm;
+	}
+	for (i = 0; i < sd->npm; i++) {
+		j = load[1] < load[0];
+		sd->pm[i].side = j;
+		load[j] += sd->pm[i].cost;
+	}
+}
+
+/* The premade maps into the first object (libbpf keeps a copy of each fd). */
+static void premade_take(struct side *sd)
+{
+	unsigned int i;
+
+	for (i = 0; i < sd->npm; i++) {
+		if (sd->pm[i].fd < 0)
+			continue;
+		bpf_map__reuse_fd(sd->pm[i].map, sd->pm[i].fd);
+		close(sd->pm[i].fd);
+		sd->pm[i].fd = -1;
+	}
+	if (sd->btf_fd >= 0)
+		close(sd->btf_fd);
+	sd->btf_fd = -1;
+}
+
+/* The second object: open and configure it like the first, only the side programs
+ * autoloaded; once the first object's maps exist, take them, load and attach. */
 static void *side_load(void *arg)
 {
 	struct side *sd = arg;
 	struct memphase_bpf *side;
 	struct bpf_program *prog;
 	struct bpf_map *map;
-	bool ready;
+	bool ready, mine;
+	size_t i;
 	int err;
 
+	premade_create(sd, true);
+	pthread_mutex_lock(&sd->lock);
+	sd->side_made = true;
+	pthread_cond_broadcast(&sd->cond);
+	pthread_mutex_unlock(&sd->lock);
 	side = memphase_bpf__open_opts(sd->o->oo);
 	if (!side) {
 		sd->err = -errno;
 		return NULL;
 	}
 	err = collect__configure(side, sd->o->phases, sd->o->cc);
-	bpf_object__for_each_program(prog, side->obj)
+	/* configured as the first one was: the side programs it would have loaded */
+	bpf_object__for_each_program(prog, side->obj) {
+		for (i = 0, mine = false; i < NSIDE && !mine; i++)
+			mine = !strcmp(bpf_program__name(prog), side_progs[i]);
 		if (!err)
-			err = bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog),
-								      LOADER_SIDE_PROG));
+			err = bpf_program__set_autoload(prog, mine && bpf_program__autoload(prog));
+	}
 	pthread_mutex_lock(&sd->lock);
 	while (!sd->maps_ready && !sd->main_done)
 		pthread_cond_wait(&sd->cond, &sd->lock);
@@ -70,6 +218,9 @@ static void *side_load(void *arg)
 	}
 	if (!err)
 		err = memphase_bpf__load(side);
+	/* while the first object loads: they see no target yet */
+	if (!err)
+		err = memphase_bpf__attach(side);
 	if (err) {
 		memphase_bpf__destroy(side);
 		sd->err = err;
@@ -83,20 +234,37 @@ int loader__load(struct memphase_bpf *skel, const struct loader_opts *o,
 		 struct memphase_bpf **side)
 {
 	struct side sd = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
-			   .skel = skel, .o = o };
-	struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, LOADER_SIDE_PROG);
+			   .skel = skel, .o = o, .btf_fd = -1 };
+	struct bpf_program *moved[NSIDE] = {};
+	/* one CPU: the second object would only add its own open and load */
+	bool split = o->split && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+	unsigned int n = 0;
 	pthread_t th;
+	size_t i;
 	int err;
 
 	*side = NULL;
-	/* one CPU: the second object would only add its own open and load */
-	if (!o->split || sysconf(_SC_NPROCESSORS_ONLN) < 2 || !prog || !bpf_program__autoload(prog) ||
-	    bpf_program__set_autoload(prog, false) ||
-	    pthread_create(&th, NULL, side_load, &sd)) {
-		if (prog && o->split)
-			bpf_program__set_autoload(prog, true);
+	for (i = 0; split && i < NSIDE; i++) {
+		moved[n] = bpf_object__find_program_by_name(skel->obj, side_progs[i]);
+		if (moved[n] && bpf_program__autoload(moved[n]) &&
+		    !bpf_program__set_autoload(moved[n], false))
+			n++;
+	}
+	if (n)
+		premade_plan(&sd);
+	if (!n || pthread_create(&th, NULL, side_load, &sd)) {
+		for (i = 0; i < n; i++)
+			bpf_program__set_autoload(moved[i], true);
+		premade_take(&sd);
 		return memphase_bpf__load(skel);
 	}
+	/* the maps, on both CPUs: taken once both shares are made */
+	premade_create(&sd, false);
+	pthread_mutex_lock(&sd.lock);
+	while (!sd.side_made)
+		pthread_cond_wait(&sd.cond, &sd.lock);
+	pthread_mutex_unlock(&sd.lock);
+	premade_take(&sd);
 	kbtf__on_load(maps_created, &sd);
 	err = memphase_bpf__load(skel);
 	kbtf__on_load(NULL, NULL);

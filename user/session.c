@@ -67,9 +67,14 @@ struct session {
 	int status;			/* memphase's exit status */
 	struct memphase_bpf *skel;
 	struct memphase_bpf *side;	/* the side program's object (loader.h), or NULL */
-	pthread_t load_th;		/* bpf_load() on a thread, from bpf_begin() to bpf_join() */
-	bool loading;
+	/* bpf_load(), then bpf_attach(), on a thread from bpf_begin() to bpf_join() */
+	pthread_t load_th;
+	pthread_mutex_t load_lock;
+	pthread_cond_t load_cond;
+	bool loading;			/* the thread runs */
+	bool loaded;			/* bpf_load() returned load_err */
 	int load_err;
+	int attach_err;
 	struct probes *probes;
 	struct phases phases;
 	struct target target;
@@ -180,56 +185,85 @@ static int bpf_load(struct session *s)
 	return 0;
 }
 
-static void *bpf_load_thread(void *arg)
-{
-	struct session *s = arg;
-
-	s->load_err = bpf_load(s);
-	return NULL;
-}
-
-/*
- * The load (tens of ms, most of it the kernel's verifier) starts on a thread as soon as the
- * phases are known, while the users, outputs and the command's child are set up; bpf_join()
- * waits for it. Signals go to the main thread (the thread blocks them). Without a thread,
- * the load happens here.
- */
-static void bpf_begin(struct session *s)
-{
-	sigset_t all, old;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	s->loading = !pthread_create(&s->load_th, NULL, bpf_load_thread, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!s->loading)
-		s->load_err = bpf_load(s);
-}
-
-/* The load's result (0 or -errno, said); idempotent. */
-static int bpf_join(struct session *s)
-{
-	if (s->loading) {
-		pthread_join(s->load_th, NULL);
-		s->loading = false;
-	}
-	return s->load_err;
-}
-
-/* After bpf_join(): the programs attached, the marker probes ready. 0 or -errno (said). */
+/* After the load: the programs attached (before any target is added). 0 or -errno (said). */
 static int bpf_attach(struct session *s)
 {
 	int err;
 
 	s->skel->bss->stop_on_map = s->env->mode == MODE_RUN;
 	collect__reserve_unknown(s->skel, s->phases.nphases);
+	/* the side object's programs are attached (loader.h) */
 	err = memphase_bpf__attach(s->skel);
-	if (!err && s->side)
-		err = memphase_bpf__attach(s->side);
-	if (err) {
+	if (err)
 		fprintf(stderr, "memphase: failed to attach tracepoints: %s\n", strerror(-err));
-		return err;
+	return err;
+}
+
+static void *bpf_load_thread(void *arg)
+{
+	struct session *s = arg;
+	int err = bpf_load(s);
+
+	pthread_mutex_lock(&s->load_lock);
+	s->load_err = err;
+	s->loaded = true;
+	pthread_cond_broadcast(&s->load_cond);
+	pthread_mutex_unlock(&s->load_lock);
+	/* the links (a few ms), while the main thread sets up the collector */
+	if (!err)
+		s->attach_err = bpf_attach(s);
+	return NULL;
+}
+
+/*
+ * The load (tens of ms, most of it the kernel's verifier) starts on a thread as soon as the
+ * phases are known, while the users, outputs and the command's child are set up;
+ * bpf_loaded() waits for it, bpf_join() for the attach that follows on the same thread.
+ * Signals go to the main thread (the thread blocks them). Without a thread, both happen
+ * here.
+ */
+static void bpf_begin(struct session *s)
+{
+	sigset_t all, old;
+
+	pthread_mutex_init(&s->load_lock, NULL);
+	pthread_cond_init(&s->load_cond, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	s->loading = !pthread_create(&s->load_th, NULL, bpf_load_thread, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (s->loading)
+		return;
+	s->load_err = bpf_load(s);
+	s->loaded = true;
+	if (!s->load_err)
+		s->attach_err = bpf_attach(s);
+}
+
+/* The load's result (0 or -errno, said): the objects can be used, their links may still be
+ * in the making. */
+static int bpf_loaded(struct session *s)
+{
+	pthread_mutex_lock(&s->load_lock);
+	while (!s->loaded)
+		pthread_cond_wait(&s->load_cond, &s->load_lock);
+	pthread_mutex_unlock(&s->load_lock);
+	return s->load_err;
+}
+
+/* The load's and the attach's result (0 or -errno, said); idempotent. */
+static int bpf_join(struct session *s)
+{
+	if (s->loading) {
+		pthread_join(s->load_th, NULL);
+		s->loading = false;
 	}
+	return s->load_err ? s->load_err : s->attach_err;
+}
+
+/* After bpf_loaded(): the marker and allocation probes' programs. 0 or -errno. */
+static int probes_start(struct session *s)
+{
 	s->probes = probes__new(s->skel->progs.handle_marker, s->skel->progs.handle_marker_ret,
 				&s->phases, s->env->verbose);
 	if (!s->probes)
@@ -505,15 +539,18 @@ static int setup_run(struct session *s)
 		close(devnull);
 	if (err)
 		return err;
-	err = bpf_join(s);
+	err = bpf_loaded(s);
 	if (!err)
-		err = bpf_attach(s);
+		err = probes_start(s);
 	if (!err)
 		err = collector_start(s);
 	if (!err)
 		err = collector__begin_run(s->collector, s->target.pid, e->argv, s->target.exe);
 	if (!err)
 		err = watchdog__start(&s->wd, s->skel);
+	/* the links are made before the command is one of the targets */
+	if (!err)
+		err = bpf_join(s);
 	/* ignore the forked copy of memphase until it execs the command */
 	if (!err)
 		err = collect__add_target(s->skel, s->target.pid, MP_T_WAIT_EXEC);
@@ -557,11 +594,13 @@ static int setup_attach(struct session *s)
 			e->pid);
 		return -EINVAL;
 	}
-	err = bpf_join(s);
+	err = bpf_loaded(s);
 	if (!err)
-		err = bpf_attach(s);
+		err = probes_start(s);
 	if (!err)
 		err = collector_start(s);
+	if (!err)
+		err = bpf_join(s);
 	if (!err)
 		err = collect__add_target(s->skel, e->pid, 0);
 	if (!err)

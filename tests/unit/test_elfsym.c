@@ -499,6 +499,108 @@ TEST(elfsym_all_symbols_match_readelf)
 	check_all(path);
 }
 
+/*
+ * The first lookups scan the index, later ones search it sorted: both give the same answer
+ * for every name (readelf's, and names that are not there), duplicates included.
+ */
+#define LIBC_PATH "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+static void check_scan_equals_search(const char *path)
+{
+	struct re_sym *syms = NULL;
+	struct elfsym *scan, *search;
+	__u64 a, b;
+	int n, i, j, ra, rb, bad = 0;
+
+	scan = elfsym__open(path);
+	search = elfsym__open(path);
+	if (!ASSERT_OK_PTR(scan, path) || !ASSERT_OK_PTR(search, path))
+		goto cleanup;
+	n = readelf_syms(path, &syms);
+	if (!ASSERT_GT(n, 0, "readelf symbols"))
+		goto cleanup;
+	/* past the scans: sorted from here on */
+	for (j = 0; j < 64; j++)
+		elfsym__lookup(search, "mp_no_such_function", &b);
+	for (i = 0; i < n + 1; i++) {
+		const char *name = i < n ? syms[i].name : "mp_no_such_function";
+
+		/* a fresh one every 16 lookups: all of its lookups are scans (ELFSYM_SCANS) */
+		if (i && !(i % 16)) {
+			elfsym__close(scan);
+			scan = elfsym__open(path);
+			if (!ASSERT_OK_PTR(scan, "reopen"))
+				goto cleanup;
+		}
+		a = b = 0;
+		ra = elfsym__lookup(scan, name, &a);
+		rb = elfsym__lookup(search, name, &b);
+		if ((ra != rb || a != b) && bad++ < 5)
+			printf("  %s: %s: scan %d 0x%llx, search %d 0x%llx\n", path, name, ra,
+			       (unsigned long long)a, rb, (unsigned long long)b);
+	}
+	ASSERT_EQ(bad, 0, "lookups where scan and search disagree");
+cleanup:
+	free(syms);
+	elfsym__close(scan);
+	elfsym__close(search);
+}
+
+TEST(elfsym_scan_equals_search)
+{
+	char path[128];
+
+	if (!fixtures())
+		return;
+	fix_path(path, sizeof(path), "libfix.so");
+	check_scan_equals_search(path);
+	fix_path(path, sizeof(path), "exe_pie");
+	check_scan_equals_search(path);
+	/* many names, versioned duplicates */
+	if (!access(LIBC_PATH, R_OK))
+		check_scan_equals_search(LIBC_PATH);
+}
+
+/*
+ * The .gnu.hash filter never rules out a function the index has (every one libc defines
+ * passes), rules out names libc lacks, and does not apply where a .symtab or "::" is.
+ */
+TEST(elfsym_may_define)
+{
+	const char *cuda[] = { "cudaMallocHost", "cuMemAllocHost_v2", "mp_no_such_function" };
+	const char *some[] = { "cudaMallocHost", "malloc" };
+	const char *cxx[] = { "ns::f" };
+	struct re_sym *syms = NULL;
+	char path[128];
+	int n, i, missed = 0;
+
+	if (access(LIBC_PATH, R_OK)) {
+		test__skip("no " LIBC_PATH);
+		return;
+	}
+	ASSERT_FALSE(elfsym__may_define(LIBC_PATH, cuda, 3), "libc: none of them");
+	ASSERT_TRUE(elfsym__may_define(LIBC_PATH, some, 2), "libc: malloc");
+	ASSERT_TRUE(elfsym__may_define(LIBC_PATH, cxx, 1), "a C++ name");
+	ASSERT_TRUE(elfsym__may_define("/nonexistent", cuda, 3), "no file: cannot tell");
+	n = readelf_syms(LIBC_PATH, &syms);
+	if (!ASSERT_GT(n, 100, "libc's functions"))
+		goto cleanup;
+	for (i = 0; i < n; i++) {
+		const char *one[] = { syms[i].name };
+
+		if (!elfsym__may_define(LIBC_PATH, one, 1) && missed++ < 5)
+			printf("  ruled out: %s\n", syms[i].name);
+	}
+	ASSERT_EQ(missed, 0, "libc functions ruled out");
+	if (!fixtures())
+		goto cleanup;
+	/* a .symtab (static functions): no filter */
+	fix_path(path, sizeof(path), "libfix.so");
+	ASSERT_TRUE(elfsym__may_define(path, cuda, 3), "with .symtab");
+cleanup:
+	free(syms);
+}
+
 TEST(elfsym_bytes_match_dlopen)
 {
 	char path[128];

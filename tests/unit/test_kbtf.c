@@ -2,31 +2,98 @@
 /* kbtf: the content hash, and the check that a kernel BTF is the build's. */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "harness.h"
 #include "kbtf.h"
 
 #define VMLINUX "/sys/kernel/btf/vmlinux"
 
+/* the hash of len bytes at buf, at once */
+static __u64 hash_of(const void *buf, size_t len)
+{
+	struct kbtf_hash h;
+
+	kbtf__hash_init(&h);
+	kbtf__hash(&h, buf, len);
+	return kbtf__hash_end(&h, len);
+}
+
 TEST(kbtf_hash_in_pieces_equals_hash_at_once)
 {
+	static const size_t flips[] = { 0, 8, 16, 24, 500, 995, 1002 };
 	unsigned char buf[1003];
-	__u64 whole, parts;
+	struct kbtf_hash h;
+	__u64 whole;
 	size_t i;
 
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = (unsigned char)(i * 7 + 3);
-	whole = kbtf__hash_end(kbtf__hash(KBTF_HASH_SEED, buf, sizeof(buf)), sizeof(buf));
-	parts = kbtf__hash(KBTF_HASH_SEED, buf, 512);
-	parts = kbtf__hash(parts, buf + 512, 256);
-	parts = kbtf__hash_end(kbtf__hash(parts, buf + 768, sizeof(buf) - 768), sizeof(buf));
-	ASSERT_EQ(parts, whole, "pieces");
-	buf[500] ^= 1;
-	ASSERT_NEQ(kbtf__hash_end(kbtf__hash(KBTF_HASH_SEED, buf, sizeof(buf)), sizeof(buf)),
-		   whole, "one bit differs");
+	whole = hash_of(buf, sizeof(buf));
+	kbtf__hash_init(&h);
+	kbtf__hash(&h, buf, 512);
+	kbtf__hash(&h, buf + 512, 256);
+	kbtf__hash(&h, buf + 768, sizeof(buf) - 768);
+	ASSERT_EQ(kbtf__hash_end(&h, sizeof(buf)), whole, "pieces");
+	/* a one-bit change: in each lane's first word, in the middle, in the partial block */
+	for (i = 0; i < sizeof(flips) / sizeof(flips[0]); i++) {
+		buf[flips[i]] ^= 1;
+		ASSERT_NEQ(hash_of(buf, sizeof(buf)), whole, "one bit differs");
+		buf[flips[i]] ^= 1;
+	}
+	/* two words that trade places (lanes): another hash */
+	memcpy(buf + 8, buf, 8);
+	buf[0] ^= 1;
+	whole = hash_of(buf, 16);
+	for (i = 0; i < 8; i++) {
+		unsigned char t = buf[i];
+
+		buf[i] = buf[i + 8];
+		buf[i + 8] = t;
+	}
+	ASSERT_NEQ(hash_of(buf, 16), whole, "words swapped");
 	/* trailing zero bytes still count, through the length */
-	ASSERT_NEQ(kbtf__hash_end(kbtf__hash(KBTF_HASH_SEED, "ab\0", 3), 3),
-		   kbtf__hash_end(kbtf__hash(KBTF_HASH_SEED, "ab", 2), 2), "length");
+	ASSERT_NEQ(hash_of("ab\0", 3), hash_of("ab", 2), "length");
+}
+
+/* A file's hash is the same mapped (a regular file) and read (a pipe). */
+TEST(kbtf_hash_fd_mapped_equals_read)
+{
+	static unsigned char buf[200003];
+	char path[] = "/tmp/kbtf-test.XXXXXX";
+	__u64 size[2] = {}, hash[2] = {};
+	int fd = mkstemp(path), pfd[2] = { -1, -1 };
+	size_t i;
+
+	if (!ASSERT_GE(fd, 0, "mkstemp"))
+		return;
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 13 + i / 251);
+	if (!ASSERT_EQ(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf), "write"))
+		goto cleanup;
+	lseek(fd, 0, SEEK_SET);
+	ASSERT_OK(kbtf__hash_fd(fd, &size[0], &hash[0]), "mapped");
+	/* a pipe holds 64 KiB: a child writes it all */
+	if (!ASSERT_OK(pipe(pfd), "pipe"))
+		goto cleanup;
+	if (!fork()) {
+		close(pfd[0]);
+		_exit(write(pfd[1], buf, sizeof(buf)) != (ssize_t)sizeof(buf));
+	}
+	close(pfd[1]);
+	pfd[1] = -1;
+	ASSERT_OK(kbtf__hash_fd(pfd[0], &size[1], &hash[1]), "read");
+	wait(NULL);
+	ASSERT_EQ(size[0], (__u64)sizeof(buf), "mapped size");
+	ASSERT_EQ(size[1], (__u64)sizeof(buf), "read size");
+	ASSERT_EQ(hash[0], hash_of(buf, sizeof(buf)), "mapped hash");
+	ASSERT_EQ(hash[1], hash[0], "read hash");
+cleanup:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	close(fd);
+	unlink(path);
 }
 
 /* copies the kernel's BTF to a temporary file, with one byte changed at off (-1: none),

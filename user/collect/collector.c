@@ -27,6 +27,8 @@
 #include "memphase.skel.h"
 
 #define NOTICE_AFTER_NS	1000000000ULL
+/* stack records held back past mapping events, at most (see on_event()) */
+#define DEFER_MAX	16
 
 struct collector {
 	struct memphase_bpf *skel;
@@ -64,6 +66,9 @@ struct collector {
 	bool phase_changed;		/* a phase event since the last NVML reading */
 	__u64 last_tick_ns, last_names_ns, last_sysmem_ns;
 	__u64 last_room_ns;		/* room_refresh() */
+	/* stack records (copies) not resolved yet, in ring order */
+	struct { void *data; size_t len; } defer[DEFER_MAX];
+	unsigned int ndefer;
 };
 
 static void notice(struct collector *c, const char *fmt, ...)
@@ -232,6 +237,50 @@ static void on_origin(struct collector *c, const void *data, size_t len)
 	free((char *)s.comm);
 }
 
+/* A stack record (MP_EV_STACK or MP_EV_ORIGIN) resolved into the model. */
+static void on_stack(struct collector *c, const void *data, size_t len)
+{
+	if (((const struct mp_event *)data)->type == MP_EV_STACK)
+		on_sample(c, data, len);
+	else
+		on_origin(c, data, len);
+}
+
+/* The stack records held back, resolved in their order. */
+static void defer_flush(struct collector *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->ndefer; i++) {
+		on_stack(c, c->defer[i].data, c->defer[i].len);
+		free(c->defer[i].data);
+	}
+	c->ndefer = 0;
+}
+
+/* A stack record held back (a copy: the ring's space is reused); resolved now when there
+ * is no room. */
+static void defer_stack(struct collector *c, const void *data, size_t len)
+{
+	void *copy = c->ndefer < DEFER_MAX ? malloc(len) : NULL;
+
+	if (!copy) {
+		defer_flush(c);
+		on_stack(c, data, len);
+		return;
+	}
+	memcpy(copy, data, len);
+	c->defer[c->ndefer].data = copy;
+	c->defer[c->ndefer++].len = len;
+}
+
+/* Everything in the ring buffer, the stack records held back included. */
+static void consume(struct collector *c)
+{
+	ring_buffer__consume(c->rb);
+	defer_flush(c);
+}
+
 /* A mark of the run, recorded. */
 static void mark(struct collector *c, __u64 ts, __u32 kind, __u32 pid, const char *text)
 {
@@ -257,16 +306,19 @@ static int on_event(void *ctx, void *data, size_t len)
 	const struct mp_event *e = data;
 	char comm[MP_COMM_LEN + 1];
 
-	if (len >= sizeof(__u32) && e->type == MP_EV_STACK) {
+	/*
+	 * A stack record's unwinding can take ms (the first of a process reads its code's
+	 * unwind tables). A file mapped only adds to what the unwinder knows, and a target
+	 * that mapped code is held until it is probed: the stack records before such events
+	 * wait for the next other event, or the end of the ring's batch.
+	 */
+	if (len >= sizeof(__u32) && (e->type == MP_EV_STACK || e->type == MP_EV_ORIGIN)) {
 		if (c->stacks)
-			on_sample(c, data, len);
+			defer_stack(c, data, len);
 		return 0;
 	}
-	if (len >= sizeof(__u32) && e->type == MP_EV_ORIGIN) {
-		if (c->stacks)
-			on_origin(c, data, len);
-		return 0;
-	}
+	if (len < sizeof(__u32) || (e->type != MP_EV_FILE_MAP && e->type != MP_EV_EXEC_MAP))
+		defer_flush(c);
 	if (len >= sizeof(struct mp_alloc_event) &&
 	    (e->type == MP_EV_ALLOC || e->type == MP_EV_FREE)) {
 		recorder__alloc(c->rec, data, sizeof(struct mp_alloc_event));
@@ -437,8 +489,12 @@ fail:
 
 void collector__free(struct collector *c)
 {
+	unsigned int i;
+
 	if (!c)
 		return;
+	for (i = 0; i < c->ndefer; i++)
+		free(c->defer[i].data);
 	ring_buffer__free(c->rb);
 	nvml__close(c->nvml);
 	stacks__free(c->stacks);
@@ -570,17 +626,34 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	return 0;
 }
 
+/* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
+static void apply_tick(struct collector *c, __u64 now)
+{
+	oom__ring_add(c->growth_ring, c->m, now);
+	timeline__add_model(c->tl, c->m, now);
+}
+
 static void apply_started(struct collector *c, __u64 ts)
 {
 	c->m->start_ns = c->m->phase_since_ns = ts;
 }
 
+/*
+ * The history's first sample is the model as begun: nothing was counted before the start
+ * (a spawned command is still held). The next reading of the maps and of the mapping names
+ * is a period from now, not at the first poll: the command's first events (its libraries,
+ * each held until probed) would wait for it.
+ */
 void collector__started(struct collector *c)
 {
 	__u64 now = util__now_ns();
 
 	recorder__started(c->rec, now);
 	apply_started(c, now);
+	recorder__tick(c->rec, c->m, now);
+	apply_tick(c, now);
+	nvml_tick(c, now);
+	c->last_tick_ns = c->last_names_ns = now;
 }
 
 static void marker_notice(struct collector *c)
@@ -699,13 +772,6 @@ static void sysmem_tick(struct collector *c)
 	apply_sysmem(c, sm, now);
 }
 
-/* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
-static void apply_tick(struct collector *c, __u64 now)
-{
-	oom__ring_add(c->growth_ring, c->m, now);
-	timeline__add_model(c->tl, c->m, now);
-}
-
 int collector__poll(struct collector *c, int timeout_ms)
 {
 	__u64 now;
@@ -718,7 +784,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 	}
 	/* events submitted without a wakeup (phase changes) would wait for a forced one:
 	 * drain them every tick so the phase shown live is the current one */
-	ring_buffer__consume(c->rb);
+	consume(c);
 	now = util__now_ns();
 	if (now - c->last_tick_ns >= COLLECTOR_TICK_NS) {
 		read_maps(c);
@@ -798,7 +864,7 @@ void collector__release(struct collector *c)
 		return;
 	c->skel->bss->stop_on_map = 0;
 	c->stop_on_map = false;
-	ring_buffer__consume(c->rb);
+	consume(c);
 	for (i = 0; i < c->m->nprocs; i++)
 		if (!c->m->procs[i].exited)
 			kill(c->m->procs[i].pid, SIGCONT);
@@ -848,7 +914,7 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	__u64 end = util__now_ns();
 
 	/* everything still in the ring buffer and the maps belongs to the run */
-	ring_buffer__consume(c->rb);
+	consume(c);
 	collect__maps(c->skel, m);
 	recorder__counters_all(c->rec, m);
 	if (c->mappings)
@@ -878,7 +944,7 @@ void collector__segment_end(struct collector *c)
 
 	if (!c->rec)
 		return;
-	ring_buffer__consume(c->rb);
+	consume(c);
 	collect__maps(c->skel, c->m);
 	recorder__counters_all(c->rec, c->m);
 	if (c->mappings)

@@ -27,8 +27,6 @@ struct marker {
 struct phases {
 	unsigned int nphases;
 	char names[MP_MAX_PHASES][PHASE_NAME_MAX];
-	unsigned int nmarkers;
-	struct marker markers[PHASES_MAX_MARKERS];
 	unsigned int nrules;		/* rules[0] is "none": 0 or 1 + rules in use */
 	struct mp_rule rules[MP_MAX_RULES];
 	const struct preset *preset;	/* NULL: none */
@@ -38,6 +36,9 @@ struct phases {
 	__u32 end_mask;			/* phases that end the open request */
 	__u32 lead_mask;		/* phases whose entry may start the next request */
 	bool request_marker;		/* --request given: requests start at its calls only */
+	unsigned int nmarkers;
+	/* last: 280 KiB, each entry set whole as it is added, the rest never cleared */
+	struct marker markers[PHASES_MAX_MARKERS];
 };
 
 /* Phase 0 is "startup"; a preset (NULL: none) adds its phases, markers and rules. -errno. */

@@ -287,7 +287,8 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	char esc[PATH_MAX], what[2 * PHASE_NAME_MAX];
 	__u64 offs[PHASES_MAX_MARKERS], cookies[PHASES_MAX_MARKERS];
 	__u64 roffs[PHASES_MAX_MARKERS], rcookies[PHASES_MAX_MARKERS];
-	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0, nr = 0;
+	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0, nr = 0, nwant = 0;
+	const char *want[PHASES_MAX_MARKERS + MP_MAX_ALLOC_RULES];
 	struct elfsym *es = NULL;
 	struct stat st;
 	int err;
@@ -298,6 +299,19 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		return 0;
 	if (!elfsym__is_elf(path))
 		return 0;
+	/* the names looked up here: most files (libc...) have none, and say so cheaply */
+	for (i = 0; i < p->ph->nmarkers; i++) {
+		const struct marker *mk = &p->ph->markers[i];
+
+		if (!phases__marker_matches(mk, name))
+			continue;
+		p->user_matched[i] |= mk->user;
+		want[nwant++] = mk->symbol;
+	}
+	for (i = 0; i < p->nallocs && p->alloc_entry; i++)
+		want[nwant++] = p->allocs[i].symbol;
+	if (!elfsym__may_define(path, want, nwant))
+		return 0;
 	es = elfsym__open(path);
 	if (!es)
 		return -errno;
@@ -306,7 +320,6 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 
 		if (!phases__marker_matches(mk, name))
 			continue;
-		p->user_matched[i] |= mk->user;
 		if (elfsym__lookup(es, mk->symbol, &offs[n]))
 			continue;
 		cookies[n] = phases__cookie(mk);

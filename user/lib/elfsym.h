@@ -28,6 +28,13 @@ void elfsym__close(struct elfsym *e);	/* NULL-safe */
 int elfsym__lookup(struct elfsym *e, const char *name, __u64 *file_off);
 /* 1 if the file is ELF with e_type ET_DYN or ET_EXEC, 0 otherwise (no error). */
 int elfsym__is_elf(const char *path);
+/*
+ * Whether elfsym__lookup() may find one of names[n] in the ELF file at path: false only
+ * when the file has no .symtab and its .gnu.hash (as the dynamic linker looks a name up)
+ * holds none of them (indexing libc to learn that takes ~1 ms), true otherwise (C++ names
+ * with "::" too).
+ */
+bool elfsym__may_define(const char *path, const char *const *names, unsigned int n);
 
 /*
  * Is sym a function: STT_FUNC or STT_GNU_IFUNC, defined, named; with labels, also an
