@@ -2197,9 +2197,11 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
  * Sums the counters of the current target's own address space into its shares: a change
  * that no event of the target brought yet (made in another context, or whose event ran on
  * another CPU than its change) counts in the phase that is ending, not in the next one.
- * A subprogram (at phase changes and the exit).
+ * At phase changes (at the exit, the teardown's first event does it, in the same phase).
+ * A global subprogram: verified once per program, not at each of its callers (inlined in
+ * the markers' programs and the exit's, it cost the start ~60 ms).
  */
-static __noinline int rss_sync(struct mp_target *t, __u32 tgid)
+__noinline int rss_sync(struct mp_target *t, __u32 tgid)
 {
 	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
 	__s64 amount, size;
@@ -2672,8 +2674,6 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
 	__sync_fetch_and_or(&t->flags, MP_T_EXITED);
-	/* what it held at the end (event_rss()) includes what no event brought yet */
-	rss_sync(t, tgid);
 	call_flush(t, tgid);
 	e = event_new(MP_EV_EXIT, tgid, t->phase);
 	if (!e)
