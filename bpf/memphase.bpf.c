@@ -2197,7 +2197,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
  * Sums the counters of the current target's own address space into its shares: a change
  * that no event of the target brought yet (made in another context, or whose event ran on
  * another CPU than its change) counts in the phase that is ending, not in the next one.
- * At phase changes (at the exit, the teardown's first event does it, in the same phase).
+ * At phase changes (after the exit, the teardown's sums at its folds take it, same phase).
  * A global subprogram: verified once per program, not at each of its callers (inlined in
  * the markers' programs and the exit's, it cost the start ~60 ms).
  */
