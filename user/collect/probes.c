@@ -287,8 +287,9 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	char esc[PATH_MAX], what[2 * PHASE_NAME_MAX];
 	__u64 offs[PHASES_MAX_MARKERS], cookies[PHASES_MAX_MARKERS];
 	__u64 roffs[PHASES_MAX_MARKERS], rcookies[PHASES_MAX_MARKERS];
-	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0, nr = 0, nwant = 0;
+	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0, nr = 0, nwant = 0, nmatch = 0;
 	const char *want[PHASES_MAX_MARKERS + MP_MAX_ALLOC_RULES];
+	unsigned int match[PHASES_MAX_MARKERS];
 	struct elfsym *es = NULL;
 	struct stat st;
 	int err;
@@ -307,6 +308,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 			continue;
 		p->user_matched[i] |= mk->user;
 		want[nwant++] = mk->symbol;
+		match[nmatch++] = i;
 	}
 	for (i = 0; i < p->nallocs && p->alloc_entry; i++)
 		want[nwant++] = p->allocs[i].symbol;
@@ -315,11 +317,10 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	es = elfsym__open(path);
 	if (!es)
 		return -errno;
-	for (i = 0; i < p->ph->nmarkers; i++) {
-		const struct marker *mk = &p->ph->markers[i];
+	/* the markers that name this file, found above */
+	for (i = 0; i < nmatch; i++) {
+		const struct marker *mk = &p->ph->markers[match[i]];
 
-		if (!phases__marker_matches(mk, name))
-			continue;
 		if (elfsym__lookup(es, mk->symbol, &offs[n]))
 			continue;
 		cookies[n] = phases__cookie(mk);
@@ -327,7 +328,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 			roffs[nr] = offs[n];
 			rcookies[nr++] = phases__ret_cookie(mk);
 		}
-		idx[n++] = i;
+		idx[n++] = match[i];
 	}
 	/* the allocation functions (pinned host memory) in the same file */
 	scan_allocs(p, es, name, path);
