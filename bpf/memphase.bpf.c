@@ -194,6 +194,8 @@ struct thread_state {
 	__u32 sys_nr;		/* that syscall's number + 1; 0: none in flight */
 	__u32 ndeferred;	/* entries of deferred[] in use */
 	struct deferred deferred[MAX_DEFERRED];
+	__u64 maplog_bytes;	/* the growth maplog holds */
+	struct mp_maplog_event maplog;	/* growth per mapping not yet sent to user space */
 };
 
 struct {
@@ -893,74 +895,191 @@ static __always_inline __u32 map_slot_index(const struct mp_map_key *k)
 	       ((__u32)(h >> (64 - map_slots_shift)) & ~1U);
 }
 
+/* a slot's key (its fields as in mp_map_key) */
+static __always_inline void slot_key(struct mp_map_key *k, const struct mp_map_slot *s)
+{
+	k->phase = s->phase;
+	k->cls = s->cls;
+	k->kind = s->kind;
+	k->pad = 0;
+	k->dev = s->dev;
+	k->ino = s->ino;
+	k->start = s->start;
+}
+
 /*
- * Adds a thread's batched mapping bytes to its key's slot on this CPU: the first slot of
- * the key's pair that holds the key or is free, else the second, whose bytes then move to
- * the shared hash (mapping_store) before the key takes it over. Without a slot (more CPUs
- * than the map was sized for) straight to the hash. A subprogram, verified once: it runs
- * at a change of mapping or every MAP_FLUSH_BYTES, not per fault.
+ * Adds a slot-shaped record's bytes (in: its key, bytes, VMA and process) to its key's
+ * slot on this CPU: the first slot of the key's pair that holds the key or is free, else
+ * the second, whose bytes then move to the shared hash (mapping_store) before the key
+ * takes it over. Without a slot (more CPUs than the map was sized for) straight to the
+ * hash. A subprogram, verified once: the path of growth that cannot go to user space in
+ * a thread's batch (struct mp_maplog_event).
  */
-__noinline int mapping_flush(struct thread_state *ts)
+__noinline int slot_add(const struct mp_map_slot *in)
 {
 	struct mp_map_slot *s, *s2;
 	struct mp_map_val nv;
 	struct mp_map_key key;
-	__u64 bytes;
 	__u32 i;
 
-	if (!ts || !ts->pend_bytes)
+	if (!in || !in->bytes)
 		return 0;
-	bytes = ts->pend_bytes;
-	ts->pend_bytes = 0;
-	i = map_slot_index(&ts->pend_key);
+	slot_key(&key, in);
+	i = map_slot_index(&key);
 	s = bpf_map_lookup_elem(&mapslots, &i);
-	if (s && s->bytes && !map_slot_is(s, &ts->pend_key)) {
+	if (s && s->bytes && !map_slot_is(s, &key)) {
 		i++;
 		s2 = bpf_map_lookup_elem(&mapslots, &i);
-		if (s2 && s2->bytes && !map_slot_is(s2, &ts->pend_key)) {
+		if (s2 && s2->bytes && !map_slot_is(s2, &key)) {
 			/* both taken by other keys: the second one's bytes go to the hash */
-			key.phase = s2->phase;
-			key.cls = s2->cls;
-			key.kind = s2->kind;
-			key.pad = 0;
-			key.dev = s2->dev;
-			key.ino = s2->ino;
-			key.start = s2->start;
+			struct mp_map_key k2;
+
+			slot_key(&k2, s2);
 			nv.bytes = s2->bytes;
 			nv.vm_start = s2->vm_start;
 			nv.vm_end = s2->vm_end;
 			nv.tgid = s2->tgid;
 			nv.pad = 0;
-			mapping_store(&key, &nv);
+			mapping_store(&k2, &nv);
 			s2->bytes = 0;
 		}
 		s = s2;
 	}
 	if (!s) {
-		nv.bytes = bytes;
-		nv.vm_start = ts->pend_start;
-		nv.vm_end = ts->pend_end;
-		nv.tgid = ts->pend_tgid;
+		nv.bytes = in->bytes;
+		nv.vm_start = in->vm_start;
+		nv.vm_end = in->vm_end;
+		nv.tgid = in->tgid;
 		nv.pad = 0;
-		mapping_store(&ts->pend_key, &nv);
+		mapping_store(&key, &nv);
 		return 0;
 	}
 	if (!s->bytes) {
-		s->phase = ts->pend_key.phase;
-		s->cls = ts->pend_key.cls;
-		s->kind = ts->pend_key.kind;
-		s->dev = ts->pend_key.dev;
-		s->ino = ts->pend_key.ino;
-		s->start = ts->pend_key.start;
-		s->tgid = ts->pend_tgid;
+		s->phase = in->phase;
+		s->cls = in->cls;
+		s->kind = in->kind;
+		s->dev = in->dev;
+		s->ino = in->ino;
+		s->start = in->start;
+		s->tgid = in->tgid;
 		s->vm_start = s->vm_end = 0;
 	}
-	s->bytes += bytes;
-	if (ts->pend_key.kind != MP_MAP_UNKNOWN) {
-		s->vm_start = ts->pend_start;
-		s->vm_end = ts->pend_end;
-		s->tgid = ts->pend_tgid;
+	s->bytes += in->bytes;
+	if (in->kind != MP_MAP_UNKNOWN) {
+		s->vm_start = in->vm_start;
+		s->vm_end = in->vm_end;
+		s->tgid = in->tgid;
 	}
+	return 0;
+}
+
+/*
+ * Sends the thread's batch of mapping growth (MP_EV_MAPLOG) and empties it; when the ring
+ * buffer is full, each entry goes to its slot instead (nothing is lost).
+ */
+__noinline int maplog_send(struct thread_state *ts)
+{
+	struct mp_maplog_event *lg;
+	struct mp_map_slot in;
+	struct mp_map_rec *r;
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct mp_drops *d;
+	__u32 n, i;
+
+	if (!ts || !ts->maplog.n)
+		return 0;
+	ts->maplog_bytes = 0;
+	lg = &ts->maplog;
+	n = lg->n;
+	if (n > MP_MAPLOG_LEN)
+		n = MP_MAPLOG_LEN;
+	lg->type = MP_EV_MAPLOG;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 64 * 1024)
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (!bpf_ringbuf_output(&events, lg, __builtin_offsetof(struct mp_maplog_event, r) +
+				n * sizeof(struct mp_map_rec), flags)) {
+		lg->n = 0;
+		return 0;
+	}
+	d = drops_get();
+	if (d)
+		d->maplog_full++;
+	for (i = 0; i < MP_MAPLOG_LEN; i++) {
+		if (i >= n)
+			break;
+		r = &lg->r[i];
+		in.phase = r->phase;
+		in.cls = r->cls;
+		in.kind = r->kind;
+		in.tgid = lg->tgid;
+		in.dev = r->dev;
+		in.ino = r->ino;
+		in.start = r->start;
+		in.bytes = (__u64)r->pages << 12;
+		in.vm_start = r->vm_start;
+		in.vm_end = r->vm_start + ((__u64)r->vm_pages << 12);
+		slot_add(&in);
+	}
+	lg->n = 0;
+	return 0;
+}
+
+/*
+ * Ends the thread's batched mapping bytes (ts->pend_*): the next entry of its batch to
+ * user space (sent when full), or, for growth a batch entry cannot hold, its slot.
+ */
+__noinline int mapping_flush(struct thread_state *ts)
+{
+	struct mp_maplog_event *lg;
+	struct mp_map_slot in;
+	struct mp_map_rec *r;
+	__u64 bytes, vm_pages;
+	__u32 n;
+
+	if (!ts || !ts->pend_bytes)
+		return 0;
+	bytes = ts->pend_bytes;
+	ts->pend_bytes = 0;
+	lg = &ts->maplog;
+	if (lg->n && lg->tgid != ts->pend_tgid)
+		maplog_send(ts);
+	if ((bytes & 4095) || (bytes >> 12) > 0xffffffffULL) {
+		in.phase = ts->pend_key.phase;
+		in.cls = ts->pend_key.cls;
+		in.kind = ts->pend_key.kind;
+		in.tgid = ts->pend_tgid;
+		in.dev = ts->pend_key.dev;
+		in.ino = ts->pend_key.ino;
+		in.start = ts->pend_key.start;
+		in.bytes = bytes;
+		in.vm_start = ts->pend_start;
+		in.vm_end = ts->pend_end;
+		return slot_add(&in);
+	}
+	n = lg->n;
+	if (n >= MP_MAPLOG_LEN) {
+		maplog_send(ts);
+		n = 0;
+	}
+	vm_pages = (ts->pend_end - ts->pend_start) >> 12;
+	r = &lg->r[n];
+	r->start = ts->pend_key.start;
+	r->ino = ts->pend_key.ino;
+	r->vm_start = ts->pend_start;
+	r->vm_pages = vm_pages > 0xffffffffULL ? 0xffffffffU : vm_pages;
+	r->dev = ts->pend_key.dev;
+	r->pages = bytes >> 12;
+	r->phase = ts->pend_key.phase;
+	r->cls = ts->pend_key.cls;
+	r->kind = ts->pend_key.kind;
+	r->pad = 0;
+	lg->tgid = ts->pend_tgid;
+	lg->n = n + 1;
+	ts->maplog_bytes += bytes;
+	/* full, or holding as much as the thread batches: user space sees it as soon as
+	 * it saw a flush to a slot before batches existed */
+	if (n + 1 >= MP_MAPLOG_LEN || ts->maplog_bytes >= MAP_FLUSH_BYTES)
+		maplog_send(ts);
 	return 0;
 }
 
@@ -2647,6 +2766,30 @@ __noinline int thread_end(struct thread_state *ts, struct mp_target *t, __u32 tg
 	if (ts->ndeferred)
 		deferred_drop(ts, tgid);
 	mapping_flush(ts);
+	maplog_send(ts);
+	return 0;
+}
+
+/*
+ * Every thread's mapping growth that it still holds (its last batched bytes and its batch
+ * for user space) goes out: run by user space before its last read of the mappings. A
+ * thread ends or changes mapping to send its own, but an attached process's threads keep
+ * running after memphase stops. A thread running meanwhile may add an entry while it is
+ * sent: that entry may be sent twice or not at all.
+ */
+SEC("iter/task")
+int flush_threads(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct thread_state *ts;
+
+	if (!task || !cfg.map_tracking)
+		return 0;
+	ts = bpf_task_storage_get(&threads, task, NULL, 0);
+	if (!ts)
+		return 0;
+	mapping_flush(ts);
+	maplog_send(ts);
 	return 0;
 }
 
@@ -3062,8 +3205,10 @@ int handle_marker(struct pt_regs *ctx)
 	o.phase &= MP_MAX_PHASES - 1;
 	call_flush(t, tgid);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
-	if (ts)
+	if (ts) {
 		mapping_flush(ts);
+		maplog_send(ts);
+	}
 	s = stats_get(o.phase);
 	if (s)
 		s->calls++;
@@ -3089,8 +3234,10 @@ int handle_marker_ret(struct pt_regs *ctx)
 		return 0;
 	call_flush(t, tgid);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
-	if (ts)
+	if (ts) {
 		mapping_flush(ts);
+		maplog_send(ts);
+	}
 	phase_enter(t, tgid, phase, NULL);
 	return 0;
 }

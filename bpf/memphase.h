@@ -405,6 +405,38 @@ struct mp_map_slot {
 	__u64 vm_end;
 };
 
+/*
+ * A thread's growth per mapping, batched in the thread (MAP_FLUSH_BYTES or a change of
+ * mapping ends an entry) and sent to user space MP_MAPLOG_LEN entries at a time, at a
+ * phase change or when the thread ends (MP_EV_MAPLOG): a fault that hops to another
+ * mapping writes the next entry of a buffer the thread reuses, where a slot of its key's
+ * (a cache line in 1 MiB of mapslots, cold every time) cost 260-370 ns. When the ring
+ * buffer is full the entries go to their slots. User space adds them to the key's entry
+ * and slots: a mapping's growth is all three.
+ */
+#define MP_MAPLOG_LEN	32
+
+struct mp_map_rec {
+	__u64 start;		/* the key's start (MP_MAP_ANON: its VMA's) */
+	__u64 ino;
+	__u64 vm_start;		/* the VMA (or the part of it) last seen for the key */
+	__u32 vm_pages;		/* its length in pages */
+	__u32 dev;
+	__u32 pages;		/* the growth, in 4 KiB pages */
+	__u8 phase;
+	__u8 cls;
+	__u8 kind;
+	__u8 pad;
+};
+
+struct mp_maplog_event {
+	__u32 type;		/* MP_EV_MAPLOG */
+	__u32 n;		/* entries in r[] */
+	__u32 tgid;		/* the process they are of */
+	__u32 pad;
+	struct mp_map_rec r[MP_MAPLOG_LEN];
+};
+
 /* Drop and health counters, a PERCPU_ARRAY of one entry. */
 struct mp_drops {
 	__u64 ringbuf;		/* bpf_ringbuf_reserve failed (rare events) */
@@ -423,6 +455,7 @@ struct mp_drops {
 	__u64 allocs_full;	/* allocation-probe records that did not fit (calls, pointers) */
 	__u64 alloc_unread;	/* a returned pointer could not be read (counted, not tracked) */
 	__u64 rss_unread;	/* RSS events whose per-CPU counter could not be summed */
+	__u64 maplog_full;	/* mapping batches that found the ring buffer full (to slots) */
 };
 
 enum mp_event_type {
@@ -438,6 +471,7 @@ enum mp_event_type {
 	MP_EV_ORIGIN = 10,	/* struct mp_stack_event: the stack that created a mapping */
 	MP_EV_ALLOC = 11,	/* struct mp_alloc_event: an allocation probe's call succeeded */
 	MP_EV_FREE = 12,	/* struct mp_alloc_event: a tracked allocation was freed */
+	MP_EV_MAPLOG = 13,	/* struct mp_maplog_event: a thread's growth per mapping */
 };
 
 /* MP_EV_ORIGIN: the syscall that created the mapping (mp_stack_event.map_how). */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
@@ -197,7 +198,23 @@ static void drops_sum(const struct mp_drops *v, int n, struct mp_drops *sum)
 			d[i] += ((const __u64 *)&v[c])[i];
 }
 
-static int collect_drops(struct memphase_bpf *skel, struct model *m)
+/*
+ * Mapping growth the threads sent in batches (MP_EV_MAPLOG), one entry per key once
+ * compacted. At most MAPLOG_MAX_KEYS keys (as many as the BPF mappings hash holds): the
+ * growth of further keys is kept under its phase and class's [unknown], and counted.
+ */
+#define MAPLOG_MAX_KEYS		65536
+#define MAPLOG_COMPACT		16384	/* entries added before they are merged by key */
+
+struct collect_maplog {
+	struct slot_sum *v;
+	size_t n, cap;
+	size_t nsorted;		/* v[0, nsorted): sorted, one per key */
+	__u64 full;		/* entries kept under [unknown] for want of room */
+};
+
+static int collect_drops(struct memphase_bpf *skel, struct collect_maplog *ml,
+			 struct model *m)
 {
 	int fd = bpf_map__fd(skel->maps.drops), n = ncpus();
 	struct mp_drops *v, d = {};
@@ -215,7 +232,7 @@ static int collect_drops(struct memphase_bpf *skel, struct model *m)
 	m->mapping_lost_bytes = d.mapping_lost_bytes;
 	m->vma_busy = d.vma_busy;
 	m->vma_deferred = d.vma_deferred;
-	m->mappings_full = d.mappings_full;
+	m->mappings_full = d.mappings_full + (ml ? ml->full : 0);
 	m->stacks_capped = d.stacks_capped;
 	m->origins_lost = d.origins;
 	m->origins_capped = d.origins_capped;
@@ -246,7 +263,7 @@ static void collect_peaks(struct memphase_bpf *skel, struct model *m)
 	}
 }
 
-int collect__maps(struct memphase_bpf *skel, struct model *m)
+int collect__maps(struct memphase_bpf *skel, struct collect_maplog *ml, struct model *m)
 {
 	int err;
 
@@ -256,7 +273,7 @@ int collect__maps(struct memphase_bpf *skel, struct model *m)
 	if (!err)
 		collect_peaks(skel, m);
 	if (!err)
-		err = collect_drops(skel, m);
+		err = collect_drops(skel, ml, m);
 	return err;
 }
 
@@ -433,17 +450,101 @@ static void vma_keep_larger(struct mp_map_val *a, const struct mp_map_val *b)
 		a->tgid = b->tgid;
 }
 
+/* v[0, *n) sorted by key, one entry per key (the same key's bytes added up) */
+static void sums_merge(struct slot_sum *v, size_t *n)
+{
+	size_t i, j;
+
+	if (*n)
+		qsort(v, *n, sizeof(*v), slot_sum_cmp);
+	for (i = 0, j = 0; i < *n; i++) {
+		if (j && !slot_sum_cmp(&v[j - 1], &v[i])) {
+			v[j - 1].val.bytes += v[i].val.bytes;
+			vma_keep_larger(&v[j - 1].val, &v[i].val);
+			continue;
+		}
+		v[j++] = v[i];
+	}
+	*n = j;
+}
+
+struct collect_maplog *collect__maplog_new(void)
+{
+	return calloc(1, sizeof(struct collect_maplog));
+}
+
+void collect__maplog_free(struct collect_maplog *ml)
+{
+	if (!ml)
+		return;
+	free(ml->v);
+	free(ml);
+}
+
+static void maplog_compact(struct collect_maplog *ml)
+{
+	sums_merge(ml->v, &ml->n);
+	ml->nsorted = ml->n;
+}
+
+int collect__maplog_add(struct collect_maplog *ml, const void *data, size_t len)
+{
+	const struct mp_maplog_event *e = data;
+	const size_t head = offsetof(struct mp_maplog_event, r);
+	struct slot_sum s;
+	__u32 i;
+	int err;
+
+	if (len < head || e->type != MP_EV_MAPLOG || e->n > MP_MAPLOG_LEN ||
+	    len < head + e->n * sizeof(e->r[0]))
+		return -EINVAL;
+	for (i = 0; i < e->n; i++) {
+		const struct mp_map_rec *r = &e->r[i];
+
+		memset(&s, 0, sizeof(s));
+		s.key.phase = r->phase;
+		s.key.cls = r->cls;
+		s.key.kind = r->kind;
+		s.key.dev = r->dev;
+		s.key.ino = r->ino;
+		s.key.start = r->start;
+		s.val.bytes = (__u64)r->pages << 12;
+		s.val.tgid = e->tgid;
+		if (r->kind != MP_MAP_UNKNOWN) {
+			s.val.vm_start = r->vm_start;
+			s.val.vm_end = r->vm_start + ((__u64)r->vm_pages << 12);
+		}
+		if (ml->nsorted >= MAPLOG_MAX_KEYS &&
+		    !bsearch(&s, ml->v, ml->nsorted, sizeof(s), slot_sum_cmp)) {
+			memset(&s.key, 0, sizeof(s.key));
+			s.key.phase = r->phase;
+			s.key.cls = r->cls;
+			s.val.vm_start = s.val.vm_end = 0;
+			ml->full++;
+		}
+		err = util__grow((void **)&ml->v, &ml->cap, ml->n, sizeof(*ml->v));
+		if (err)
+			return err;
+		ml->v[ml->n++] = s;
+	}
+	if (ml->n - ml->nsorted >= MAPLOG_COMPACT)
+		maplog_compact(ml);
+	return 0;
+}
+
 /*
- * Reads every CPU's mapping slots in batches: the keys they hold, one entry per key with
- * the bytes of all CPUs, sorted by key, into *out (NULL when none).
+ * Reads every CPU's mapping slots in batches, and takes the threads' batches in ml (NULL:
+ * none): the keys they hold, one entry per key with the bytes of all, sorted by key, into
+ * *out (NULL when none).
  */
-static int slots_read(struct memphase_bpf *skel, struct slot_sum **out, size_t *nout)
+static int slots_read(struct memphase_bpf *skel, struct collect_maplog *ml,
+		      struct slot_sum **out, size_t *nout)
 {
 	enum { CHUNK = 1024 };
 	int fd = bpf_map__fd(skel->maps.mapslots), err = 0;
 	struct slot_sum *v = NULL;
 	struct mp_map_slot *vals;
-	size_t n = 0, cap = 0, i, j;
+	size_t n = 0, cap = 0, i;
 	__u32 *keys, batch, count;
 	void *in = NULL;
 
@@ -476,19 +577,18 @@ static int slots_read(struct memphase_bpf *skel, struct slot_sum **out, size_t *
 			break;	/* ENOENT: all read */
 		in = &batch;
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), slot_sum_cmp);
-	/* one entry per key: the same key on several CPUs adds up */
-	for (i = 0, j = 0; i < n; i++) {
-		if (j && !slot_sum_cmp(&v[j - 1], &v[i])) {
-			v[j - 1].val.bytes += v[i].val.bytes;
-			vma_keep_larger(&v[j - 1].val, &v[i].val);
-			continue;
+	if (ml && ml->n) {
+		maplog_compact(ml);
+		for (i = 0; i < ml->n; i++) {
+			err = util__grow((void **)&v, &cap, n, sizeof(*v));
+			if (err)
+				goto cleanup;
+			v[n++] = ml->v[i];
 		}
-		v[j++] = v[i];
 	}
+	sums_merge(v, &n);
 	*out = v;
-	*nout = j;
+	*nout = n;
 	v = NULL;
 cleanup:
 	free(v);
@@ -521,8 +621,8 @@ static void mapping_offer(struct model *m, struct strmap *paths, struct recorder
  * for it (a key may be in either or both). While targets run, a slot moving to the hash
  * during the read may count twice or not at all for that read; once they stopped, exact.
  */
-int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
-		      struct recorder *rec)
+int collect__mappings(struct memphase_bpf *skel, struct collect_maplog *ml, struct model *m,
+		      struct strmap *paths, struct recorder *rec)
 {
 	int fd = bpf_map__fd(skel->maps.mappings), err;
 	struct mp_map_key key, next, *prev = NULL;
@@ -530,7 +630,7 @@ int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap 
 	struct mp_map_val v;
 	size_t nslots, i;
 
-	err = slots_read(skel, &slots, &nslots);
+	err = slots_read(skel, ml, &slots, &nslots);
 	if (err)
 		fprintf(stderr, "failed to read mapping slots: %s\n", strerror(-err));
 	collect__mappings_clear(m);
@@ -816,6 +916,38 @@ int collect__bpf_stats(struct memphase_bpf *skel, struct bpf_object *side, struc
 	return err;
 }
 
+int collect__flush_threads(struct memphase_bpf *skel, struct bpf_object *side)
+{
+	struct bpf_program *prog = skel->progs.flush_threads;
+	struct bpf_link *link;
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	/* loaded from the side object (loader.h) */
+	if (bpf_program__fd(prog) < 0 && side)
+		prog = bpf_object__find_program_by_name(side, bpf_program__name(prog));
+	if (!prog || bpf_program__fd(prog) < 0)
+		return -ENOENT;
+	link = bpf_program__attach_iter(prog, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* the program runs for each task as the iterator is read; it prints nothing */
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+cleanup:
+	bpf_link__destroy(link);
+	return err;
+}
+
 int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 		       const struct collect_config *cc)
 {
@@ -860,6 +992,10 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 			kib = want;
 	}
 	err = bpf_map__set_max_entries(skel->maps.events, kib * 1024);
+	/* run on demand (collect__flush_threads()), never attached with the others */
+	bpf_program__set_autoattach(skel->progs.flush_threads, false);
+	if (!err && !cc->mappings)
+		err = bpf_program__set_autoload(skel->progs.flush_threads, false);
 	/* a program the configuration can never use is not loaded (its verification is time) */
 	if (!err && !ph->nmarkers)
 		err = bpf_program__set_autoload(skel->progs.handle_marker, false);

@@ -28,8 +28,19 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 		       const struct collect_config *cc);
 struct stacks;
 
-/* Reads per-phase counters (summed over CPUs), address-space RSS and drop counters. */
-int collect__maps(struct memphase_bpf *skel, struct model *m);
+/*
+ * Mapping growth the BPF side sent in threads' batches (MP_EV_MAPLOG events), summed per
+ * key until collect__mappings() adds it to the mappings' counters.
+ */
+struct collect_maplog;
+struct collect_maplog *collect__maplog_new(void);
+void collect__maplog_free(struct collect_maplog *ml);
+/* Adds one MP_EV_MAPLOG record of len bytes: 0, -EINVAL (malformed) or -ENOMEM. */
+int collect__maplog_add(struct collect_maplog *ml, const void *data, size_t len);
+
+/* Reads per-phase counters (summed over CPUs), address-space RSS and drop counters (ml:
+ * the batches' own, NULL: none). */
+int collect__maps(struct memphase_bpf *skel, struct collect_maplog *ml, struct model *m);
 struct strmap;
 /*
  * Reads the per-mapping growth counters into the model's top lists. File paths are
@@ -42,8 +53,8 @@ struct recorder;
 void collect__mappings_clear(struct model *m);
 /* A mapping of the pass tells its origin (id mm->origin, 0: none) its path and growth. */
 void collect__mapping_origin(struct model *m, const struct model_mapping *mm);
-int collect__mappings(struct memphase_bpf *skel, struct model *m, struct strmap *paths,
-		      struct recorder *rec);
+int collect__mappings(struct memphase_bpf *skel, struct collect_maplog *ml, struct model *m,
+		      struct strmap *paths, struct recorder *rec);
 /* The path learned for a file (kernel dev_t numbering, inode). 0 or -ENOENT. */
 int collect__file_name(const struct strmap *paths, __u64 dev, __u64 ino, char *buf,
 		       size_t size);
@@ -72,6 +83,12 @@ int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st,
  * Returns 0, or the last -errno of a program it could not read (the others are kept).
  */
 int collect__bpf_stats(struct memphase_bpf *skel, struct bpf_object *side, struct model *m);
+/*
+ * Has every thread send the mapping growth it still holds (the flush_threads iterator; from
+ * side, NULL: none, if it was loaded there), before the last read of the mappings. 0,
+ * -ENOENT (not loaded: no mapping tracking) or -errno.
+ */
+int collect__flush_threads(struct memphase_bpf *skel, struct bpf_object *side);
 /* Adds a process to the BPF target set. */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
 /* A full mapping map must still take growth: every phase's "unknown" rows exist. */

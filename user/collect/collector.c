@@ -53,6 +53,7 @@ struct collector {
 	struct unwinder *unwinder;
 	struct stacks *stacks;
 	struct strmap paths;		/* mapping "dev:ino" -> path */
+	struct collect_maplog *maplog;	/* the threads' batches of mapping growth */
 	struct causerules rules;	/* read at start, moved into the model when it begins */
 	struct oom_ring *growth_ring;	/* recent per-phase growth, for OOM reports */
 	struct timeline *tl;
@@ -101,7 +102,7 @@ static void markers_count(struct collector *c)
 /* The counters collect__maps() read into the model. */
 static void read_maps(struct collector *c)
 {
-	collect__maps(c->skel, c->m);
+	collect__maps(c->skel, c->maplog, c->m);
 	recorder__counters(c->rec, c->m);
 }
 
@@ -140,7 +141,7 @@ static void oom_forensics(struct collector *c, const struct mp_event *e)
 		o->cgroup_limit = e->cg_limit;
 	}
 	/* the counters as of now hold everything up to the kill */
-	collect__maps(c->skel, m);
+	collect__maps(c->skel, c->maplog, m);
 	recorder__counters_all(c->rec, m);
 	oom__ring_add(c->growth_ring, m, util__now_ns());
 	o->have_window = !oom__ring_window(c->growth_ring, util__now_ns(), OOM_WINDOW_S,
@@ -312,6 +313,11 @@ static int on_event(void *ctx, void *data, size_t len)
 	 * that mapped code is held until it is probed: the stack records before such events
 	 * wait for the next other event, or the end of the ring's batch.
 	 */
+	if (len >= sizeof(__u32) && e->type == MP_EV_MAPLOG) {
+		if (collect__maplog_add(c->maplog, data, len) == -ENOMEM)
+			return -ENOMEM;
+		return 0;
+	}
 	if (len >= sizeof(__u32) && (e->type == MP_EV_STACK || e->type == MP_EV_ORIGIN)) {
 		if (c->stacks)
 			defer_stack(c, data, len);
@@ -465,7 +471,8 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	err = -ENOMEM;
 	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
 	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
-	if (!c->growth_ring || !c->tl)
+	c->maplog = collect__maplog_new();
+	if (!c->growth_ring || !c->tl || !c->maplog)
 		goto fail;
 	if (o->stacks) {
 		c->unwinder = unwinder__new();
@@ -502,6 +509,7 @@ void collector__free(struct collector *c)
 	timeline__free(c->tl);
 	free(c->growth_ring);
 	strmap__free(&c->paths);
+	collect__maplog_free(c->maplog);
 	free(c->base);
 	causerules__free(&c->rules);
 	free(c);
@@ -798,7 +806,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 		nvml_tick(c, now);
 	}
 	if (c->mappings && now - c->last_names_ns >= COLLECTOR_NAMES_NS) {
-		collect__mappings(c->skel, c->m, &c->paths, c->rec);
+		collect__mappings(c->skel, c->maplog, c->m, &c->paths, c->rec);
 		c->last_names_ns = now;
 	}
 	if (now - c->last_sysmem_ns >= COLLECTOR_SYSMEM_NS) {
@@ -913,12 +921,15 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	struct model_proc *root;
 	__u64 end = util__now_ns();
 
-	/* everything still in the ring buffer and the maps belongs to the run */
+	/* what threads still running hold, then everything still in the ring buffer and the
+	 * maps belongs to the run */
+	if (c->mappings)
+		collect__flush_threads(c->skel, c->side);
 	consume(c);
-	collect__maps(c->skel, m);
+	collect__maps(c->skel, c->maplog, m);
 	recorder__counters_all(c->rec, m);
 	if (c->mappings)
-		collect__mappings(c->skel, m, &c->paths, c->rec);
+		collect__mappings(c->skel, c->maplog, m, &c->paths, c->rec);
 	if (c->stacks && !stacks__finish(c->stacks, m))
 		recorder__profile(c->rec, &m->profile);
 	nvml_tick(c, end);
@@ -945,10 +956,10 @@ void collector__segment_end(struct collector *c)
 	if (!c->rec)
 		return;
 	consume(c);
-	collect__maps(c->skel, c->m);
+	collect__maps(c->skel, c->maplog, c->m);
 	recorder__counters_all(c->rec, c->m);
 	if (c->mappings)
-		collect__mappings(c->skel, c->m, &c->paths, c->rec);
+		collect__mappings(c->skel, c->maplog, c->m, &c->paths, c->rec);
 	if (c->stacks && !stacks__finish(c->stacks, c->m))
 		recorder__profile(c->rec, &c->m->profile);
 	recorder__finish(c->rec, now);
@@ -987,7 +998,7 @@ void collector__segment_begin(struct collector *c, struct recorder *rec)
 	recorder__origins(rec, &m->origins);
 	recorder__counters_all(rec, m);
 	if (c->mappings)
-		collect__mappings(c->skel, m, &c->paths, rec);
+		collect__mappings(c->skel, c->maplog, m, &c->paths, rec);
 	recorder__flush(rec);
 }
 
