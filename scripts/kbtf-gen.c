@@ -4,8 +4,9 @@
  *   kbtf-gen VMLINUX_BTF MIN_BTF BPF_OBJECT > kbtf_data.h
  * VMLINUX_BTF is the kernel BTF the object was built against: its size and content hash
  * (what the running kernel's must match), MIN_BTF the output of `bpftool gen min_core_btf`
- * for BPF_OBJECT (empty: the build could not make it), and, for each tp_btf program of
- * BPF_OBJECT, the id of its target's btf_trace_<name> typedef in VMLINUX_BTF. Whatever is
+ * for BPF_OBJECT (empty: the build could not make it), and, for each tp_btf and iter
+ * program of BPF_OBJECT, the id of its target in VMLINUX_BTF (a tracepoint's
+ * btf_trace_<name> typedef, an iterator's bpf_iter_<name> function). Whatever is
  * missing makes a header without data: memphase then always loads the usual way.
  */
 #include <errno.h>
@@ -37,21 +38,26 @@ static int hash_file(const char *path, __u64 *size, __u64 *hash)
 }
 
 /*
- * The id of the btf_trace_<tracepoint> typedef of a tp_btf program's target in vmlinux
- * (*tp: the tracepoint's name): 0 for another kind of program, -ENOENT when it is missing.
+ * The kernel BTF id of a program's target: for tp_btf/<tracepoint>, its btf_trace_<name>
+ * typedef; for iter/<name>, its bpf_iter_<name> function (*sec: the section's name). 0 for
+ * another kind of program, -ENOENT when it is missing.
  */
-static int tp_btf_id(const struct btf *vmlinux, const struct bpf_program *prog,
-		     const char **tp)
+static int attach_id(const struct btf *vmlinux, const struct bpf_program *prog,
+		     const char **sec)
 {
-	const char *sec = bpf_program__section_name(prog);
 	char name[256];
 	int id;
 
-	if (strncmp(sec, "tp_btf/", 7))
+	*sec = bpf_program__section_name(prog);
+	if (!strncmp(*sec, "tp_btf/", 7)) {
+		snprintf(name, sizeof(name), "btf_trace_%s", *sec + 7);
+		id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+	} else if (!strncmp(*sec, "iter/", 5)) {
+		snprintf(name, sizeof(name), "bpf_iter_%s", *sec + 5);
+		id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC);
+	} else {
 		return 0;
-	*tp = sec + 7;
-	snprintf(name, sizeof(name), "btf_trace_%s", *tp);
-	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+	}
 	return id > 0 ? id : -ENOENT;
 }
 
@@ -69,7 +75,7 @@ int main(int argc, char **argv)
 	struct bpf_object *obj = NULL;
 	struct bpf_program *prog;
 	struct btf *vmlinux = NULL;
-	const char *tp = NULL;
+	const char *sec = NULL;
 	unsigned char *min = NULL;
 	__u64 size = 0, hash = 0;
 	long len = 0, i;
@@ -107,8 +113,8 @@ int main(int argc, char **argv)
 	}
 	/* the ids first: a target missing from this BTF leaves the header without data */
 	bpf_object__for_each_program(prog, obj) {
-		if (tp_btf_id(vmlinux, prog, &tp) < 0) {
-			disabled("a tp_btf target is not in the kernel BTF");
+		if (attach_id(vmlinux, prog, &sec) < 0) {
+			disabled("a tp_btf or iter target is not in the kernel BTF");
 			rc = 0;
 			goto out;
 		}
@@ -119,9 +125,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)size, (unsigned long long)hash);
 	printf("static const struct kbtf_attach kbtf_attach[] = {\n");
 	bpf_object__for_each_program(prog, obj) {
-		id = tp_btf_id(vmlinux, prog, &tp);
+		id = attach_id(vmlinux, prog, &sec);
 		if (id > 0)
-			printf("\t{ \"%s\", %d },\n", tp, id);
+			printf("\t{ \"%s\", %d },\n", sec, id);
 	}
 	printf("\t{ NULL, 0 }\n};\n");
 	printf("static const unsigned char kbtf_min[] = {");

@@ -52,34 +52,40 @@ cleanup:
 }
 
 /*
- * The tp_btf section handler. A tp_btf program is a tracing program whose target is given
- * by a BTF id of the kernel's: libbpf 1.1 looks it up in the kernel BTF it parses for it,
- * and parses that BTF for every object with a tracing program. Programs of this handler are
- * raw tracepoint programs until their load (so the object needs no kernel BTF) and become
- * tracing programs with the build's id just before it; they attach as tp_btf programs do.
+ * The tp_btf and iter section handlers. Such a program is a tracing program whose target
+ * is given by a BTF id of the kernel's: libbpf 1.1 looks it up in the kernel BTF it parses
+ * for it, and parses that BTF for every object with a tracing program. Programs of these
+ * handlers are raw tracepoint programs until their load (so the object needs no kernel
+ * BTF) and become tracing programs with the build's id just before it; they attach as
+ * tp_btf and iter programs do.
  */
-static int tp_btf_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+static int attach_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
 			  long cookie)
 {
-	const char *tp = bpf_program__section_name(prog) + strlen("tp_btf/");
-	void (*fn)(void *ctx) = __atomic_exchange_n(&on_load, NULL, __ATOMIC_ACQ_REL);
+	const char *sec = bpf_program__section_name(prog);
+	void (*fn)(void *ctx);
 	const struct kbtf_attach *a;
 	int err;
 
-	if (fn)
-		fn(on_load_ctx);
-	for (a = kbtf_attach; a->name; a++) {
-		if (strcmp(a->name, tp))
+	/* the first tp_btf program's load: the object's maps exist */
+	if (!strncmp(sec, "tp_btf/", 7)) {
+		fn = __atomic_exchange_n(&on_load, NULL, __ATOMIC_ACQ_REL);
+		if (fn)
+			fn(on_load_ctx);
+	}
+	for (a = kbtf_attach; a->sec; a++) {
+		if (strcmp(a->sec, sec))
 			continue;
 		err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);
 		if (err)
 			return err;
-		opts->expected_attach_type = BPF_TRACE_RAW_TP;
+		opts->expected_attach_type = strncmp(sec, "iter/", 5) ? BPF_TRACE_RAW_TP
+								      : BPF_TRACE_ITER;
 		opts->attach_btf_obj_fd = 0;
 		opts->attach_btf_id = a->btf_id;
 		return 0;
 	}
-	fprintf(stderr, "memphase: no BTF id of tracepoint %s in the build\n", tp);
+	fprintf(stderr, "memphase: no BTF id of %s in the build\n", sec);
 	return -ESRCH;
 }
 
@@ -89,11 +95,19 @@ static int tp_btf_attach(const struct bpf_program *prog, long cookie, struct bpf
 	return *link ? 0 : -errno;
 }
 
+static int iter_attach(const struct bpf_program *prog, long cookie, struct bpf_link **link)
+{
+	*link = bpf_program__attach_iter(prog, NULL);
+	return *link ? 0 : -errno;
+}
+
 int kbtf__open(struct kbtf *kb, const char *vmlinux)
 {
-	LIBBPF_OPTS(libbpf_prog_handler_opts, ho, .prog_prepare_load_fn = tp_btf_prepare,
+	LIBBPF_OPTS(libbpf_prog_handler_opts, ho, .prog_prepare_load_fn = attach_prepare,
 		    .prog_attach_fn = tp_btf_attach);
-	static int handler = -1;
+	LIBBPF_OPTS(libbpf_prog_handler_opts, io, .prog_prepare_load_fn = attach_prepare,
+		    .prog_attach_fn = iter_attach);
+	static int handler = -1, ihandler = -1;
 	int err;
 
 	kb->fd = -1;
@@ -114,6 +128,14 @@ int kbtf__open(struct kbtf *kb, const char *vmlinux)
 						       BPF_TRACE_RAW_TP, &ho);
 		if (handler < 0) {
 			err = handler;
+			goto cleanup;
+		}
+	}
+	if (ihandler < 0) {
+		ihandler = libbpf_register_prog_handler("iter/", BPF_PROG_TYPE_RAW_TRACEPOINT,
+							BPF_TRACE_RAW_TP, &io);
+		if (ihandler < 0) {
+			err = ihandler;
 			goto cleanup;
 		}
 	}

@@ -4,7 +4,7 @@
  * libbpf's share of memphase's start-up: its pages are first touched twice, and every first
  * touch is a fault that costs ~10 us on a VM. The build makes, from the kernel BTF it used
  * (VMLINUX_BTF), the minimal BTF the object's CO-RE relocations need (bpftool gen
- * min_core_btf) and the BTF ids of the tp_btf programs' targets. When the running kernel's
+ * min_core_btf) and the BTF ids of the tp_btf and iter programs' targets. When the running kernel's
  * BTF is that one (same size and content hash), they stand in for it: libbpf never parses
  * the kernel's BTF. Any other kernel loads the usual way.
  */
@@ -24,16 +24,20 @@ struct kbtf {
 	char path[32];		/* ... as a path for btf_custom_path */
 };
 
-/* A tp_btf target and the id of its btf_trace_<name> typedef in the build's kernel BTF. */
+/*
+ * A program's target, by its section's name, and its id in the build's kernel BTF: the
+ * btf_trace_<name> typedef of a tp_btf/<name>, the bpf_iter_<name> function of an
+ * iter/<name>.
+ */
 struct kbtf_attach {
-	const char *name;
+	const char *sec;
 	__u32 btf_id;
 };
 
 /*
  * If the kernel BTF at vmlinux (the running kernel's) is the build's: the minimal BTF is
- * at kb->path until kbtf__close(), and the tp_btf programs of objects opened from now on
- * take their targets' ids from the build (a libbpf section handler). 0; -ESTALE when it is
+ * at kb->path until kbtf__close(), and the tp_btf and iter programs of objects opened from
+ * now on take their targets' ids from the build (libbpf section handlers). 0; -ESTALE when it is
  * another BTF, -ENOENT when the build made none, other -errno on failures.
  */
 int kbtf__open(struct kbtf *kb, const char *vmlinux);

@@ -20,12 +20,13 @@
 
 struct memphase_bpf;
 
-/* tp_btf programs (attached by the skeleton), verified and attached on the second CPU: the
- * two heaviest, and the rarely hit ones whose links (~0.7 ms each) the first CPU need not
- * make after its last program */
+/* programs verified (and tp_btf ones attached) on the second CPU: the two heaviest, the
+ * rarely hit ones whose links (~0.7 ms each) the first CPU need not make after its last
+ * program, and the iterator only the end runs (collect__flush_threads()) */
 #define LOADER_SIDE_PROGS { "handle_rss_stat", "handle_sys_exit", "handle_mark_victim",	\
 			    "handle_reclaim_begin", "handle_reclaim_end",			\
-			    "handle_memcg_reclaim_begin", "handle_memcg_reclaim_end" }
+			    "handle_memcg_reclaim_begin", "handle_memcg_reclaim_end",		\
+			    "flush_threads" }
 /* maps created before the load, half of them on the second CPU, at most */
 #define LOADER_MAX_MAPS 32
 
