@@ -43,6 +43,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define MAP_POPULATE	0x8000
 #define MAX_DEFERRED	8		/* per thread: growth waiting for its mapping's lookup */
 #define VMA_CACHE	3		/* per thread: VMAs remembered besides the last one */
+#define MAP_PENDS	4		/* per thread: keys whose growth is batched at once */
 #define DEFER_JOIN	(256 << 10)	/* faults this close share one deferred range */
 #define MAX_ORPHANS	16		/* per process: deferred growth of threads that ended */
 
@@ -159,12 +160,6 @@ struct deferred {
 	__u32 cls;
 };
 
-/*
- * Per thread: its last fault, the mapping it was in, growth charged to a mapping but not
- * yet added to the shared map (one hash update per MAP_FLUSH_BYTES or per mapping
- * change instead of one per page), its growth since its last stack sample, and growth
- * waiting for a lookup (see struct deferred).
- */
 /* A VMA looked up: its classification (phase/cls unset) and its range. */
 struct vma_entry {
 	struct mp_map_key map;
@@ -172,6 +167,25 @@ struct vma_entry {
 	__u64 vm_end;
 };
 
+/*
+ * A thread's growth of one key (a mapping, phase and class) not yet ended: it ends in the
+ * thread's buffer for user space (maplog) when it reaches MAP_FLUSH_BYTES, when another key
+ * takes its place, at a phase change or when the thread ends.
+ */
+struct pend {
+	struct mp_map_key key;
+	__u64 bytes;
+	__u64 vm_start, vm_end;	/* the VMA last seen for the key */
+	__u32 tgid;
+	__u32 pad;
+};
+
+/*
+ * Per thread: its last fault, the mapping it was in, growth charged to mappings but not
+ * yet ended (struct pend: one batch entry per MAP_FLUSH_BYTES or per mapping that makes
+ * room, instead of one per page) and the entries not yet sent (maplog), its growth since
+ * its last stack sample, and growth waiting for a lookup (see struct deferred).
+ */
 struct thread_state {
 	struct mp_map_key map;	/* classification of [vm_start, vm_end) (phase/cls unset) */
 	__u64 vm_start;
@@ -180,11 +194,9 @@ struct thread_state {
 	__u32 vma_next;		/* the entry of vmas[] the next lookup replaces */
 	struct vma_entry vmas[VMA_CACHE];	/* the thread's VMAs before map, same seq */
 	__u64 fault_addr;	/* set by a fault, consumed by the growth it causes */
-	struct mp_map_key pend_key;
-	__u64 pend_bytes;
-	__u64 pend_start, pend_end;
-	__u32 pend_tgid;
-	__u32 pad2;
+	struct pend pend[MAP_PENDS];	/* growth charged to a mapping, not yet ended */
+	__u32 pend_last;	/* the entry of pend[] the last growth went to */
+	__u32 pend_next;	/* the entry of pend[] a key not among them takes */
 	__u64 acc_bytes;	/* growth not yet carried by a stack sample */
 	__u64 acc_next;		/* try a sample when acc_bytes reaches this */
 	__u32 acc_phase;
@@ -1025,35 +1037,37 @@ __noinline int maplog_send(struct thread_state *ts)
 }
 
 /*
- * Ends the thread's batched mapping bytes (ts->pend_*): the next entry of its batch to
- * user space (sent when full), or, for growth a batch entry cannot hold, its slot.
+ * Ends the thread's batch pend[i]: the next entry of its buffer for user space (sent when
+ * full), or, for growth a buffer entry cannot hold, its slot.
  */
-__noinline int mapping_flush(struct thread_state *ts)
+__noinline int pend_end(struct thread_state *ts, __u32 i)
 {
 	struct mp_maplog_event *lg;
 	struct mp_map_slot in;
 	struct mp_map_rec *r;
 	__u64 bytes, vm_pages;
+	struct pend *p;
 	__u32 n;
 
-	if (!ts || !ts->pend_bytes)
+	if (!ts || i >= MAP_PENDS || !ts->pend[i].bytes)
 		return 0;
-	bytes = ts->pend_bytes;
-	ts->pend_bytes = 0;
+	p = &ts->pend[i];
+	bytes = p->bytes;
+	p->bytes = 0;
 	lg = &ts->maplog;
-	if (lg->n && lg->tgid != ts->pend_tgid)
+	if (lg->n && lg->tgid != p->tgid)
 		maplog_send(ts);
 	if ((bytes & 4095) || (bytes >> 12) > 0xffffffffULL) {
-		in.phase = ts->pend_key.phase;
-		in.cls = ts->pend_key.cls;
-		in.kind = ts->pend_key.kind;
-		in.tgid = ts->pend_tgid;
-		in.dev = ts->pend_key.dev;
-		in.ino = ts->pend_key.ino;
-		in.start = ts->pend_key.start;
+		in.phase = p->key.phase;
+		in.cls = p->key.cls;
+		in.kind = p->key.kind;
+		in.tgid = p->tgid;
+		in.dev = p->key.dev;
+		in.ino = p->key.ino;
+		in.start = p->key.start;
 		in.bytes = bytes;
-		in.vm_start = ts->pend_start;
-		in.vm_end = ts->pend_end;
+		in.vm_start = p->vm_start;
+		in.vm_end = p->vm_end;
 		return slot_add(&in);
 	}
 	n = lg->n;
@@ -1061,19 +1075,19 @@ __noinline int mapping_flush(struct thread_state *ts)
 		maplog_send(ts);
 		n = 0;
 	}
-	vm_pages = (ts->pend_end - ts->pend_start) >> 12;
+	vm_pages = (p->vm_end - p->vm_start) >> 12;
 	r = &lg->r[n];
-	r->start = ts->pend_key.start;
-	r->ino = ts->pend_key.ino;
-	r->vm_start = ts->pend_start;
+	r->start = p->key.start;
+	r->ino = p->key.ino;
+	r->vm_start = p->vm_start;
 	r->vm_pages = vm_pages > 0xffffffffULL ? 0xffffffffU : vm_pages;
-	r->dev = ts->pend_key.dev;
+	r->dev = p->key.dev;
 	r->pages = bytes >> 12;
-	r->phase = ts->pend_key.phase;
-	r->cls = ts->pend_key.cls;
-	r->kind = ts->pend_key.kind;
+	r->phase = p->key.phase;
+	r->cls = p->key.cls;
+	r->kind = p->key.kind;
 	r->pad = 0;
-	lg->tgid = ts->pend_tgid;
+	lg->tgid = p->tgid;
 	lg->n = n + 1;
 	ts->maplog_bytes += bytes;
 	/* full, or holding as much as the thread batches: user space sees it as soon as
@@ -1083,28 +1097,69 @@ __noinline int mapping_flush(struct thread_state *ts)
 	return 0;
 }
 
+/* Ends all the thread's batches (a phase change, the thread's end, memphase's end). */
+__noinline int mapping_flush(struct thread_state *ts)
+{
+	__u32 i;
+
+	if (!ts)
+		return 0;
+	for (i = 0; i < MAP_PENDS; i++)
+		pend_end(ts, i);
+	return 0;
+}
+
 static __always_inline bool map_key_eq(const struct mp_map_key *a, const struct mp_map_key *b)
 {
 	return a->phase == b->phase && a->cls == b->cls && a->kind == b->kind &&
 	       a->dev == b->dev && a->ino == b->ino && a->start == b->start;
 }
 
-/* bytes of a known key (phase and cls set), batched in the thread until the key changes */
+/* pend holds (or held: its batch ended, bytes 0) the growth of key in process tgid */
+static __always_inline bool pend_is(const struct pend *p, __u32 tgid,
+				    const struct mp_map_key *key)
+{
+	return p->tgid == tgid && map_key_eq(key, &p->key);
+}
+
+/*
+ * bytes of a known key (phase and cls set), batched in the thread with up to MAP_PENDS - 1
+ * other keys' (faults that alternate between a few mappings end no batch): a key not among
+ * them takes the entry after the last one a key took, whose batch ends.
+ */
 static __always_inline void mapping_charge(struct thread_state *ts, __u32 tgid,
 					   const struct mp_map_key *key, __u64 bytes)
 {
-	if (!ts->pend_bytes || !map_key_eq(key, &ts->pend_key) || ts->pend_tgid != tgid) {
-		mapping_flush(ts);
-		ts->pend_key = *key;
-		ts->pend_tgid = tgid;
+	struct pend *p;
+	__u32 i = ts->pend_last, j;
+
+	if (i >= MAP_PENDS)
+		i = 0;
+	if (!pend_is(&ts->pend[i], tgid, key)) {
+		for (j = 0; j < MAP_PENDS; j++)
+			if (pend_is(&ts->pend[j], tgid, key))
+				break;
+		if (j < MAP_PENDS) {
+			i = j;
+		} else {
+			i = ts->pend_next;
+			if (i >= MAP_PENDS)
+				i = 0;
+			ts->pend_next = i + 1;
+			pend_end(ts, i);
+			ts->pend[i].key = *key;
+			ts->pend[i].tgid = tgid;
+		}
+		ts->pend_last = i;
 	}
+	p = &ts->pend[i];
 	if (key->kind != MP_MAP_UNKNOWN) {
-		ts->pend_start = ts->vm_start;
-		ts->pend_end = ts->vm_end;
+		p->vm_start = ts->vm_start;
+		p->vm_end = ts->vm_end;
 	}
-	ts->pend_bytes += bytes;
-	if (ts->pend_bytes >= MAP_FLUSH_BYTES)
-		mapping_flush(ts);
+	p->bytes += bytes;
+	if (p->bytes >= MAP_FLUSH_BYTES)
+		pend_end(ts, i);
 }
 
 /*

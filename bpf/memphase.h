@@ -384,9 +384,10 @@ struct mp_map_val {
  * [c << shift, (c + 1) << shift), shift = map_slots_shift (user space sets it: at most
  * MP_MAP_SLOTS_SHIFT, less on machines with many possible CPUs so that the map stays within
  * MP_MAP_SLOTS_MAX slots), two ways per hash of the key; a slot whose bytes are 0 is free.
- * A mapping's growth is its entry in mappings plus its slots, on every CPU. The key's fields
- * as in mp_map_key, with the tgid of a process that maps it in the place of the padding:
- * one cache line a slot.
+ * They take the threads' batches (struct mp_maplog_event) that find the ring buffer full.
+ * A mapping's growth is its entry in mappings, its slots on every CPU and the batches user
+ * space received. The key's fields as in mp_map_key, with the tgid of a process that maps
+ * it in the place of the padding: one cache line a slot.
  */
 #define MP_MAP_SLOTS_SHIFT	13		/* 8192 slots (512 KiB) per CPU */
 #define MP_MAP_SLOTS_MIN_SHIFT	9		/* at least 512 per CPU */
@@ -406,11 +407,12 @@ struct mp_map_slot {
 };
 
 /*
- * A thread's growth per mapping, batched in the thread (MAP_FLUSH_BYTES or a change of
- * mapping ends an entry) and sent to user space MP_MAPLOG_LEN entries at a time, at a
- * phase change or when the thread ends (MP_EV_MAPLOG): a fault that hops to another
- * mapping writes the next entry of a buffer the thread reuses, where a slot of its key's
- * (a cache line in 1 MiB of mapslots, cold every time) cost 260-370 ns. When the ring
+ * A thread's growth per mapping, batched in the thread (a batch that reaches
+ * MAP_FLUSH_BYTES or makes room for another mapping's becomes an entry) and sent to user
+ * space MP_MAPLOG_LEN entries at a time, at a phase change or when the thread ends
+ * (MP_EV_MAPLOG): a fault that hops to another mapping writes the next entry of a buffer
+ * the thread reuses, where a slot of its key's (a cache line in 1 MiB of mapslots, cold
+ * every time) cost 260-370 ns. When the ring
  * buffer is full the entries go to their slots. User space adds them to the key's entry
  * and slots: a mapping's growth is all three.
  */

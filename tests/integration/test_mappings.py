@@ -158,12 +158,17 @@ def test_mapping_that_holds_a_thread_stack_keeps_its_growth():
     with harness.workdir() as d:
         _, doc = run(d, [SLICES, "8", "16"])
         stack = sum(t["bytes"] for _, t in mappings(doc) if "stack" in t["kind"])
-        biggest = max(by_start(doc).values())
-        print("  largest mapping %d KiB, stacks %d KiB" % (biggest // KIB, stack // KIB))
+        # The written mapping, under each start its VMA had: a thread that ends early can
+        # have glibc unmap its stack (its cache keeps 40 MiB of stacks, 8 threads have 64),
+        # and if that stack had merged with the mapping, the VMA's start moves back up: the
+        # growth of the threads still writing goes to the mapping under that start.
+        written = sum(t["bytes"] for _, t in mappings(doc)
+                      if t["kind"] == "anon" and t["size"] >= 128 * MIB)
+        print("  written mapping %d KiB, stacks %d KiB" % (written // KIB, stack // KIB))
         assert stack < MIB, "%d bytes on stacks: %s" % (stack, mappings(doc))
         # near a merged stack's sp (64 KiB above it) the bytes are the stack's: at most
         # 8 x 64 KiB, against a whole 16 MiB slice when the answer was cached for the VMA
-        harness.assert_close(biggest, 128 * MIB, MIB, "the written mapping's growth")
+        harness.assert_close(written, 128 * MIB, MIB, "the written mapping's growth")
 
 
 def test_llama_model_mapped_with_populate_named_in_load():
@@ -213,22 +218,24 @@ HOPS = os.path.join(harness.WORKLOAD, "hops")
 
 def test_faults_that_hop_between_mappings_charged_exactly():
     """Nearly every fault in another mapping than the one before: 10 tracked mappings of
-    2-11 MiB among 2000 of 64 KiB, page k of each before page k + 1 of any. The threads
-    send such growth to user space in batches; each tracked mapping's growth is its smaps
-    Rss to the byte, through the ring buffer (1 MiB) and when the ring is too small for the
-    batches (16 KiB: most go to the per-CPU slots instead). With 2 threads, within 16
-    pages a mapping: a change whose event runs on another CPU is taken by the next event,
-    another thread's maybe (README, Limitations)."""
+    2-11 MiB among 2000 of 64 KiB, page k of each before page k + 1 of any; then faults that
+    go round 3 mappings (a thread batches up to 4 mappings' growth at once: none ends until
+    the end). The threads send such growth to user space in batches; each tracked mapping's
+    growth is its smaps Rss to the byte, through the ring buffer (1 MiB) and when the ring is
+    too small for the batches (16 KiB: most go to the per-CPU slots instead). With 2
+    threads, within 16 pages a mapping: a change whose event runs on another CPU is taken by
+    the next event, another thread's maybe (README, Limitations)."""
     harness.need_root()
     with harness.workdir() as d:
-        for argv, opts, tol in (([HOPS, "2000"], [], 0),
-                                ([HOPS, "2000"], ["--ringbuf-kib", "16"], 0),
-                                ([HOPS, "2000", "2"], [], 16 * 4 * KIB)):
+        for argv, opts, n, tol in (([HOPS, "2000"], [], 10, 0),
+                                   ([HOPS, "2000"], ["--ringbuf-kib", "16"], 10, 0),
+                                   ([HOPS, "-t", "3", "0"], [], 3, 0),
+                                   ([HOPS, "-n", "2", "2000"], [], 10, 16 * 4 * KIB)):
             r, doc = run(d, argv, ["--stacks", "none"] + opts)
             tracked = [(int(w[1]), int(w[2]), int(w[3])) for w in
                        (line.split() for line in r.stdout.splitlines())
                        if len(w) == 4 and w[0] == "tracked"]
-            assert len(tracked) == 10, r.stdout
+            assert len(tracked) == n, r.stdout
             got = by_start(doc)
             for start, size, rss in tracked:
                 assert rss == size, "smaps: %#x has %d of %d bytes" % (start, rss, size)
@@ -246,7 +253,7 @@ def test_attach_then_detach_while_hopping_keeps_every_byte():
     harness.need_root()
     with harness.workdir() as d:
         out = os.path.join(d, "out.json")
-        wl = subprocess.Popen([HOPS, "2000", "1", "wait"], stdin=subprocess.PIPE,
+        wl = subprocess.Popen([HOPS, "-w", "2000"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
         mp = None
         try:

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Faults that hop between mappings: 10 "tracked" anonymous mappings of 2..11 MiB and NFILL
- * filler mappings of 64 KiB, each followed by a PROT_NONE page (so that no two merge into
+ * Faults that hop between mappings: NTRACK (10) "tracked" anonymous mappings of 2, 3, ...
+ * MiB and NFILL filler mappings of 64 KiB, each followed by a PROT_NONE page (so that no two merge into
  * one VMA). Page k of every mapping is written before page k + 1 of any, in an order that
  * mixes the tracked mappings among the fillers: nearly every fault lands in another mapping
- * than the one before. With NTHREADS > 1, thread j writes the mappings whose index is j
+ * than the one before (with NFILL 0, faults that go round the tracked mappings: with 3,
+ * the pattern of llama.cpp's weights, KV cache and compute buffers). With NTHREADS > 1, thread j writes the mappings whose index is j
  * modulo NTHREADS, all threads at once.
  *
  * Then it prints, for each tracked mapping, "tracked START BYTES RSS": its start, its size
@@ -13,16 +14,16 @@
  * (an observer attaches first) and stays until stdin closes (the observer detaches while
  * it runs).
  *
- * Usage: hops NFILL [NTHREADS [wait]]
+ * Usage: hops [-t NTRACK] [-n NTHREADS] [-w] NFILL   (-w: wait)
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #define PAGE	4096UL
-#define NTRACK	10
 #define FILL	(64UL << 10)
 
 struct region {
@@ -110,28 +111,41 @@ int main(int argc, char **argv)
 	size_t nfill, i, total = 0, off = 0;
 	long long fill_rss = 0;
 	char *base, line[64];
-	int wait;
+	long ntrack = 10;
+	int wait = 0, c;
 	long j;
 
-	if (argc < 2 || argc > 4 || atol(argv[1]) < 0 || atol(argv[1]) > 100000 ||
-	    (argc >= 3 && (atol(argv[2]) < 1 || atol(argv[2]) > 16)) ||
-	    (argc == 4 && strcmp(argv[3], "wait"))) {
-		fprintf(stderr, "usage: hops NFILL(0-100000) [NTHREADS(1-16) [wait]]\n");
+	while ((c = getopt(argc, argv, "t:n:w")) != -1) {
+		switch (c) {
+		case 't':
+			ntrack = atol(optarg);
+			break;
+		case 'n':
+			nthreads = atol(optarg);
+			break;
+		case 'w':
+			wait = 1;
+			break;
+		default:
+			ntrack = 0;
+		}
+	}
+	if (optind != argc - 1 || atol(argv[optind]) < 0 || atol(argv[optind]) > 100000 ||
+	    ntrack < 1 || ntrack > 64 || nthreads < 1 || nthreads > 16) {
+		fprintf(stderr, "usage: hops [-t NTRACK(1-64)] [-n NTHREADS(1-16)] [-w] "
+			"NFILL(0-100000)\n");
 		return 2;
 	}
-	nfill = atol(argv[1]);
-	if (argc >= 3)
-		nthreads = atol(argv[2]);
-	wait = argc == 4;
-	nregions = NTRACK + nfill;
+	nfill = atol(argv[optind]);
+	nregions = ntrack + nfill;
 	regions = calloc(nregions, sizeof(*regions));
 	if (!regions)
 		return 1;
-	/* tracked mapping i at position i * (nfill / NTRACK + 1): spread among the fillers */
+	/* tracked mapping i at position i * (nfill / ntrack + 1): spread among the fillers */
 	for (i = 0; i < nregions; i++)
 		regions[i].len = FILL;
-	for (i = 0; i < NTRACK; i++)
-		regions[i * (nfill / NTRACK + 1)].len = (i + 2) << 20;
+	for (i = 0; i < (size_t)ntrack; i++)
+		regions[i * (nfill / ntrack + 1)].len = (i + 2) << 20;
 	for (i = 0; i < nregions; i++)
 		total += regions[i].len + PAGE;
 	base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
