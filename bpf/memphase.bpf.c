@@ -629,6 +629,25 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	if (!f) {
 		__u64 brk = mm->brk, start_brk = mm->start_brk, start_stack = mm->start_stack;
 
+		/*
+		 * Anonymous memory has no operations; a VMA without a file that has some is one
+		 * the kernel maps itself (the out-of-line page of uprobes, the vDSO): the first
+		 * 8 bytes of its struct vm_special_mapping's name (not cut at a NUL: past a
+		 * shorter name's end) go in place of the inode; user space checks that they
+		 * read as a name.
+		 */
+		if (vma->vm_ops) {
+			const struct vm_special_mapping *sm = vma->vm_private_data;
+			const char *name = NULL;
+			char n[8] = {};
+
+			ts->map.kind = MP_MAP_SPECIAL;
+			ts->map.start = start;
+			if (sm && !bpf_probe_read_kernel(&name, sizeof(name), &sm->name) && name)
+				bpf_probe_read_kernel(n, sizeof(n), name);
+			__builtin_memcpy(&ts->map.ino, n, sizeof(n));
+			return 0;
+		}
 		if (start <= brk && end >= start_brk)
 			ts->map.kind = MP_MAP_HEAP;
 		else if (start <= start_stack && start_stack < end)

@@ -357,7 +357,8 @@ enum mp_map_kind {
 	MP_MAP_FILE = 5,	/* regular file (key: dev, ino) */
 	MP_MAP_SHMEM = 6,	/* tmpfs/shmem/memfd/SysV/shared anon */
 	MP_MAP_DEVICE = 7,	/* character device, e.g. /dev/nvidia* (CUDA pinned memory) */
-	MP_NR_MAP_KINDS = 8,
+	MP_MAP_SPECIAL = 8,	/* the kernel's, without a file: [uprobes], [vdso] (key: start) */
+	MP_NR_MAP_KINDS = 9,
 };
 
 /* mappings: growth per phase, class and mapping. */

@@ -185,6 +185,24 @@ def test_llama_model_mapped_with_populate_named_in_load():
         assert unknown_bytes(doc, "load") == 0, load["top_mappings"]
 
 
+def test_kernel_mapping_of_the_markers_named():
+    """The markers' uprobes make the kernel map a page of its own into the target (the
+    instructions they step out of line), which it counts as file RSS: that growth is on a
+    mapping of kind special named [uprobes], not on an anonymous mapping's name."""
+    harness.need_root()
+    with harness.workdir() as d:
+        model = harness.make_model(os.path.join(d, "model.bin"), 4)
+        argv = [harness.DRIVER, "--model", model, "--ctx-mib", "4", "--prompt-batches", "1",
+                "--batch-mib", "1", "--tokens", "4", "--token-kib", "64", "--state-mib", "1"]
+        _, doc = run(d, argv)
+        special = [(ph, t) for ph, t in mappings(doc) if t["kind"] == "special"]
+        assert [t["path"] for _, t in special] == ["[uprobes]"], special
+        assert special[0][1]["class"] == "file" and special[0][1]["bytes"] == 4096, special
+        wrong = [(ph, t) for ph, t in mappings(doc)
+                 if t["kind"] in ("anon", "heap", "stack") and t["class"] == "file"]
+        assert not wrong, "file growth on anonymous memory: %s" % wrong
+
+
 REMAP = os.path.join(harness.WORKLOAD, "remap")
 
 

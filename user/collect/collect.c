@@ -323,6 +323,27 @@ static void paths_learn(struct strmap *paths, __u32 pid)
 	procmaps__close(pm);
 }
 
+/*
+ * A kernel mapping's name from its key: the BPF side puts the first 8 bytes of its struct
+ * vm_special_mapping's name ("[uprobes]", "[vdso]") in place of the inode. False when
+ * they do not read as one (another kind of VMA without a file).
+ */
+static bool special_name(const struct mp_map_key *k, char *buf, size_t len)
+{
+	char n[sizeof(k->ino) + 1] = "";
+	size_t i;
+
+	memcpy(n, &k->ino, sizeof(k->ino));
+	if (n[0] != '[')
+		return false;
+	for (i = 1; n[i]; i++)
+		if (n[i] < 0x20 || n[i] > 0x7e)
+			return false;
+	/* cut at 8 bytes: the closing bracket is put back */
+	snprintf(buf, len, "%s%s", n, n[i - 1] == ']' ? "" : "]");
+	return true;
+}
+
 /* Was the file of this mapping deleted since its name was learned? Its live VMA tells. */
 static bool file_gone(const struct mp_map_key *k, const struct mp_map_val *v)
 {
@@ -357,6 +378,11 @@ static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
 	case MP_MAP_ANON:
 		snprintf(buf, len, "[anon 0x%" PRIx64 " %s]", (uint64_t)k->start,
 			 util__fmt_bytes(sz, sizeof(sz), v->vm_end - v->vm_start));
+		return;
+	case MP_MAP_SPECIAL:
+		if (!special_name(k, buf, len))
+			snprintf(buf, len, "[kernel mapping 0x%" PRIx64 " %s]", (uint64_t)k->start,
+				 util__fmt_bytes(sz, sizeof(sz), v->vm_end - v->vm_start));
 		return;
 	case MP_MAP_FILE:
 	case MP_MAP_SHMEM:

@@ -964,6 +964,7 @@ const char *model__kind_name(__u32 kind)
 		[MP_MAP_STACK] = "stack", [MP_MAP_THREAD_STACK] = "thread_stack",
 		[MP_MAP_ANON] = "anon", [MP_MAP_FILE] = "file",
 		[MP_MAP_SHMEM] = "shmem", [MP_MAP_DEVICE] = "device",
+		[MP_MAP_SPECIAL] = "special",
 	};
 
 	return kind < MP_NR_MAP_KINDS ? n[kind] : "?";
