@@ -558,6 +558,19 @@ int collect__maplog_add(struct collect_maplog *ml, const void *data, size_t len)
 	return 0;
 }
 
+__u64 collect__maplog_bytes(struct collect_maplog *ml, const struct mp_map_key *key,
+			   __u64 *full)
+{
+	struct slot_sum probe, *e;
+
+	*full = ml->full;
+	maplog_compact(ml);
+	memset(&probe, 0, sizeof(probe));
+	probe.key = *key;
+	e = ml->n ? bsearch(&probe, ml->v, ml->n, sizeof(*ml->v), slot_sum_cmp) : NULL;
+	return e ? e->val.bytes : 0;
+}
+
 /*
  * Reads every CPU's mapping slots in batches, and takes the threads' batches in ml (NULL:
  * none): the keys they hold, one entry per key with the bytes of all, sorted by key, into

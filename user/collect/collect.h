@@ -6,6 +6,7 @@
 #include "model/model.h"
 
 struct memphase_bpf;
+struct bpf_object;
 struct phases;
 
 /* What the BPF side is configured with before it is loaded. */
@@ -37,6 +38,10 @@ struct collect_maplog *collect__maplog_new(void);
 void collect__maplog_free(struct collect_maplog *ml);
 /* Adds one MP_EV_MAPLOG record of len bytes: 0, -EINVAL (malformed) or -ENOMEM. */
 int collect__maplog_add(struct collect_maplog *ml, const void *data, size_t len);
+/* The growth ml holds for key, and (*full) how many entries it kept under their class's
+ * [unknown] for want of room. */
+__u64 collect__maplog_bytes(struct collect_maplog *ml, const struct mp_map_key *key,
+			   __u64 *full);
 
 /* Reads per-phase counters (summed over CPUs), address-space RSS and drop counters (ml:
  * the batches' own, NULL: none). */
