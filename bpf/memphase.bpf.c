@@ -192,6 +192,12 @@ struct thread_state {
 	__u64 vm_end;
 	__u32 vma_seq;		/* the mm's mm_lock_seq when map and vmas[] were looked up */
 	__u32 vma_next;		/* the entry of vmas[] the next lookup replaces */
+	/*
+	 * ... and the mm's id: after an exec the thread faults in a new address space, whose
+	 * mm_lock_seq starts again from 0 and can reach the old one's value
+	 */
+	__u32 vma_mm;
+	__u32 pad3;
 	struct vma_entry vmas[VMA_CACHE];	/* the thread's VMAs before map, same seq */
 	__u64 fault_addr;	/* set by a fault, consumed by the growth it causes */
 	struct pend pend[MAP_PENDS];	/* growth charged to a mapping, not yet ended */
@@ -594,11 +600,21 @@ static __always_inline __u32 mm_seq(struct mm_struct *mm)
 	return 0;
 }
 
+/*
+ * An address space's id: x86's context id, unique and never reused (a freed mm's struct
+ * can come back as another process's). Truncated: 2^32 address spaces apart to collide.
+ */
+static __always_inline __u32 mm_id_of(struct mm_struct *mm)
+{
+	return (__u32)mm->context.ctx_id;
+}
+
 struct classify_ctx {
 	struct thread_state *ts;
 	__u64 sp;
 	__u64 addr;
 	__u32 seq;
+	__u32 mm_id;
 };
 
 /*
@@ -623,6 +639,7 @@ static long classify_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	ts->vm_end = end;
 	/* under the mmap read lock: no writer, so stable */
 	c->seq = mm_seq(mm);
+	c->mm_id = mm_id_of(mm);
 	ts->map.start = 0;
 	ts->map.dev = 0;
 	ts->map.ino = 0;
@@ -742,10 +759,11 @@ __noinline int vma_find(struct thread_state *ts, __u64 addr)
 	}
 	if (err || ts->map.kind == MP_MAP_UNKNOWN)
 		return err;
-	if (c.seq != ts->vma_seq) {
+	if (c.seq != ts->vma_seq || c.mm_id != ts->vma_mm) {
 		for (i = 0; i < VMA_CACHE; i++)
 			ts->vmas[i].map.kind = MP_MAP_UNKNOWN;
 		ts->vma_seq = c.seq;
+		ts->vma_mm = c.mm_id;
 	} else if (prev.map.kind != MP_MAP_UNKNOWN &&
 		   (prev.vm_start != ts->vm_start || prev.vm_end != ts->vm_end)) {
 		i = ts->vma_next;
@@ -789,7 +807,8 @@ __noinline bool vma_recall(struct thread_state *ts, __u64 addr)
  * the last answer while addr stays inside it (sequential touches almost always do), or one
  * of the VMA_CACHE before it (faults that alternate between a few mappings), unless fresh
  * (the caller wants the VMA as it is now) or the address space changed since: a writer
- * finished a section of the mmap lock (mm_seq() moved). A writer still in its section may
+ * finished a section of the mmap lock (mm_seq() moved), or the thread has another one
+ * (an exec). A writer still in its section may
  * be changing other VMAs, but not the one this fault holds (a VMA it changes stays
  * write-locked until its unlock, so a fault in it waits for the mmap lock, after that).
  * mm: current's (unused when fresh). 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
@@ -798,7 +817,7 @@ __noinline bool vma_recall(struct thread_state *ts, __u64 addr)
 static __always_inline long vma_lookup(struct thread_state *ts, struct mm_struct *mm,
 					      __u64 addr, bool fresh)
 {
-	if (!fresh && mm && mm_seq(mm) == ts->vma_seq) {
+	if (!fresh && mm && mm_seq(mm) == ts->vma_seq && mm_id_of(mm) == ts->vma_mm) {
 		if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
 			return 0;
 		if (vma_recall(ts, addr))
@@ -2328,15 +2347,6 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm, struct mm_s
 		if (cfg.stack_mode && ts)
 			stack_account(ctx, ts, tgid, t->phase, member, amount);
 	}
-}
-
-/*
- * An address space's id: x86's context id, unique and never reused (a freed mm's struct
- * can come back as another process's). Truncated: 2^32 address spaces apart to collide.
- */
-static __always_inline __u32 mm_id_of(struct mm_struct *mm)
-{
-	return (__u32)mm->context.ctx_id;
 }
 
 /*
