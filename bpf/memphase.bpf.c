@@ -1065,7 +1065,7 @@ __noinline int maplog_send(struct thread_state *ts)
 		in.dev = r->dev;
 		in.ino = r->ino;
 		in.start = r->start;
-		in.bytes = (__u64)r->pages << 12;
+		in.bytes = r->bytes;
 		in.vm_start = r->vm_start;
 		in.vm_end = r->vm_start + ((__u64)r->vm_pages << 12);
 		slot_add(&in);
@@ -1074,14 +1074,11 @@ __noinline int maplog_send(struct thread_state *ts)
 	return 0;
 }
 
-/*
- * Ends the thread's batch pend[i]: the next entry of its buffer for user space (sent when
- * full), or, for growth a buffer entry cannot hold, its slot.
- */
+/* Ends the thread's batch pend[i]: the next entry of its buffer for user space (sent
+ * when full). */
 __noinline int pend_end(struct thread_state *ts, __u32 i)
 {
 	struct mp_maplog_event *lg;
-	struct mp_map_slot in;
 	struct mp_map_rec *r;
 	__u64 bytes, vm_pages;
 	struct pend *p;
@@ -1095,19 +1092,6 @@ __noinline int pend_end(struct thread_state *ts, __u32 i)
 	lg = &ts->maplog;
 	if (lg->n && lg->tgid != p->tgid)
 		maplog_send(ts);
-	if ((bytes & 4095) || (bytes >> 12) > 0xffffffffULL) {
-		in.phase = p->key.phase;
-		in.cls = p->key.cls;
-		in.kind = p->key.kind;
-		in.tgid = p->tgid;
-		in.dev = p->key.dev;
-		in.ino = p->key.ino;
-		in.start = p->key.start;
-		in.bytes = bytes;
-		in.vm_start = p->vm_start;
-		in.vm_end = p->vm_end;
-		return slot_add(&in);
-	}
 	n = lg->n;
 	if (n >= MP_MAPLOG_LEN) {
 		maplog_send(ts);
@@ -1120,11 +1104,10 @@ __noinline int pend_end(struct thread_state *ts, __u32 i)
 	r->vm_start = p->vm_start;
 	r->vm_pages = vm_pages > 0xffffffffULL ? 0xffffffffU : vm_pages;
 	r->dev = p->key.dev;
-	r->pages = bytes >> 12;
+	r->bytes = bytes;
 	r->phase = p->key.phase;
 	r->cls = p->key.cls;
 	r->kind = p->key.kind;
-	r->pad = 0;
 	lg->tgid = p->tgid;
 	lg->n = n + 1;
 	ts->maplog_bytes += bytes;

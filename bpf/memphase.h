@@ -423,13 +423,13 @@ struct mp_map_rec {
 	__u64 start;		/* the key's start (MP_MAP_ANON: its VMA's) */
 	__u64 ino;
 	__u64 vm_start;		/* the VMA (or the part of it) last seen for the key */
-	__u32 vm_pages;		/* its length in pages */
+	__u64 bytes;		/* the growth */
+	__u32 vm_pages;		/* the VMA's length in pages */
 	__u32 dev;
-	__u32 pages;		/* the growth, in 4 KiB pages */
 	__u8 phase;
 	__u8 cls;
 	__u8 kind;
-	__u8 pad;
+	__u8 pad[5];
 };
 
 struct mp_maplog_event {

@@ -171,13 +171,17 @@ def test_mapping_that_holds_a_thread_stack_keeps_its_growth():
         harness.assert_close(written, 128 * MIB, MIB, "the written mapping's growth")
 
 
+def small_driver(model):
+    """the llama stand-in on model with a small context, one prompt batch, 4 tokens"""
+    return [harness.DRIVER, "--model", model, "--ctx-mib", "4", "--prompt-batches", "1",
+            "--batch-mib", "1", "--tokens", "4", "--token-kib", "64", "--state-mib", "1"]
+
+
 def test_llama_model_mapped_with_populate_named_in_load():
     harness.need_root()
     with harness.workdir() as d:
         model = harness.make_model(os.path.join(d, "model.bin"), 16)
-        argv = [harness.DRIVER, "--model", model, "--ctx-mib", "4", "--prompt-batches", "1",
-                "--batch-mib", "1", "--tokens", "4", "--token-kib", "64", "--state-mib", "1"]
-        _, doc = run(d, argv)
+        _, doc = run(d, small_driver(model))
         load = harness.phase(doc, "load")
         top = load["top_mappings"][0]
         assert top["path"] == model and top["class"] == "file", top
@@ -192,9 +196,7 @@ def test_kernel_mapping_of_the_markers_named():
     harness.need_root()
     with harness.workdir() as d:
         model = harness.make_model(os.path.join(d, "model.bin"), 4)
-        argv = [harness.DRIVER, "--model", model, "--ctx-mib", "4", "--prompt-batches", "1",
-                "--batch-mib", "1", "--tokens", "4", "--token-kib", "64", "--state-mib", "1"]
-        _, doc = run(d, argv)
+        _, doc = run(d, small_driver(model))
         special = [(ph, t) for ph, t in mappings(doc) if t["kind"] == "special"]
         assert [t["path"] for _, t in special] == ["[uprobes]"], special
         assert special[0][1]["class"] == "file" and special[0][1]["bytes"] == 4096, special

@@ -22,7 +22,7 @@ static int add_batch(struct collect_maplog *ml, __u32 tgid, __u32 n, __u64 start
 	for (i = 0; i < n; i++) {
 		e.r[i].start = e.r[i].vm_start = (start0 + i) << 12;
 		e.r[i].vm_pages = 1;
-		e.r[i].pages = pages;
+		e.r[i].bytes = (__u64)pages << 12;
 		e.r[i].phase = phase;
 		e.r[i].cls = MP_ANON;
 		e.r[i].kind = MP_MAP_ANON;

@@ -534,7 +534,7 @@ int collect__maplog_add(struct collect_maplog *ml, const void *data, size_t len)
 		s.key.dev = r->dev;
 		s.key.ino = r->ino;
 		s.key.start = r->start;
-		s.val.bytes = (__u64)r->pages << 12;
+		s.val.bytes = r->bytes;
 		s.val.tgid = e->tgid;
 		if (r->kind != MP_MAP_UNKNOWN) {
 			s.val.vm_start = r->vm_start;
