@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The BPF object's load, on two CPUs where it can be (see loader.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -47,8 +50,83 @@ static void maps_created(void *ctx)
 }
 
 static const char *const side_progs[] = LOADER_SIDE_PROGS;
+static const char *const late_progs[] = LOADER_LATE_PROGS;
 
 #define NSIDE (sizeof(side_progs) / sizeof(side_progs[0]))
+#define NLATE (sizeof(late_progs) / sizeof(late_progs[0]))
+
+/*
+ * The late programs' load (loader.h), in two parts (objects), each on a thread of its
+ * own: the heaviest program alone, the others together.
+ */
+struct late_part {
+	pthread_t th;
+	bool threaded;			/* th runs late_load() (else it ran in begin) */
+	const char *const *names;	/* the programs it loads */
+	size_t n;
+	struct loader_late *l;
+	struct memphase_bpf *obj;	/* loaded, when done and err is 0 */
+	bool done;
+	int err;
+};
+
+struct loader_late {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct memphase_bpf *skel;	/* the first object, loaded */
+	const struct phases *phases;
+	struct collect_config cc;	/* copies: the caller's are gone by the load */
+	struct bpf_object_open_opts oo;
+	char btf_path[32];		/* oo's: the minimal BTF, a descriptor of our own */
+	int btf_fd;
+	bool begun;
+	unsigned int ndone;
+	struct late_part part[LOADER_LATE_OBJS];
+};
+
+static const char *const late_first[] = { "handle_marker" };
+static const char *const late_rest[] = { "handle_marker_ret", "handle_alloc_entry",
+					 "handle_alloc_return" };
+
+static bool prog_in(const struct bpf_program *prog, const char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(bpf_program__name(prog), names[i]))
+			return true;
+	return false;
+}
+
+/* Everything but prog (configured as the object's other openings were) left out. */
+static int autoload_only(struct bpf_object *obj, const char *const *names, size_t n)
+{
+	struct bpf_program *prog;
+	int err = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		bool mine = prog_in(prog, names, n);
+
+		if (!err)
+			err = bpf_program__set_autoload(prog, mine && bpf_program__autoload(prog));
+	}
+	return err;
+}
+
+/* Every map of obj is the first object's (the read-only data, frozen, too). */
+static int maps_reuse(struct bpf_object *obj, struct memphase_bpf *skel)
+{
+	struct bpf_map *map;
+	int err = 0;
+
+	bpf_object__for_each_map(map, obj) {
+		if (err)
+			break;
+		err = bpf_map__reuse_fd(map, bpf_map__fd(bpf_object__find_map_by_name(
+			skel->obj, bpf_map__name(map))));
+	}
+	return err;
+}
 
 /*
  * What creating a map costs, in units of roughly a ns here: the kernel allocates and
@@ -177,10 +255,7 @@ static void *side_load(void *arg)
 {
 	struct side *sd = arg;
 	struct memphase_bpf *side;
-	struct bpf_program *prog;
-	struct bpf_map *map;
-	bool ready, mine;
-	size_t i;
+	bool ready;
 	int err;
 
 	premade_create(sd, true);
@@ -195,12 +270,8 @@ static void *side_load(void *arg)
 	}
 	err = collect__configure(side, sd->o->phases, sd->o->cc);
 	/* configured as the first one was: the side programs it would have loaded */
-	bpf_object__for_each_program(prog, side->obj) {
-		for (i = 0, mine = false; i < NSIDE && !mine; i++)
-			mine = !strcmp(bpf_program__name(prog), side_progs[i]);
-		if (!err)
-			err = bpf_program__set_autoload(prog, mine && bpf_program__autoload(prog));
-	}
+	if (!err)
+		err = autoload_only(side->obj, side_progs, NSIDE);
 	pthread_mutex_lock(&sd->lock);
 	while (!sd->maps_ready && !sd->main_done)
 		pthread_cond_wait(&sd->cond, &sd->lock);
@@ -209,13 +280,8 @@ static void *side_load(void *arg)
 	pthread_mutex_unlock(&sd->lock);
 	if (!err && !ready)
 		err = -ECANCELED;
-	/* every map is the first object's (the read-only data, frozen, too) */
-	bpf_object__for_each_map(map, side->obj) {
-		if (err)
-			break;
-		err = bpf_map__reuse_fd(map, bpf_map__fd(bpf_object__find_map_by_name(
-			sd->skel->obj, bpf_map__name(map))));
-	}
+	if (!err)
+		err = maps_reuse(side->obj, sd->skel);
 	if (!err)
 		err = memphase_bpf__load(side);
 	/* while the first object loads: they see no target yet */
@@ -230,31 +296,183 @@ static void *side_load(void *arg)
 	return NULL;
 }
 
+/* A part of the late load: an opening of the object, configured like the first, loading
+ * only its programs with the first one's maps. */
+static void *late_load(void *arg)
+{
+	struct late_part *lp = arg;
+	struct loader_late *l = lp->l;
+	struct memphase_bpf *obj;
+	int err;
+
+	obj = memphase_bpf__open_opts(&l->oo);
+	err = obj ? collect__configure(obj, l->phases, &l->cc) : -errno;
+	if (!err)
+		err = autoload_only(obj->obj, lp->names, lp->n);
+	if (!err)
+		err = maps_reuse(obj->obj, l->skel);
+	if (!err)
+		err = memphase_bpf__load(obj);
+	if (err) {
+		memphase_bpf__destroy(obj);
+		obj = NULL;
+	}
+	pthread_mutex_lock(&l->lock);
+	lp->obj = obj;
+	lp->err = err;
+	lp->done = true;
+	/* the last part done: the minimal BTF is read */
+	if (++l->ndone == LOADER_LATE_OBJS) {
+		close(l->btf_fd);
+		l->btf_fd = -1;
+	}
+	pthread_cond_broadcast(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+/* The late load's state (the others are loaded), not begun: 0 and *lp, or -errno. */
+static int late_new(struct memphase_bpf *skel, const struct loader_opts *o,
+		    struct loader_late **lp)
+{
+	struct loader_late *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	l->skel = skel;
+	l->phases = o->phases;
+	l->cc = *o->cc;
+	l->oo = *o->oo;
+	/* close-on-exec: the command may be forked while it is open */
+	l->btf_fd = fcntl(o->btf_fd, F_DUPFD_CLOEXEC, 0);
+	if (l->btf_fd < 0) {
+		free(l);
+		return -errno;
+	}
+	snprintf(l->btf_path, sizeof(l->btf_path), "/proc/self/fd/%d", l->btf_fd);
+	l->oo.btf_custom_path = l->btf_path;
+	l->part[0].names = late_first;
+	l->part[0].n = sizeof(late_first) / sizeof(late_first[0]);
+	l->part[1].names = late_rest;
+	l->part[1].n = sizeof(late_rest) / sizeof(late_rest[0]);
+	*lp = l;
+	return 0;
+}
+
+void loader__late_begin(struct loader_late *l)
+{
+	sigset_t all, old;
+	unsigned int i;
+
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->lock);
+	if (l->begun) {
+		pthread_mutex_unlock(&l->lock);
+		return;
+	}
+	l->begun = true;
+	pthread_mutex_unlock(&l->lock);
+	/* signals stay the caller's (the main thread's) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (i = 0; i < LOADER_LATE_OBJS; i++) {
+		l->part[i].l = l;
+		l->part[i].threaded = !pthread_create(&l->part[i].th, NULL, late_load,
+						      &l->part[i]);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* without a thread: here */
+	for (i = 0; i < LOADER_LATE_OBJS; i++)
+		if (!l->part[i].threaded)
+			late_load(&l->part[i]);
+}
+
+int loader__late_wait(struct loader_late *l, struct bpf_object *objs[LOADER_LATE_OBJS])
+{
+	unsigned int i;
+	int err = 0;
+
+	loader__late_begin(l);
+	pthread_mutex_lock(&l->lock);
+	while (l->ndone < LOADER_LATE_OBJS)
+		pthread_cond_wait(&l->cond, &l->lock);
+	for (i = 0; i < LOADER_LATE_OBJS; i++) {
+		objs[i] = l->part[i].obj ? l->part[i].obj->obj : NULL;
+		if (l->part[i].err)
+			err = l->part[i].err;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return err;
+}
+
+unsigned int loader__late_done(struct loader_late *l, struct bpf_object *objs[LOADER_LATE_OBJS])
+{
+	unsigned int i, n = 0;
+
+	if (!l)
+		return 0;
+	pthread_mutex_lock(&l->lock);
+	for (i = 0; i < LOADER_LATE_OBJS; i++)
+		if (l->part[i].done && l->part[i].obj)
+			objs[n++] = l->part[i].obj->obj;
+	pthread_mutex_unlock(&l->lock);
+	return n;
+}
+
+void loader__late_free(struct loader_late *l)
+{
+	unsigned int i;
+
+	if (!l)
+		return;
+	for (i = 0; i < LOADER_LATE_OBJS; i++) {
+		if (l->part[i].threaded)
+			pthread_join(l->part[i].th, NULL);
+		memphase_bpf__destroy(l->part[i].obj);
+	}
+	if (l->btf_fd >= 0)
+		close(l->btf_fd);
+	free(l);
+}
+
 int loader__load(struct memphase_bpf *skel, const struct loader_opts *o,
-		 struct memphase_bpf **side)
+		 struct memphase_bpf **side, struct loader_late **late)
 {
 	struct side sd = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
 			   .skel = skel, .o = o, .btf_fd = -1 };
-	struct bpf_program *moved[NSIDE] = {};
+	struct bpf_program *moved[NSIDE] = {}, *deferred[NLATE] = {};
 	/* one CPU: the second object would only add its own open and load */
 	bool split = o->split && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
-	unsigned int n = 0;
+	unsigned int n = 0, nlate = 0;
+	struct bpf_program *prog;
 	pthread_t th;
 	size_t i;
 	int err;
 
 	*side = NULL;
+	*late = NULL;
 	for (i = 0; split && i < NSIDE; i++) {
 		moved[n] = bpf_object__find_program_by_name(skel->obj, side_progs[i]);
 		if (moved[n] && bpf_program__autoload(moved[n]) &&
 		    !bpf_program__set_autoload(moved[n], false))
 			n++;
 	}
+	/* the late programs: not this object's, if a thread can load them later */
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (split && n && prog_in(prog, late_progs, NLATE) && bpf_program__autoload(prog) &&
+		    !bpf_program__set_autoload(prog, false))
+			deferred[nlate++] = prog;
+	}
 	if (n)
 		premade_plan(&sd);
 	if (!n || pthread_create(&th, NULL, side_load, &sd)) {
 		for (i = 0; i < n; i++)
 			bpf_program__set_autoload(moved[i], true);
+		for (i = 0; i < nlate; i++)
+			bpf_program__set_autoload(deferred[i], true);
 		premade_take(&sd);
 		return memphase_bpf__load(skel);
 	}
@@ -276,6 +494,8 @@ int loader__load(struct memphase_bpf *skel, const struct loader_opts *o,
 	pthread_join(th, NULL);
 	if (!err)
 		err = sd.err;
+	if (!err && nlate)
+		err = late_new(skel, o, late);
 	if (err) {
 		memphase_bpf__destroy(sd.side);
 		return err;

@@ -67,6 +67,8 @@ struct session {
 	int status;			/* memphase's exit status */
 	struct memphase_bpf *skel;
 	struct memphase_bpf *side;	/* the side program's object (loader.h), or NULL */
+	struct loader_late *late;	/* the late programs' load (loader.h), or NULL */
+	bool late_said;			/* its failure said */
 	/* bpf_load(), then bpf_attach(), on a thread from bpf_begin() to bpf_join() */
 	pthread_t load_th;
 	pthread_mutex_t load_lock;
@@ -174,7 +176,8 @@ static int bpf_load(struct session *s)
 	}
 	lo.oo = &oo;
 	lo.split = kb.fd >= 0;
-	err = loader__load(s->skel, &lo, &s->side);
+	lo.btf_fd = kb.fd;
+	err = loader__load(s->skel, &lo, &s->side, &s->late);
 	/* the minimal BTF is read by the load */
 	kbtf__close(&kb);
 	if (err) {
@@ -261,15 +264,56 @@ static int bpf_join(struct session *s)
 	return s->load_err ? s->load_err : s->attach_err;
 }
 
-/* After bpf_loaded(): the marker and allocation probes' programs. 0 or -errno. */
+/* The program named name in one of objs[n] that loaded it, else NULL. */
+static struct bpf_program *prog_loaded(struct bpf_object *const *objs, unsigned int n,
+				       const char *name)
+{
+	struct bpf_program *prog;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		prog = objs[i] ? bpf_object__find_program_by_name(objs[i], name) : NULL;
+		if (prog && bpf_program__fd(prog) >= 0)
+			return prog;
+	}
+	return NULL;
+}
+
+/* The probes' programs: the first object's, or the late ones' once loaded (a failed
+ * load said once). */
+static int probes_progs(void *ctx, struct probes_progs *pp)
+{
+	struct session *s = ctx;
+	struct bpf_object *objs[LOADER_LATE_OBJS] = { s->skel->obj };
+	unsigned int n = 1;
+	int err;
+
+	if (s->late) {
+		err = loader__late_wait(s->late, objs);
+		if (err) {
+			if (!s->late_said)
+				fprintf(stderr, "memphase: failed to load the marker programs: %s\n",
+					strerror(-err));
+			s->late_said = true;
+			return err;
+		}
+		n = LOADER_LATE_OBJS;
+	}
+	pp->marker = prog_loaded(objs, n, "handle_marker");
+	pp->marker_ret = prog_loaded(objs, n, "handle_marker_ret");
+	pp->alloc_entry = prog_loaded(objs, n, "handle_alloc_entry");
+	pp->alloc_return = prog_loaded(objs, n, "handle_alloc_return");
+	return 0;
+}
+
+/* After bpf_loaded(): the marker and allocation probes (their programs may still be
+ * loading: the first attach waits for them). 0 or -errno. */
 static int probes_start(struct session *s)
 {
-	s->probes = probes__new(s->skel->progs.handle_marker, s->skel->progs.handle_marker_ret,
-				&s->phases, s->env->verbose);
+	s->probes = probes__new(&s->phases, probes_progs, s, s->env->verbose);
 	if (!s->probes)
 		return -ENOMEM;
-	probes__set_allocs(s->probes, s->skel->progs.handle_alloc_entry,
-			   s->skel->progs.handle_alloc_return, cuda_allocs, cuda_nallocs);
+	probes__set_allocs(s->probes, cuda_allocs, cuda_nallocs);
 	return 0;
 }
 
@@ -287,6 +331,17 @@ static void on_max_rss(void *ctx, pid_t pid, const char *comm)
 	struct session *s = ctx;
 
 	guard__max_rss(s->guard, pid, comm);
+}
+
+static unsigned int late_objs(void *ctx, struct bpf_object **objs, unsigned int max)
+{
+	struct session *s = ctx;
+	struct bpf_object *o[LOADER_LATE_OBJS];
+	unsigned int n = loader__late_done(s->late, o), i;
+
+	for (i = 0; i < n && i < max; i++)
+		objs[i] = o[i];
+	return i;
 }
 
 /* The guard's snapshot: every regular output file as things stand. */
@@ -321,7 +376,7 @@ static int collector_start(struct session *s)
 		.ncause_files = e->ncause_files,
 		.allocators = e->allocators,
 		.nallocators = e->nallocators,
-		.hooks = { .ctx = s, .notice = on_notice, .max_rss = on_max_rss },
+		.hooks = { .ctx = s, .notice = on_notice, .max_rss = on_max_rss, .late = late_objs },
 	};
 	struct guard_opts go = {
 		.max_rss = e->max_rss,
@@ -565,6 +620,9 @@ static int setup_run(struct session *s)
 	err = target__resume(&s->target);
 	if (err)
 		return err;
+	/* the marker programs, now that the command runs (its first new code waits for
+	 * them, held, if they have markers to probe) */
+	loader__late_begin(s->late);
 	/* it runs: its log is a log now */
 	outputs__log_commit(&s->out);
 	return 0;
@@ -613,6 +671,8 @@ static int setup_attach(struct session *s)
 		return -ESRCH;
 	}
 	collector__started(s->collector);
+	/* a library with markers it loads later */
+	loader__late_begin(s->late);
 	return record_commit(s);
 }
 
@@ -1068,6 +1128,7 @@ cleanup:
 	guard__free(s->guard);
 	collector__free(s->collector);
 	probes__free(s->probes);
+	loader__late_free(s->late);
 	memphase_bpf__destroy(s->side);
 	memphase_bpf__destroy(s->skel);
 	/* a detached command must not stay stopped by a library-load stop in flight */

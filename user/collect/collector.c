@@ -934,7 +934,12 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 		recorder__profile(c->rec, &m->profile);
 	nvml_tick(c, end);
 	if (c->bpf_stats) {
-		collect__bpf_stats(c->skel, c->side, m);
+		struct bpf_object *others[1 + COLLECTOR_MAX_LATE] = { c->side };
+		unsigned int n = 1;
+
+		if (c->hooks.late)
+			n += c->hooks.late(c->hooks.ctx, others + 1, COLLECTOR_MAX_LATE);
+		collect__bpf_stats(c->skel, others, n, m);
 		recorder__bpf_stats(c->rec, &m->bpf_stats);
 	}
 	if (reaped)

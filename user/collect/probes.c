@@ -29,8 +29,11 @@ struct file_id {
 };
 
 struct probes {
-	struct bpf_program *prog;
-	struct bpf_program *ret_prog;	/* return probes of markers with a ret_phase */
+	probes_progs_fn progs_fn;	/* the programs, once (progs_err) */
+	void *progs_ctx;
+	bool progs_asked;
+	int progs_err;
+	struct probes_progs pp;
 	const struct phases *ph;
 	int verbose;
 	unsigned int nfiles;
@@ -44,26 +47,36 @@ struct probes {
 	bool user_found[PHASES_MAX_MARKERS];
 	bool user_matched[PHASES_MAX_MARKERS];	/* a scanned file matched its binary */
 	/* the second kind: allocation probes (entry, and return for allocations) */
-	struct bpf_program *alloc_entry, *alloc_return;
 	const struct alloc_sym *allocs;
 	unsigned int nallocs;
 	unsigned int nalloc_links;		/* allocation functions probed */
 	unsigned int nalloc_rets;		/* ... of which also at return */
 };
 
-struct probes *probes__new(struct bpf_program *prog, struct bpf_program *ret_prog,
-			   const struct phases *ph, int verbose)
+struct probes *probes__new(const struct phases *ph, probes_progs_fn progs, void *ctx,
+			   int verbose)
 {
 	struct probes *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->prog = prog;
-	p->ret_prog = ret_prog;
+	p->progs_fn = progs;
+	p->progs_ctx = ctx;
 	p->ph = ph;
 	p->verbose = verbose;
-	p->multi = bpf_program__expected_attach_type(prog) == PROBES_UPROBE_MULTI;
 	return p;
+}
+
+/* The programs, asked for once (the first attach may wait for their load): 0 or -errno. */
+static int probes_progs(struct probes *p)
+{
+	if (p->progs_asked)
+		return p->progs_err;
+	p->progs_asked = true;
+	p->progs_err = p->progs_fn(p->progs_ctx, &p->pp);
+	if (!p->progs_err && p->pp.marker)
+		p->multi = bpf_program__expected_attach_type(p->pp.marker) == PROBES_UPROBE_MULTI;
+	return p->progs_err;
 }
 
 /* BPF_LINK_CREATE's uprobe_multi member, as in the kernel's uapi since 6.6 */
@@ -133,11 +146,8 @@ bool probes__multi_supported(void)
 	return supported;
 }
 
-void probes__set_allocs(struct probes *p, struct bpf_program *entry, struct bpf_program *ret,
-			const struct alloc_sym *syms, unsigned int n)
+void probes__set_allocs(struct probes *p, const struct alloc_sym *syms, unsigned int n)
 {
-	p->alloc_entry = entry;
-	p->alloc_return = ret;
 	p->allocs = syms;
 	p->nallocs = n < MP_MAX_ALLOC_RULES ? n : MP_MAX_ALLOC_RULES;
 }
@@ -211,6 +221,10 @@ static struct bpf_link *attach_one(struct probes *p, struct bpf_program *prog, c
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = ret);
 	struct bpf_link *link;
 
+	if (!prog) {
+		errno = ENOENT;
+		return NULL;
+	}
 	if (p->nlinks == PROBES_MAX_LINKS) {
 		errno = E2BIG;
 		return NULL;
@@ -233,15 +247,21 @@ static int scan_allocs(struct probes *p, struct elfsym *es, const char *name, co
 	int n = 0, err;
 	bool ok;
 
-	for (i = 0; i < p->nallocs && p->alloc_entry; i++) {
+	for (i = 0; i < p->nallocs; i++) {
 		const struct alloc_sym *a = &p->allocs[i];
 		__u64 off;
 
 		if (elfsym__lookup(es, a->symbol, &off))
 			continue;
-		ok = attach_one(p, p->alloc_entry, path, off, i, false) != NULL;
+		err = probes_progs(p);
+		if (err) {
+			errno = -err;
+			ok = false;
+		} else {
+			ok = attach_one(p, p->pp.alloc_entry, path, off, i, false) != NULL;
+		}
 		if (ok && a->rule.op == MP_AOP_ALLOC &&
-		    !attach_one(p, p->alloc_return, path, off, i, true)) {
+		    !attach_one(p, p->pp.alloc_return, path, off, i, true)) {
 			/* an entry without its return would leave the thread's call open */
 			err = errno;
 			bpf_link__destroy(p->links[--p->nlinks]);
@@ -270,6 +290,8 @@ static int attach_markers(struct probes *p, struct bpf_program *prog, const char
 {
 	int fd;
 
+	if (!prog)
+		return -ENOENT;
 	if (!p->multi)
 		return attach_single(p, prog, path, offs, cookies, n, ret);
 	if (p->nfds == 2 * PROBES_MAX_FILES)
@@ -310,7 +332,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		want[nwant++] = mk->symbol;
 		match[nmatch++] = i;
 	}
-	for (i = 0; i < p->nallocs && p->alloc_entry; i++)
+	for (i = 0; i < p->nallocs; i++)
 		want[nwant++] = p->allocs[i].symbol;
 	if (!elfsym__may_define(path, want, nwant))
 		return 0;
@@ -324,7 +346,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 		if (elfsym__lookup(es, mk->symbol, &offs[n]))
 			continue;
 		cookies[n] = phases__cookie(mk);
-		if (mk->ret_phase >= 0 && p->ret_prog) {
+		if (mk->ret_phase >= 0) {
 			roffs[nr] = offs[n];
 			rcookies[nr++] = phases__ret_cookie(mk);
 		}
@@ -335,9 +357,11 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	elfsym__close(es);
 	if (!n)
 		return 0;
-	err = attach_markers(p, p->prog, path, offs, cookies, n, false);
+	err = probes_progs(p);
+	if (!err)
+		err = attach_markers(p, p->pp.marker, path, offs, cookies, n, false);
 	if (!err && nr)
-		err = attach_markers(p, p->ret_prog, path, roffs, rcookies, nr, true);
+		err = attach_markers(p, p->pp.marker_ret, path, roffs, rcookies, nr, true);
 	if (err) {
 		fprintf(stderr, "memphase: failed to attach uprobes in %s: %s\n",
 			utf8__esc_term(esc, sizeof(esc), name), strerror(-err));

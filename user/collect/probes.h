@@ -20,18 +20,30 @@ struct probes;
  * (bpf_program__set_expected_attach_type before load) and each file's markers are one link.
  */
 bool probes__multi_supported(void);
-/* prog: the marker program (one program, the cookie tells the phase). */
-/* ret_prog: the program of markers' return probes (ret_phase), may be NULL */
-struct probes *probes__new(struct bpf_program *prog, struct bpf_program *ret_prog,
-			   const struct phases *ph, int verbose);
+/* The programs the probes attach, loaded. */
+struct probes_progs {
+	struct bpf_program *marker;	/* every marker's (the cookie tells the phase) */
+	struct bpf_program *marker_ret;	/* markers' return probes (ret_phase), may be NULL */
+	struct bpf_program *alloc_entry;	/* allocation functions' entry ... */
+	struct bpf_program *alloc_return;	/* ... and return (allocations) */
+};
+
+/*
+ * Fills *pp with the loaded programs, waiting for their load if it is still going on
+ * (loader.h's late programs): 0 or -errno. Called once, before the first uprobe is
+ * attached: a target whose files have no marker and no allocation function never waits.
+ */
+typedef int (*probes_progs_fn)(void *ctx, struct probes_progs *pp);
+
+struct probes *probes__new(const struct phases *ph, probes_progs_fn progs, void *ctx,
+			   int verbose);
 void probes__free(struct probes *p);	/* detaches; NULL-safe */
 /*
  * The second kind of probe: allocation functions (syms[i]'s cookie is i, the index of its
  * rule in cfg.allocs), attached with an entry program, and for allocations also a return
  * program, in every file scanned from now on.
  */
-void probes__set_allocs(struct probes *p, struct bpf_program *entry, struct bpf_program *ret,
-			const struct alloc_sym *syms, unsigned int n);
+void probes__set_allocs(struct probes *p, const struct alloc_sym *syms, unsigned int n);
 
 /*
  * Looks up every marker in one file and attaches uprobes (all pids: the BPF side
