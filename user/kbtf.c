@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The build's minimal kernel BTF, when the running kernel is the build's (see kbtf.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +24,28 @@ void kbtf__on_load(void (*fn)(void *ctx), void *ctx)
 	__atomic_store_n(&on_load, fn, __ATOMIC_RELEASE);
 }
 
-/* Hashed where sysfs maps it (kbtf__hash_fd()): under a ms, no copy, no fault per page. */
+/* Whether the running kernel's build id is the build's (false: unknown, or another). */
+static bool build_id_matches(void)
+{
+	unsigned char notes[4096];
+	const unsigned char *id;
+	ssize_t n;
+	int fd, len;
+
+	if (!KBTF_BUILD_ID_LEN)
+		return false;
+	fd = open(KBTF_NOTES, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, notes, sizeof(notes));
+	close(fd);
+	if (n <= 0)
+		return false;
+	len = kbtf__build_id(notes, n, &id);
+	return len == KBTF_BUILD_ID_LEN && !memcmp(id, kbtf_build_id, len);
+}
+
+/* Hashed where sysfs maps it (kbtf__hash_fd()): no copy, no fault per page. */
 int kbtf__matches(const char *path)
 {
 	__u64 size = 0, hash = 0;
@@ -41,6 +63,10 @@ int kbtf__matches(const char *path)
 	}
 	if ((__u64)st.st_size != KBTF_SIZE) {
 		err = -ESTALE;
+		goto cleanup;
+	}
+	if (!strcmp(path, KBTF_SYSFS) && build_id_matches()) {
+		err = 0;
 		goto cleanup;
 	}
 	err = kbtf__hash_fd(fd, &size, &hash);

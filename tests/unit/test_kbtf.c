@@ -165,3 +165,46 @@ cleanup:
 		if (p[i][sizeof("/tmp/kbtf-test.") - 1] != 'X')
 			unlink(p[i]);
 }
+
+/* one ELF note (4-byte aligned) at p: its length */
+static size_t note_put(unsigned char *p, const char *owner, __u32 type, const void *desc,
+		       __u32 descsz)
+{
+	__u32 w[3] = { (__u32)strlen(owner) + 1, descsz, type };
+	size_t name = (w[0] + 3) & ~3U, d = (descsz + 3) & ~3U;
+
+	memcpy(p, w, sizeof(w));
+	memset(p + sizeof(w), 0, name + d);
+	memcpy(p + sizeof(w), owner, w[0]);
+	memcpy(p + sizeof(w) + name, desc, descsz);
+	return sizeof(w) + name + d;
+}
+
+/* The GNU build id is found among the kernel's other notes, and only a whole one. */
+TEST(kbtf_build_id_from_the_notes)
+{
+	static const unsigned char id[20] = { 0x85, 0xc7, 0xe4, 0xe2, 0xed, 0x76, 0xf4, 0x41,
+					      0x7e, 0x8a, 0xaa, 0xd7, 0xc6, 0xb0, 0x40, 0xd2,
+					      0xbb, 0x89, 0x7a, 0x26 };
+	unsigned char buf[256], other[20];
+	const unsigned char *got = NULL;
+	size_t n = 0, at;
+
+	memset(other, 0x5a, sizeof(other));
+	/* Xen's and Linux's notes first, and a GNU note of another type */
+	n += note_put(buf + n, "Xen", 18, "\0\0\0\0\0\0\0\0", 8);
+	n += note_put(buf + n, "Linux", 0x100, "6.18.44", 8);
+	n += note_put(buf + n, "GNU", 5, other, sizeof(other));
+	at = n;
+	n += note_put(buf + n, "GNU", 3, id, sizeof(id));
+	ASSERT_EQ(kbtf__build_id(buf, n, &got), 20, "found");
+	ASSERT_TRUE(got == buf + at + 16, "where");
+	ASSERT_TRUE(got && !memcmp(got, id, sizeof(id)), "the id");
+	ASSERT_EQ(kbtf__build_id(buf, n - 1, &got), -ENOENT, "cut short");
+	ASSERT_EQ(kbtf__build_id(buf, at, &got), -ENOENT, "none");
+	ASSERT_EQ(kbtf__build_id(buf, 0, &got), -ENOENT, "empty");
+	/* a size past the end */
+	n = note_put(buf, "GNU", 3, id, sizeof(id));
+	((__u32 *)buf)[1] = 0xfffffff0;
+	ASSERT_EQ(kbtf__build_id(buf, n, &got), -ENOENT, "descsz past the end");
+}
