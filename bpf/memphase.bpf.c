@@ -385,8 +385,9 @@ static __always_inline struct mp_target *target_of_current(__u32 *tgid_out)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mp_target *t = target_lookup(tgid);
 
-	/* not yet exec'd (run), or exited: a recycled pid is not ours */
-	if (!t || (t->flags & (MP_T_WAIT_EXEC | MP_T_EXITED)))
+	/* not yet exec'd (run), sizes not yet read (attach), or exited: a recycled pid is
+	 * not ours */
+	if (!t || (t->flags & (MP_T_WAIT_EXEC | MP_T_SEEDING | MP_T_EXITED)))
 		return NULL;
 	if (tgid_out)
 		*tgid_out = tgid;
@@ -2857,6 +2858,65 @@ int flush_threads(struct bpf_iter__task *ctx)
 		return 0;
 	mapping_flush(ts);
 	maplog_send(ts);
+	return 0;
+}
+
+/*
+ * Attach: the process's exact sizes, read before any of its events counts (its target is
+ * added with MP_T_SEEDING, which this clears), so that each class's first event is growth
+ * like any other instead of the baseline (whose own page would be lost). Run by user space
+ * over every task (collect__seed_attach()); seed_tgid names the process, and is cleared
+ * once its address space is seeded. Where the kernel's counters cannot be summed, the
+ * entry is left to the first events as before.
+ */
+__u32 seed_tgid;
+
+SEC("iter/task")
+int seed_attach(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	const struct percpu_counter *ctr;
+	__s64 count, sum, v[MP_NR_CLASSES];
+	struct mm_struct *mm;
+	struct mp_target *t;
+	__u32 tgid = seed_tgid, mm_id;
+	struct mp_mm *e;
+	__s32 own;
+	bool mine;
+	int c;
+
+	if (!task || !tgid || task->tgid != tgid)
+		return 0;
+	t = target_lookup(tgid);
+	if (!t || !(t->flags & MP_T_SEEDING))
+		return 0;
+	/* a thread without one (a leader that exited before its threads): the next */
+	mm = task->mm;
+	if (!mm)
+		return 0;
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		ctr = rss_counter(mm, c);
+		sum = ctr ? pcpu_sum(ctr, &count, &own) : -1;
+		if (sum == -1)
+			return 0;
+		v[c] = sum > 0 ? sum << 12 : 0;
+	}
+	mm_id = mm_id_of(mm);
+	e = mm_claim(mm_id, tgid, &mine);
+	if (!e || !mine)
+		return 0;
+	e->gen = t->mm_gen;
+	e->seq = __sync_fetch_and_add(&mm_seq_next, 1) + 1;
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		e->floor[c] = 0;
+		e->rss[c] = e->peak[c] = v[c];
+	}
+	e->peak_total = v[MP_FILE] + v[MP_ANON] + v[MP_SHMEM];
+	t->own_mm = mm_id;
+	/* an exchange: a full barrier, the fields above are seen before the mark */
+	__sync_lock_test_and_set(&e->seeded, ((1 << MP_NR_CLASSES) - 1) | MP_MM_READY);
+	__sync_fetch_and_and(&t->flags, ~MP_T_SEEDING);
+	seed_tgid = 0;
 	return 0;
 }
 

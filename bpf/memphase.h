@@ -264,6 +264,7 @@ struct mp_phase_stats {
 #define MP_T_ORPHANS	(1U << 7)	/* ended threads left growth to look up (BPF only) */
 #define MP_T_HEAP_ORIGIN (1U << 8)	/* the heap's origin (its first brk growth) was sent */
 #define MP_T_STICKY	(1U << 9)	/* in a sticky phase its own marker entered (BPF) */
+#define MP_T_SEEDING	(1U << 10)	/* attached, sizes not yet read: ignore its events */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path

@@ -28,13 +28,13 @@
 
 struct memphase_bpf;
 
-/* programs verified (and tp_btf ones attached) on the second CPU: the two heaviest, the
- * rarely hit ones whose links (~0.7 ms each) the first CPU need not make after its last
- * program, and the iterator only the end runs (collect__flush_threads()) */
+/* programs verified (and tp_btf ones attached) on the second CPU: the heaviest, the rarely
+ * hit ones whose links (~0.7 ms each) the first CPU need not make after its last program,
+ * and the iterators only user space runs (collect__flush_threads(), collect__seed_attach()) */
 #define LOADER_SIDE_PROGS { "handle_rss_stat", "handle_mark_victim",			\
 			    "handle_reclaim_begin", "handle_reclaim_end",			\
 			    "handle_memcg_reclaim_begin", "handle_memcg_reclaim_end",		\
-			    "flush_threads" }
+			    "flush_threads", "seed_attach" }
 /* programs loaded after the others, only for the uprobes (see above), from two objects */
 #define LOADER_LATE_PROGS { "handle_marker", "handle_marker_ret", "handle_alloc_entry",	\
 			    "handle_alloc_return" }

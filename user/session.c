@@ -142,6 +142,7 @@ static int bpf_load(struct session *s)
 		.ringbuf_kib = s->env->ringbuf_kib,
 		/* origins are symbolized with the stacks: none without them */
 		.origin_min = s->env->stack_mode != MP_STACKS_NONE ? s->env->origin_min : 0,
+		.attach = s->env->mode == MODE_ATTACH,
 	};
 	struct kbtf kb = { .fd = -1 };
 	struct loader_opts lo = { .phases = &s->phases, .cc = &cc };
@@ -659,8 +660,16 @@ static int setup_attach(struct session *s)
 		err = collector_start(s);
 	if (!err)
 		err = bpf_join(s);
+	/* its events count once its sizes are read: the first of each class is growth */
 	if (!err)
-		err = collect__add_target(s->skel, e->pid, 0);
+		err = collect__add_target(s->skel, e->pid, MP_T_SEEDING);
+	if (!err) {
+		int serr = collect__seed_attach(s->skel, s->side ? s->side->obj : NULL, e->pid);
+
+		if (serr && s->env->verbose)
+			fprintf(stderr, "memphase: sizes of %d not read at attach (%s): its first "
+				"event of each class is its baseline\n", e->pid, strerror(-serr));
+	}
 	if (!err)
 		err = collector__begin_attach(s->collector, e->pid);
 	if (err)

@@ -269,7 +269,9 @@ def test_faults_that_hop_between_mappings_charged_exactly():
 def test_attach_then_detach_while_hopping_keeps_every_byte():
     """memphase attaches to a process that then hops between mappings and keeps running
     after memphase detaches: the growth its thread still held in its batch when memphase
-    stopped is in the mappings too (each tracked mapping's growth is its smaps Rss)."""
+    stopped is in the mappings too (each tracked mapping's growth is its smaps Rss), and
+    the first page the process writes once attached (a tracked mapping's) counts: its sizes
+    are read at the attach, no event of it is taken as the baseline."""
     harness.need_root()
     with harness.workdir() as d:
         out = os.path.join(d, "out.json")

@@ -164,16 +164,10 @@ int main(int argc, char **argv)
 			maxpages = regions[i].len / PAGE;
 		off += regions[i].len + PAGE;
 	}
-	if (wait) {
-		/* an attached observer takes its first event of a class as its baseline: let it
-		 * be this page's, not one of the mappings' */
-		char *warm = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				  -1, 0);
-
-		if (!fgets(line, sizeof(line), stdin) || warm == MAP_FAILED)
-			return 1;
-		*(volatile char *)warm = 1;
-	}
+	/* the first page written once an observer is attached is a tracked mapping's (the
+	 * first region's first page): the observer must count it like any other */
+	if (wait && !fgets(line, sizeof(line), stdin))
+		return 1;
 	pthread_barrier_init(&start, NULL, nthreads);
 	for (j = 1; j < nthreads; j++)
 		if (pthread_create(&t[j], NULL, writer, (void *)j)) {

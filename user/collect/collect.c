@@ -967,9 +967,10 @@ int collect__bpf_stats(struct memphase_bpf *skel, struct bpf_object *const *othe
 	return err;
 }
 
-int collect__flush_threads(struct memphase_bpf *skel, struct bpf_object *side)
+/* Runs a task iterator program (skel's, or its namesake in side): it runs for each task
+ * as the iterator is read, printing nothing. 0 or -errno (-ENOENT: not loaded). */
+static int iter_run(struct bpf_program *prog, struct bpf_object *side)
 {
-	struct bpf_program *prog = skel->progs.flush_threads;
 	struct bpf_link *link;
 	char buf[64];
 	ssize_t n;
@@ -988,7 +989,6 @@ int collect__flush_threads(struct memphase_bpf *skel, struct bpf_object *side)
 		err = -errno;
 		goto cleanup;
 	}
-	/* the program runs for each task as the iterator is read; it prints nothing */
 	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
 		;
 	if (n < 0)
@@ -997,6 +997,29 @@ int collect__flush_threads(struct memphase_bpf *skel, struct bpf_object *side)
 cleanup:
 	bpf_link__destroy(link);
 	return err;
+}
+
+int collect__flush_threads(struct memphase_bpf *skel, struct bpf_object *side)
+{
+	return iter_run(skel->progs.flush_threads, side);
+}
+
+int collect__seed_attach(struct memphase_bpf *skel, struct bpf_object *side, __u32 tgid)
+{
+	int err;
+
+	skel->bss->seed_tgid = tgid;
+	err = iter_run(skel->progs.seed_attach, side);
+	/* not seeded (no task of it with an address space, sizes unreadable): the first
+	 * events take the baseline, as the BPF side does without it */
+	if (err || skel->bss->seed_tgid) {
+		int aerr;
+
+		skel->bss->seed_tgid = 0;
+		aerr = collect__add_target(skel, tgid, 0);
+		return aerr ? aerr : err ? err : -ESRCH;
+	}
+	return 0;
 }
 
 int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
@@ -1043,10 +1066,14 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 			kib = want;
 	}
 	err = bpf_map__set_max_entries(skel->maps.events, kib * 1024);
-	/* run on demand (collect__flush_threads()), never attached with the others */
+	/* run on demand (collect__flush_threads(), collect__seed_attach()), never attached
+	 * with the others */
 	bpf_program__set_autoattach(skel->progs.flush_threads, false);
+	bpf_program__set_autoattach(skel->progs.seed_attach, false);
 	if (!err && !cc->mappings)
 		err = bpf_program__set_autoload(skel->progs.flush_threads, false);
+	if (!err && !cc->attach)
+		err = bpf_program__set_autoload(skel->progs.seed_attach, false);
 	/* a program the configuration can never use is not loaded (its verification is time) */
 	if (!err && !ph->nmarkers)
 		err = bpf_program__set_autoload(skel->progs.handle_marker, false);

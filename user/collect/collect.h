@@ -18,6 +18,7 @@ struct collect_config {
 	__u64 max_rss;			/* the guard's RSS limit (0: off) */
 	unsigned int ringbuf_kib;
 	__u64 origin_min;		/* mappings this large get their origin (0: none) */
+	bool attach;			/* to a running process (its sizes are read first) */
 };
 
 #define COLLECT_ORIGINS_SMALL_PER_SEC	64	/* origins of smaller mappings: at most */
@@ -97,6 +98,14 @@ int collect__bpf_stats(struct memphase_bpf *skel, struct bpf_object *const *othe
  * -ENOENT (not loaded: no mapping tracking) or -errno.
  */
 int collect__flush_threads(struct memphase_bpf *skel, struct bpf_object *side);
+/*
+ * Attach: after collect__add_target(tgid, MP_T_SEEDING), reads the exact sizes of tgid's
+ * address space into its entry and lets its events count (the seed_attach iterator; from
+ * side if it was loaded there). 0; or, when it could not be seeded, the target is re-added
+ * without the flag (its first event of each class is then its baseline) and -errno
+ * (-ESRCH: no task of it has an address space, -ENOENT: not loaded).
+ */
+int collect__seed_attach(struct memphase_bpf *skel, struct bpf_object *side, __u32 tgid);
 /* Adds a process to the BPF target set. */
 int collect__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags);
 /* A full mapping map must still take growth: every phase's "unknown" rows exist. */
