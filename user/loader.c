@@ -57,7 +57,7 @@ static const char *const late_progs[] = LOADER_LATE_PROGS;
 
 /*
  * The late programs' load (loader.h), in two parts (objects), each on a thread of its
- * own: the heaviest program alone, the others together.
+ * own: the first of LOADER_LATE_PROGS (the heaviest) alone, the others together.
  */
 struct late_part {
 	pthread_t th;
@@ -84,10 +84,6 @@ struct loader_late {
 	struct late_part part[LOADER_LATE_OBJS];
 };
 
-static const char *const late_first[] = { "handle_marker" };
-static const char *const late_rest[] = { "handle_marker_ret", "handle_alloc_entry",
-					 "handle_alloc_return" };
-
 static bool prog_in(const struct bpf_program *prog, const char *const *names, size_t n)
 {
 	size_t i;
@@ -98,7 +94,8 @@ static bool prog_in(const struct bpf_program *prog, const char *const *names, si
 	return false;
 }
 
-/* Everything but prog (configured as the object's other openings were) left out. */
+/* Every program of obj but the named ones left out (a named one loads only if its
+ * configuration, the same as the other openings', has it load). */
 static int autoload_only(struct bpf_object *obj, const char *const *names, size_t n)
 {
 	struct bpf_program *prog;
@@ -353,10 +350,12 @@ static int late_new(struct memphase_bpf *skel, const struct loader_opts *o,
 	}
 	snprintf(l->btf_path, sizeof(l->btf_path), "/proc/self/fd/%d", l->btf_fd);
 	l->oo.btf_custom_path = l->btf_path;
-	l->part[0].names = late_first;
-	l->part[0].n = sizeof(late_first) / sizeof(late_first[0]);
-	l->part[1].names = late_rest;
-	l->part[1].n = sizeof(late_rest) / sizeof(late_rest[0]);
+	/* the first of LOADER_LATE_PROGS, the heaviest, alone; the others together */
+	l->part[0].names = late_progs;
+	l->part[0].n = 1;
+	l->part[1].names = late_progs + 1;
+	l->part[1].n = NLATE - 1;
+	l->part[0].l = l->part[1].l = l;
 	*lp = l;
 	return 0;
 }
@@ -378,11 +377,9 @@ void loader__late_begin(struct loader_late *l)
 	/* signals stay the caller's (the main thread's) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (i = 0; i < LOADER_LATE_OBJS; i++) {
-		l->part[i].l = l;
+	for (i = 0; i < LOADER_LATE_OBJS; i++)
 		l->part[i].threaded = !pthread_create(&l->part[i].th, NULL, late_load,
 						      &l->part[i]);
-	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* without a thread: here */
 	for (i = 0; i < LOADER_LATE_OBJS; i++)

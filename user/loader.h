@@ -35,7 +35,8 @@ struct memphase_bpf;
 			    "handle_reclaim_begin", "handle_reclaim_end",			\
 			    "handle_memcg_reclaim_begin", "handle_memcg_reclaim_end",		\
 			    "flush_threads", "seed_attach" }
-/* programs loaded after the others, only for the uprobes (see above), from two objects */
+/* programs loaded after the others, only for the uprobes (see above), from two objects:
+ * the first (the heaviest) from one, the others from the second */
 #define LOADER_LATE_PROGS { "handle_marker", "handle_marker_ret", "handle_alloc_entry",	\
 			    "handle_alloc_return" }
 #define LOADER_LATE_OBJS 2
