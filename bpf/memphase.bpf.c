@@ -2092,11 +2092,11 @@ static __always_inline void peaks_keep(struct mp_target *t, const struct mp_mm *
 		t->peak_total = mm->peak_total;
 }
 
-/* Fills in a claimed entry for target t (tgid, mm_id set), then marks it ready. cmm: the
- * kernel's mm (current's). */
-static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t, struct mm_struct *cmm)
+/* Sets a claimed entry for target t (tgid, mm_id set) to sizes v (bytes per class), the
+ * classes of seeded known exactly, then marks it ready. */
+static __always_inline void mm_set(struct mp_mm *mm, struct mp_target *t, const __s64 *v,
+				   __u32 seeded)
 {
-	__u32 seeded = 0;
 	int c;
 
 	mm->gen = t->mm_gen;
@@ -2104,9 +2104,21 @@ static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t, struc
 	mm->seq = __sync_fetch_and_add(&mm_seq_next, 1) + 1;
 	for (c = 0; c < MP_NR_CLASSES; c++) {
 		mm->floor[c] = 0;
-		mm->rss[c] = mm->peak[c] = 0;
+		mm->rss[c] = mm->peak[c] = v[c];
 	}
-	mm->peak_total = 0;
+	mm->peak_total = v[MP_FILE] + v[MP_ANON] + v[MP_SHMEM];
+	/* an exchange: a full barrier, the fields above are seen before the mark */
+	__sync_lock_test_and_set(&mm->seeded, seeded | MP_MM_READY);
+}
+
+/* Fills in a claimed entry for target t (tgid, mm_id set), then marks it ready. cmm: the
+ * kernel's mm (current's). */
+static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t, struct mm_struct *cmm)
+{
+	__s64 v[MP_NR_CLASSES] = {};
+	__u32 seeded = 0;
+	int c;
+
 	if (t->flags & MP_T_FRESH_MM) {
 		/* after exec the new mm starts empty: count from zero */
 		seeded = (1 << MP_NR_CLASSES) - 1;
@@ -2117,11 +2129,9 @@ static __always_inline void mm_fill(struct mp_mm *mm, struct mp_target *t, struc
 		 * class's first exact event, show the approximate counters.
 		 */
 		for (c = 0; c < MP_NR_CLASSES; c++)
-			mm->rss[c] = mm->peak[c] = mm_counter(cmm, c);
-		mm->peak_total = mm->rss[MP_FILE] + mm->rss[MP_ANON] + mm->rss[MP_SHMEM];
+			v[c] = mm_counter(cmm, c);
 	}
-	/* an exchange: a full barrier, the fields above are seen before the mark */
-	__sync_lock_test_and_set(&mm->seeded, seeded | MP_MM_READY);
+	mm_set(mm, t, v, seeded);
 }
 
 /*
@@ -2928,16 +2938,8 @@ int seed_attach(struct bpf_iter__task *ctx)
 	e = mm_claim(mm_id, tgid, &mine);
 	if (!e || !mine)
 		return 0;
-	e->gen = t->mm_gen;
-	e->seq = __sync_fetch_and_add(&mm_seq_next, 1) + 1;
-	for (c = 0; c < MP_NR_CLASSES; c++) {
-		e->floor[c] = 0;
-		e->rss[c] = e->peak[c] = v[c];
-	}
-	e->peak_total = v[MP_FILE] + v[MP_ANON] + v[MP_SHMEM];
 	t->own_mm = mm_id;
-	/* an exchange: a full barrier, the fields above are seen before the mark */
-	__sync_lock_test_and_set(&e->seeded, ((1 << MP_NR_CLASSES) - 1) | MP_MM_READY);
+	mm_set(e, t, v, (1 << MP_NR_CLASSES) - 1);
 	__sync_fetch_and_and(&t->flags, ~MP_T_SEEDING);
 	seed_tgid = 0;
 	return 0;

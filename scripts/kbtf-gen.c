@@ -70,18 +70,10 @@ static void print_build_id(const char *vmlinux)
 	unsigned char notes[4096];
 	const unsigned char *id = NULL;
 	char *real = realpath(vmlinux, NULL);
-	ssize_t n = -1;
-	int fd, len = -ENOENT, i;
+	int len = -ENOENT, i;
 
-	if (real && !strcmp(real, KBTF_SYSFS)) {
-		fd = open(KBTF_NOTES, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			n = read(fd, notes, sizeof(notes));
-			close(fd);
-		}
-		if (n > 0)
-			len = kbtf__build_id(notes, n, &id);
-	}
+	if (real && !strcmp(real, KBTF_SYSFS))
+		len = kbtf__kernel_build_id(notes, sizeof(notes), &id);
 	free(real);
 	if (len <= 0) {
 		printf("#define KBTF_BUILD_ID_LEN 0\nstatic const unsigned char kbtf_build_id[1];\n");

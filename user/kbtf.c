@@ -29,19 +29,11 @@ static bool build_id_matches(void)
 {
 	unsigned char notes[4096];
 	const unsigned char *id;
-	ssize_t n;
-	int fd, len;
+	int len;
 
 	if (!KBTF_BUILD_ID_LEN)
 		return false;
-	fd = open(KBTF_NOTES, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, notes, sizeof(notes));
-	close(fd);
-	if (n <= 0)
-		return false;
-	len = kbtf__build_id(notes, n, &id);
+	len = kbtf__kernel_build_id(notes, sizeof(notes), &id);
 	return len == KBTF_BUILD_ID_LEN && !memcmp(id, kbtf_build_id, len);
 }
 

@@ -12,6 +12,7 @@
 #define __MP_KBTF_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -203,6 +204,24 @@ static inline int kbtf__hash_fd(int fd, __u64 *size, __u64 *hash)
 	*size = total;
 	*hash = kbtf__hash_end(&h, total);
 	return 0;
+}
+
+/*
+ * The running kernel's build id, read from KBTF_NOTES into notes (size bytes): its length
+ * (and *id where it starts in notes), or -ENOENT.
+ */
+static inline int kbtf__kernel_build_id(unsigned char *notes, size_t size,
+					const unsigned char **id)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(KBTF_NOTES, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	n = read(fd, notes, size);
+	close(fd);
+	return n > 0 ? kbtf__build_id(notes, n, id) : -ENOENT;
 }
 
 #endif

@@ -334,15 +334,13 @@ static void on_max_rss(void *ctx, pid_t pid, const char *comm)
 	guard__max_rss(s->guard, pid, comm);
 }
 
+_Static_assert(COLLECTOR_MAX_LATE >= LOADER_LATE_OBJS, "the collector takes every late object");
+
 static unsigned int late_objs(void *ctx, struct bpf_object **objs, unsigned int max)
 {
 	struct session *s = ctx;
-	struct bpf_object *o[LOADER_LATE_OBJS];
-	unsigned int n = loader__late_done(s->late, o), i;
 
-	for (i = 0; i < n && i < max; i++)
-		objs[i] = o[i];
-	return i;
+	return max >= LOADER_LATE_OBJS ? loader__late_done(s->late, objs) : 0;
 }
 
 /* The guard's snapshot: every regular output file as things stand. */
