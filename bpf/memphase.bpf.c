@@ -2229,9 +2229,10 @@ static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_targe
  * the kernel's counter moved since its last look, while the counter's count has not moved
  * (no fold anywhere, so all the change since is this CPU's: a fold moves count, and leaves
  * the folding CPU's part at 0); else (or with RSS_WHOLE in member) the counter summed less
- * the sizes held, into *ch. 0, or -1: the counter could not be read. A subprogram, verified
- * once (inlined, it was verified at every state of rss_stat that reached it: 5k of its 25k
- * instructions walked, 11 of its 29 ms).
+ * the sizes held, into *ch. 0, or -1: the counter could not be read. rss_stat calls it as
+ * the global subprogram rss_amount(), verified once (inlined, it was verified at every
+ * state of rss_stat that reached it: 5k of its 25k instructions walked, 11 of its 29 ms);
+ * rss_sync() inlines it, since its mm (current's, read from the task) is not trusted.
  */
 #define RSS_WHOLE	0x100
 struct rss_change {
@@ -2239,8 +2240,8 @@ struct rss_change {
 	__s64 size;	/* bytes after it, or -1: not summed */
 };
 
-__noinline int rss_amount(struct mm_struct *mm __arg_trusted, __u32 member, struct mp_mm *e,
-			  struct mp_mm_pc *pc, struct rss_change *ch)
+static __always_inline int rss_amount_of(struct mm_struct *mm, __u32 member, struct mp_mm *e,
+					 struct mp_mm_pc *pc, struct rss_change *ch)
 {
 	bool whole = member & RSS_WHOLE;
 	const struct percpu_counter *ctr;
@@ -2288,6 +2289,13 @@ __noinline int rss_amount(struct mm_struct *mm __arg_trusted, __u32 member, stru
 	pc->seen |= bit;
 	pc->part[k] += ch->amount;
 	return 0;
+}
+
+/* rss_stat's: its mm is the tracepoint's argument, trusted */
+__noinline int rss_amount(struct mm_struct *mm __arg_trusted, __u32 member, struct mp_mm *e,
+			  struct mp_mm_pc *pc, struct rss_change *ch)
+{
+	return rss_amount_of(mm, member, e, pc, ch);
 }
 
 /*
@@ -2438,7 +2446,7 @@ __noinline int rss_sync(struct mp_target *t, __u32 tgid)
 	if (!pc)
 		return 0;
 	for (k = 0; k < MP_NR_CLASSES; k++)
-		if (!rss_amount(mm, k | RSS_WHOLE, e, pc, &ch))
+		if (!rss_amount_of(mm, k | RSS_WHOLE, e, pc, &ch))
 			rss_account(NULL, e, mm, t, tgid, k, ch.amount, ch.size, 0, NULL);
 	return 0;
 }
