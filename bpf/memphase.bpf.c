@@ -40,6 +40,11 @@ char LICENSE[] SEC("license") = "GPL";
 #define __NR_mlock	149
 #define __NR_mlockall	151
 #define __NR_mlock2	325
+#define __NR_prctl	157
+#define PR_SET_DUMPABLE	4
+#define SUID_DUMP_USER	1		/* mm dumpable bits: the user may ptrace it */
+#define MMF_DUMPABLE_MASK 3
+#define BINPRM_FLAGS_ENFORCE_NONDUMP 1	/* would_dump(): the program is not readable */
 #define MAP_POPULATE	0x8000
 #define MAX_DEFERRED	8		/* per thread: growth waiting for its mapping's lookup */
 #define VMA_CACHE	3		/* per thread: VMAs remembered besides the last one */
@@ -58,6 +63,8 @@ const volatile __u32 map_slots_shift = MP_MAP_SLOTS_SHIFT;	/* log2 mapslots per 
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
  * probed. Writable: user space turns it off before it stops listening. */
 __u32 stop_on_map = 0;
+/* Whose reach the targets must stay within (struct mp_observer): set before any target. */
+struct mp_observer observer = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -2206,7 +2213,9 @@ static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_targe
 		return NULL;
 	tgid = mm->tgid;
 	t = target_lookup(tgid);
-	if (!t)
+	/* out of the user's reach: even its teardown (whose sums would bring in what it grew
+	 * unseen) is not counted */
+	if (!t || (t->flags & MP_T_LEFT))
 		return NULL;
 	/*
 	 * Someone else's context on a live image is ours: kswapd reclaiming, a uprobe's
@@ -2749,6 +2758,8 @@ int BPF_PROG(handle_sys_enter, struct pt_regs *regs, long id)
 	}
 }
 
+__noinline int target_leave_current(__u32 why, __u64 path);
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -2767,8 +2778,91 @@ int BPF_PROG(handle_sys_exit, struct pt_regs *regs, long ret)
 	case __NR_brk:
 		sys_exit_brk(ctx, ret);
 		break;
+	case __NR_prctl:
+		/* the process asks not to be ptraced: nor is it observed */
+		if (!ret && regs->di == PR_SET_DUMPABLE && !regs->si && observer.check)
+			target_leave_current(MP_LEFT_PRCTL, 0);
+		break;
 	}
 	sys_window_close(id, ret);
+	return 0;
+}
+
+/* ---- the invoking user's reach ---- */
+
+/*
+ * The current process leaves the observation (why: MP_LEFT_* bits, path: the kernel's
+ * address of the program an exec runs, or 0): from now on nothing of it counts or is sampled, as if it had
+ * exited, and its later children are not followed. What it did before stays, and the
+ * event tells user space, which reads no more of its /proc files. A global subprogram,
+ * as it is rare.
+ */
+__noinline int target_leave_current(__u32 why, __u64 path)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mp_target *t = target_lookup(tgid);
+	struct mp_event *e;
+
+	if (!t || (t->flags & MP_T_EXITED))
+		return 0;
+	/* a hold (new code to probe) would not be released: the target is no longer ours */
+	__sync_fetch_and_or(&t->flags, MP_T_LEFT | MP_T_EXITED);
+	call_flush(t, tgid);
+	e = event_new(MP_EV_LEFT, tgid, t->phase);
+	if (!e)
+		return 0;
+	e->arg = why;
+	if (path)
+		bpf_probe_read_kernel_str(e->path, sizeof(e->path), (const void *)path);
+	/* what its image held when it left */
+	event_rss(e, t, tgid);
+	event_submit(e, true);
+	return 0;
+}
+
+/* What in credentials c puts a process out of the observer's reach (MP_LEFT_* bits). */
+static __always_inline __u32 cred_out_of_reach(const struct cred *c)
+{
+	__u32 why = 0, uid = observer.uid, gid = observer.gid;
+
+	if (!c)
+		return 0;
+	if (BPF_CORE_READ(c, uid.val) != uid || BPF_CORE_READ(c, euid.val) != uid ||
+	    BPF_CORE_READ(c, suid.val) != uid || BPF_CORE_READ(c, fsuid.val) != uid)
+		why |= MP_LEFT_UIDS;
+	if (BPF_CORE_READ(c, gid.val) != gid || BPF_CORE_READ(c, egid.val) != gid ||
+	    BPF_CORE_READ(c, sgid.val) != gid || BPF_CORE_READ(c, fsgid.val) != gid)
+		why |= MP_LEFT_GIDS;
+	if (BPF_CORE_READ(c, cap_permitted.val) || BPF_CORE_READ(c, cap_effective.val) ||
+	    BPF_CORE_READ(c, cap_ambient.val))
+		why |= MP_LEFT_CAPS;
+	return why;
+}
+
+/*
+ * An exec the invoking user could not ptrace afterwards: its credentials (computed by
+ * now, bprm->cred) are not theirs, or give it capabilities, or the exec is a secure one.
+ * Checked before the old image is flushed, so nothing of the new one is ever counted or
+ * sampled (kernels since 6.10; before, handle_exec's checks catch it once it ran).
+ */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, why;
+	struct mp_target *t;
+
+	if (!observer.check)
+		return 0;
+	t = target_lookup(tgid);
+	if (!t || (t->flags & MP_T_EXITED))
+		return 0;
+	why = cred_out_of_reach(BPF_CORE_READ(bprm, cred));
+	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
+		why |= MP_LEFT_SECURE;
+	if (BPF_CORE_READ(bprm, interp_flags) & BINPRM_FLAGS_ENFORCE_NONDUMP)
+		why |= MP_LEFT_NODUMP;
+	if (why)
+		target_leave_current(why, (__u64)BPF_CORE_READ(bprm, filename));
 	return 0;
 }
 
@@ -2784,7 +2878,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	if (ptgid == ctgid)
 		return 0;	/* a new thread, not a new process */
 	pt = target_lookup(ptgid);
-	if (!pt || (pt->flags & MP_T_WAIT_EXEC))
+	if (!pt || (pt->flags & (MP_T_WAIT_EXEC | MP_T_EXITED)))
 		return 0;
 	ct.phase = pt->phase;
 	ct.parent = ptgid;
@@ -2814,8 +2908,23 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 	struct mp_event *e;
 	__u8 one = 1;
 
-	if (!t)
+	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
+	/* the kernel made the new image not dumpable (a program the user cannot read), or
+	 * (without sched_prepare_exec) its new credentials are out of the user's reach */
+	if (observer.check) {
+		struct mm_struct *mm = BPF_CORE_READ(p, mm);
+		__u32 why = cred_out_of_reach(BPF_CORE_READ(p, cred));
+		__u64 mmf = 0;
+
+		if (mm && !bpf_core_read(&mmf, sizeof(mmf), &mm->flags) &&
+		    (mmf & MMF_DUMPABLE_MASK) != SUID_DUMP_USER)
+			why |= MP_LEFT_NODUMP;
+		if (why) {
+			target_leave_current(why, (__u64)BPF_CORE_READ(bprm, filename));
+			return 0;
+		}
+	}
 	__sync_fetch_and_and(&t->flags, ~(MP_T_WAIT_EXEC | MP_T_FORKED | MP_T_HEAP_ORIGIN));
 	__sync_fetch_and_or(&t->flags, MP_T_FRESH_MM);
 	t->mm_gen++;
@@ -3034,7 +3143,8 @@ int BPF_PROG(handle_mark_victim, struct task_struct *victim, uid_t uid)
 	struct mm_struct *mm = BPF_CORE_READ(victim, mm);
 	struct mp_event *e;
 
-	if (!t)
+	/* one that left the observation is not the user's to see */
+	if (!t || (t->flags & MP_T_LEFT))
 		return 0;
 	e = event_new(MP_EV_OOM, tgid, t->phase);
 	if (!e)

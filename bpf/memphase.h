@@ -228,6 +228,19 @@ struct mp_config {
 	struct mp_alloc_rule allocs[MP_MAX_ALLOC_RULES];
 };
 
+/*
+ * The invoking user (the BPF side's global `observer`, set by user space before any target
+ * is added), when not root: a target stops being followed once that user could no longer
+ * ptrace it (MP_EV_LEFT): an exec that changes its ids or gives it capabilities, of a
+ * program they cannot read, or its own PR_SET_DUMPABLE 0.
+ */
+struct mp_observer {
+	__u32 check;		/* 0: root started memphase, nothing to check */
+	__u32 uid;
+	__u32 gid;
+	__u32 pad;
+};
+
 /* Address-space counters of an interval, in the order of mp_phase_stats' mmap_bytes.. */
 enum mp_ivl_map {
 	MP_IVL_MMAP = 0,
@@ -265,6 +278,16 @@ struct mp_phase_stats {
 #define MP_T_HEAP_ORIGIN (1U << 8)	/* the heap's origin (its first brk growth) was sent */
 #define MP_T_STICKY	(1U << 9)	/* in a sticky phase its own marker entered (BPF) */
 #define MP_T_SEEDING	(1U << 10)	/* attached, sizes not yet read: ignore its events */
+#define MP_T_LEFT	(1U << 11)	/* the invoking user could no longer ptrace it: not
+					 * followed (set with MP_T_EXITED) */
+
+/* MP_EV_LEFT: why the invoking user could no longer ptrace the process (bits of arg). */
+#define MP_LEFT_UIDS	(1U << 0)	/* an exec gave it other user ids (setuid) */
+#define MP_LEFT_GIDS	(1U << 1)	/* ... other group ids (setgid) */
+#define MP_LEFT_CAPS	(1U << 2)	/* ... capabilities (file capabilities) */
+#define MP_LEFT_SECURE	(1U << 3)	/* ... a secure exec (an LSM's transition) */
+#define MP_LEFT_NODUMP	(1U << 4)	/* not dumpable after an exec (an unreadable program) */
+#define MP_LEFT_PRCTL	(1U << 5)	/* it made itself not dumpable (PR_SET_DUMPABLE 0) */
 
 /*
  * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
@@ -476,6 +499,7 @@ enum mp_event_type {
 	MP_EV_ALLOC = 11,	/* struct mp_alloc_event: an allocation probe's call succeeded */
 	MP_EV_FREE = 12,	/* struct mp_alloc_event: a tracked allocation was freed */
 	MP_EV_MAPLOG = 13,	/* struct mp_maplog_event: a thread's growth per mapping */
+	MP_EV_LEFT = 14,	/* a target is no longer followed (arg: MP_LEFT_* bits) */
 };
 
 /* MP_EV_ORIGIN: the syscall that created the mapping (mp_stack_event.map_how). */
@@ -502,7 +526,10 @@ struct mp_event {
 	/* OOM: the victim's memory cgroup that was at its limit (0: none was) */
 	__u64 cg_id;		/* kernfs id: the cgroup directory's inode number */
 	__u64 cg_limit;		/* bytes */
-	char cg_name[64];
+	union {
+		char cg_name[64];
+		char path[64];	/* LEFT by an exec: the program, as execve named it */
+	};
 	/*
 	 * PHASE with a change: what the process counted in the interval of old_phase that
 	 * ends here (growth and shrink per class, faults), so that a later marker can show an

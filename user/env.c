@@ -2,6 +2,7 @@
 /* Command line parsing (argp) for `memphase run` and `memphase attach`. */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +13,13 @@
 #include "env.h"
 #include "memphase.h"
 #include "collect/target.h"
+#include "lib/asuser.h"
 #include "lib/causerules.h"
 #include "lib/httpd.h"
+#include "lib/utf8.h"
 #include "lib/util.h"
 #include "report/metrics.h"
+#include "users.h"
 
 /* The documented ranges of the numeric options (README, --help). */
 #define YEAR_S		(365.0 * 86400)
@@ -180,7 +184,8 @@ static struct argp_option options[] = {
 	  "On Ctrl-C/SIGTERM (run) or a guard, wait this long for the process to end before "
 	  "SIGKILL (default 3; 0..1h)", 0 },
 	{ "user", OPT_USER, "NAME", 0,
-	  "run: run the command as this user (default: the one who ran sudo)", 0 },
+	  "run, started by root itself (no sudo): run the command as this user (under sudo it "
+	  "runs as you)", 0 },
 	{ "allow-root", OPT_ALLOW_ROOT, NULL, 0,
 	  "run: started by root itself (no sudo), run the command as root", 0 },
 	{ "ringbuf-kib", OPT_RINGBUF, "KIB", 0,
@@ -313,16 +318,43 @@ static void stacks_needed(struct argp_state *state)
 				     output_formats[i]->name);
 }
 
-/* A --phase whose binary is a path must name an existing file. */
+/* Who started memphase: the files named on the command line are opened as them. */
+static const struct creds *invoker(struct argp_state *state)
+{
+	static struct creds c;
+	static bool known;
+
+	/* its one line said */
+	if (!known && users__invoking(&c))
+		exit(TARGET_EXIT_FAILED);
+	known = true;
+	return &c;
+}
+
+/* path opened as the invoking user with flags: its fd, or one error line and exit. */
+static int open_as_user(struct argp_state *state, const char *opt, const char *path,
+			int flags)
+{
+	char why[160], p[256];
+	int fd, err;
+
+	err = asuser__open(invoker(state), path, flags, &fd, why, sizeof(why));
+	if (err)
+		argp_failure(state, TARGET_EXIT_FAILED, 0, "%s '%s': %s", opt,
+			     utf8__esc_term(p, sizeof(p), path), why[0] ? why : strerror(-err));
+	return fd;
+}
+
+/* A --phase whose binary is a path must name a file the invoking user can read. */
 static void check_phase_binary(struct argp_state *state, const char *arg,
 			       const struct phase_spec *sp)
 {
-	struct stat st;
+	char opt[PHASE_SYM_MAX + PHASE_BIN_MAX + 16];
 
-	if (!strchr(sp->binary, '/') || !stat(sp->binary, &st))
+	if (!strchr(sp->binary, '/'))
 		return;
-	argp_failure(state, TARGET_EXIT_FAILED, 0, "--phase %s: '%s': %s", arg, sp->binary,
-		     strerror(errno));
+	snprintf(opt, sizeof(opt), "--phase %s:", arg);
+	close(open_as_user(state, opt, sp->binary, O_RDONLY | O_NONBLOCK));
 }
 
 /* Options that only make sense for `memphase watch`. */
@@ -441,6 +473,7 @@ static void parse_watch_end(struct argp_state *state)
 	unsigned int i;
 	struct stat st;
 	bool any = false;
+	int fd;
 
 	if (!env.npids && !by_attr)
 		argp_failure(state, TARGET_EXIT_FAILED, 0,
@@ -450,12 +483,12 @@ static void parse_watch_end(struct argp_state *state)
 			     "-p excludes --comm, --exe and --cgroup");
 	if (!env.out_dir)
 		env.out_dir = ".";
-	if (stat(env.out_dir, &st))
-		argp_failure(state, TARGET_EXIT_FAILED, 0, "--out-dir '%s': %s", env.out_dir,
-			     strerror(errno));
-	if (!S_ISDIR(st.st_mode))
+	/* as the user: root's view of what exists is not theirs */
+	fd = open_as_user(state, "--out-dir", env.out_dir, O_PATH);
+	if (fstat(fd, &st) || !S_ISDIR(st.st_mode))
 		argp_failure(state, TARGET_EXIT_FAILED, 0, "--out-dir '%s': not a directory",
 			     env.out_dir);
+	close(fd);
 	for (i = 0; i < outputs__nformats(); i++)
 		any |= env.out_paths[i] != NULL;
 	/* nothing asked: the JSON */
@@ -497,12 +530,20 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_EXE: {
 		static char exe[PATH_MAX];
+		char link[64];
 		struct stat st;
+		ssize_t n;
+		int fd;
 
 		watch_only(state, "--exe");
-		if (!realpath(arg, exe) || stat(exe, &st))
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "--exe '%s': %s", arg,
-				     strerror(errno));
+		/* resolved as the user: the path the kernel names the file by */
+		fd = open_as_user(state, "--exe", arg, O_PATH);
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n <= 0 || fstat(fd, &st))
+			argp_failure(state, TARGET_EXIT_FAILED, errno, "--exe '%s'", arg);
+		exe[n] = '\0';
+		close(fd);
 		if (!S_ISREG(st.st_mode))
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "--exe '%s': not a regular file",
 				     arg);
@@ -573,18 +614,31 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CAUSES: {
 		struct causerules r;
+		char why[160], p[256];
+		size_t len;
+		char *text;
 		int e;
 
 		if (env.ncause_files == ENV_MAX_RULE_ARGS)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "too many --causes options (max %d)", ENV_MAX_RULE_ARGS);
-		/* read now: a bad file is one line and an exit before anything starts */
+		/* read once, as the user, now: a bad file is one line and an exit before
+		 * anything starts, and what the run uses (and records) is what was checked */
+		e = asuser__read(invoker(state), arg, ASUSER_TEXT_MAX, &text, &len, why,
+				 sizeof(why));
+		if (e)
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--causes %s: %s",
+				     utf8__esc_term(p, sizeof(p), arg), why[0] ? why : strerror(-e));
+		if (strlen(text) != len)
+			argp_failure(state, TARGET_EXIT_FAILED, 0, "--causes %s: not a text file",
+				     utf8__esc_term(p, sizeof(p), arg));
 		causerules__init(&r);
-		e = causerules__load(&r, arg, err, sizeof(err));
+		e = causerules__parse(&r, text, arg, err, sizeof(err));
 		causerules__free(&r);
 		if (e)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "--causes %s", err);
-		env.cause_files[env.ncause_files++] = arg;
+		env.cause_files[env.ncause_files] = arg;
+		env.cause_texts[env.ncause_files++] = text;
 		break;
 	}
 	case OPT_ALLOCATOR_FRAME:

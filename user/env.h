@@ -53,6 +53,7 @@ struct env {
 	/* origins and causes: --causes FILE, --allocator-frame PATTERN (repeatable) */
 	unsigned int ncause_files, nallocators;
 	const char *cause_files[ENV_MAX_RULE_ARGS];
+	const char *cause_texts[ENV_MAX_RULE_ARGS];	/* ... each read once, as the user */
 	const char *allocators[ENV_MAX_RULE_ARGS];
 	unsigned long long origin_min;	/* origins of every mapping this big (0: none) */
 	unsigned int ringbuf_kib;

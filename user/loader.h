@@ -34,7 +34,7 @@ struct memphase_bpf;
 #define LOADER_SIDE_PROGS { "handle_rss_stat", "handle_mark_victim",			\
 			    "handle_reclaim_begin", "handle_reclaim_end",			\
 			    "handle_memcg_reclaim_begin", "handle_memcg_reclaim_end",		\
-			    "flush_threads", "seed_attach" }
+			    "flush_threads", "seed_attach", "handle_prepare_exec" }
 /* programs loaded after the others, only for the uprobes (see above), from two objects:
  * the first (the heaviest) from one, the others from the second */
 #define LOADER_LATE_PROGS { "handle_marker", "handle_marker_ret", "handle_alloc_entry",	\

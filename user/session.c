@@ -311,7 +311,7 @@ static int probes_progs(void *ctx, struct probes_progs *pp)
  * loading: the first attach waits for them). 0 or -errno. */
 static int probes_start(struct session *s)
 {
-	s->probes = probes__new(&s->phases, probes_progs, s, s->env->verbose);
+	s->probes = probes__new(&s->phases, probes_progs, s, s->fs, &s->user, s->env->verbose);
 	if (!s->probes)
 		return -ENOMEM;
 	probes__set_allocs(s->probes, cuda_allocs, cuda_nallocs);
@@ -370,8 +370,10 @@ static int collector_start(struct session *s)
 		.bpf_stats = e->bpf_stats,
 		.side = s->side ? s->side->obj : NULL,
 		.rec = s->rec,
+		.fs = s->fs,
 		.preset = e->preset ? e->preset->name : NULL,
 		.cause_files = e->cause_files,
+		.cause_texts = e->cause_texts,
 		.ncause_files = e->ncause_files,
 		.allocators = e->allocators,
 		.nallocators = e->nallocators,
@@ -415,6 +417,11 @@ static int record_open(struct session *s)
 	err = userfs__open(s->fs, s->env->record, &s->rec_file);
 	if (!err && s->rec_file.kind != USERFS_FILE)
 		err = -ESPIPE;
+	/* one line said: the recording would replace an output, or be replaced by it */
+	if (!err && outputs__clash(&s->out, &s->rec_file, "record", s->env->record)) {
+		userfs__discard(s->fs, &s->rec_file);
+		return -EINVAL;
+	}
 	if (err) {
 		fprintf(stderr, "memphase: --record %s: %s\n",
 			utf8__esc_term(p, sizeof(p), s->env->record),
@@ -579,6 +586,20 @@ static int record_close(struct session *s)
 
 /* ---- targets ---- */
 
+/*
+ * Before any target is added: whose reach the observation stays within. Under sudo a
+ * target the invoking user could no longer ptrace (a setuid exec...) stops being followed
+ * (MP_EV_LEFT); root itself may observe anything.
+ */
+static void observer_set(struct session *s)
+{
+	struct mp_observer *o = &s->skel->bss->observer;
+
+	o->uid = s->user.uid;
+	o->gid = s->user.gid;
+	o->check = !s->user.root;
+}
+
 static int setup_run(struct session *s)
 {
 	const struct env *e = s->env;
@@ -594,8 +615,10 @@ static int setup_run(struct session *s)
 	if (err)
 		return err;
 	err = bpf_loaded(s);
-	if (!err)
+	if (!err) {
+		observer_set(s);
 		err = probes_start(s);
+	}
 	if (!err)
 		err = collector_start(s);
 	if (!err)
@@ -637,12 +660,15 @@ static int setup_attach(struct session *s)
 	if (!err && e->watched && s->target.start_time != e->watched_start)
 		err = -ESRCH;
 	if (!err)
-		err = target__may_observe(e->pid, &s->user);
-	if (err == -ESRCH) {
+		err = target__may_observe(&s->target, s->fs, &s->user);
+	if (err == -ESRCH || err == -ECHILD) {
 		/* watch counts these itself: a match that ended before its attach */
-		if (!e->watched)
+		if (!e->watched && err == -ECHILD)
+			fprintf(stderr, "memphase: process %d has exited (a zombie its parent has "
+					"not reaped): nothing to observe\n", e->pid);
+		else if (!e->watched)
 			fprintf(stderr, "memphase: no such process: %d\n", e->pid);
-		return err;
+		return -ESRCH;
 	}
 	if (err)
 		return err;
@@ -652,8 +678,10 @@ static int setup_attach(struct session *s)
 		return -EINVAL;
 	}
 	err = bpf_loaded(s);
-	if (!err)
+	if (!err) {
+		observer_set(s);
 		err = probes_start(s);
+	}
 	if (!err)
 		err = collector_start(s);
 	if (!err)
@@ -734,7 +762,8 @@ static int metrics_open(struct session *s)
 	s->textfile = k >= 0 && s->env->out_paths[k] ? k : -1;
 	if (!s->env->metrics)
 		return 0;
-	s->httpd = httpd__new(s->env->metrics, "/metrics", metrics_get, s, why, sizeof(why));
+	s->httpd = httpd__new(s->env->metrics, "/metrics", metrics_get, s, &s->user, why,
+			      sizeof(why));
 	if (!s->httpd) {
 		fprintf(stderr, "memphase: --metrics %s: %s\n", s->env->metrics, why);
 		return -errno;
@@ -1167,6 +1196,17 @@ int session__report(const struct env *e, int *status)
 	int err;
 
 	*status = TARGET_EXIT_FAILED;
+	/* a report needs no privilege: all of it runs as the invoking user, who must be
+	 * able to read the recording and write the files */
+	err = users__invoking(&user);
+	if (err)
+		return err;
+	err = creds__drop(&user);
+	if (err) {
+		fprintf(stderr, "memphase: cannot become uid %u: %s\n", (unsigned int)user.uid,
+			strerror(-err));
+		return err;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -1181,11 +1221,6 @@ int session__report(const struct env *e, int *status)
 	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
 		err = -EISDIR;
 		fprintf(stderr, "memphase: %s: %s\n", p, strerror(EISDIR));
-		goto out;
-	}
-	err = creds__invoking(&user);
-	if (err) {
-		fprintf(stderr, "memphase: SUDO_UID and SUDO_GID are not both valid ids\n");
 		goto out;
 	}
 	fs = userfs__new(&user);

@@ -6,10 +6,13 @@
 #include "env.h"
 #include "lib/creds.h"
 
+/* The invoking user (creds__invoking). 0, or -EINVAL after one line on stderr. */
+int users__invoking(struct creds *user);
 /*
- * user: from SUDO_UID and SUDO_GID (both valid ids), else root. run_as (run mode): --user,
- * else the invoking user; never root unless root itself started memphase and said so
- * (--allow-root) or named root with --user. 0, or -errno after one line on stderr.
+ * user: users__invoking(). run_as (run mode): the invoking user; --user NAME or
+ * --allow-root (root) only when root itself started memphase (under sudo they are
+ * refused: the command runs as the one who ran sudo). 0, or -errno after one line on
+ * stderr.
  */
 int users__choose(const struct env *e, struct creds *user, struct creds *run_as);
 

@@ -785,7 +785,7 @@ int watch__run(const struct env *e, int *status)
 	if (!err)
 		err = check_out_dir(w);
 	if (!err) {
-		w->metrics = watch_metrics__new(e, w->fs);
+		w->metrics = watch_metrics__new(e, w->fs, &w->user);
 		if (!w->metrics && errno)
 			err = -errno;
 	}

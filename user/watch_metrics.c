@@ -199,7 +199,8 @@ static __u64 linger_ns(const struct watch_metrics *m)
 	return gap < WATCH_LINGER_MAX_NS ? gap : WATCH_LINGER_MAX_NS;
 }
 
-struct watch_metrics *watch_metrics__new(const struct env *e, struct userfs *fs)
+struct watch_metrics *watch_metrics__new(const struct env *e, struct userfs *fs,
+					 const struct creds *user)
 {
 	const char *paths[OUTPUTS_MAX] = {};
 	struct watch_metrics *m;
@@ -233,7 +234,7 @@ struct watch_metrics *watch_metrics__new(const struct env *e, struct userfs *fs)
 	if (err)
 		goto fail;
 	if (e->metrics) {
-		m->httpd = httpd__new(e->metrics, "/metrics", scrape, m, why, sizeof(why));
+		m->httpd = httpd__new(e->metrics, "/metrics", scrape, m, user, why, sizeof(why));
 		if (!m->httpd) {
 			err = -errno;
 			fprintf(stderr, "memphase: --metrics %s: %s\n", e->metrics, why);

@@ -46,10 +46,12 @@ struct watch_counts {
 struct watch_metrics;
 
 /*
- * Listens (--metrics) and opens the textfile (--metrics-textfile) as fs's user. NULL with
- * errno 0 when neither is asked; NULL with errno set after one line on stderr.
+ * Listens (--metrics, bound as user) and opens the textfile (--metrics-textfile) as fs's
+ * user. NULL with errno 0 when neither is asked; NULL with errno set after one line on
+ * stderr.
  */
-struct watch_metrics *watch_metrics__new(const struct env *e, struct userfs *fs);
+struct watch_metrics *watch_metrics__new(const struct env *e, struct userfs *fs,
+					 const struct creds *user);
 /*
  * A channel for a process about to get its attach child: its id (>= 0), and the child's
  * end in *child_fd (for --metrics-fd); -errno. m NULL: -1 and *child_fd -1.

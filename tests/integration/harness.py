@@ -61,19 +61,29 @@ def run(args, timeout=120, env=None, **kw):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=e, **kw)
 
 
-def mp_argv(args):
-    """memphase ARGS as a command line. The tests run as root itself: `run` gets
-    --allow-root (memphase refuses to run a command as root without it; under sudo the
-    command runs as SUDO_UID and the option changes nothing)."""
+def started_by_root(env=None):
+    """Does memphase see root itself starting it (no SUDO_UID, or sudo from root) with the
+    environment os.environ updated by env?"""
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return e.get("SUDO_UID", "0") in ("", "0")
+
+
+def mp_argv(args, env=None):
+    """memphase ARGS as a command line. Started by root itself, `run` gets --allow-root
+    (memphase refuses to run a command as root without it); under sudo (SUDO_UID in the
+    environment the command gets: os.environ updated by env) the command runs as SUDO_UID
+    and memphase refuses the option."""
     args = list(args)
     if args and args[0] == "run" and "--allow-root" not in args and "--user" not in args \
-            and "--" in args:
+            and "--" in args and started_by_root(env):
         args.insert(1, "--allow-root")
     return [MEMPHASE] + args
 
 
 def memphase(args, timeout=120, env=None):
-    return run(mp_argv(args), timeout=timeout, env=env)
+    return run(mp_argv(args, env), timeout=timeout, env=env)
 
 
 def read_report(path):

@@ -18,7 +18,7 @@ def check_error(args, mentions, env=None, prefix=(), what=None):
     (each an alternative list or a string, case-insensitive)."""
     what = what or " ".join(args)
     before = harness.bpf_ids()
-    r = harness.run(list(prefix) + harness.mp_argv(args), timeout=60, env=env)
+    r = harness.run(list(prefix) + harness.mp_argv(args, env), timeout=60, env=env)
     assert r.returncode > 0, "%s: exit status %d (want > 0, not a signal); stderr %r" \
         % (what, r.returncode, r.stderr)
     lines = r.stderr.splitlines()

@@ -26,7 +26,7 @@ AS_OTHER = ["setpriv", "--reuid=%d" % OTHER, "--regid=%d" % OTHER, "--clear-grou
 
 
 def mp(args, env=None, timeout=60, **kw):
-    return harness.run(harness.mp_argv(args), env=env, timeout=timeout, **kw)
+    return harness.run(harness.mp_argv(args, env), env=env, timeout=timeout, **kw)
 
 
 def one_line_error(r, status, *words):

@@ -85,10 +85,6 @@ TEST(causerules_say_what_is_wrong_and_where)
 		ASSERT_STREQ(err, bad[i].want, "message");
 		causerules__free(&r);
 	}
-	causerules__init(&r);
-	ASSERT_EQ(causerules__load(&r, "/nonexistent/x.rules", err, sizeof(err)), -ENOENT,
-		  "no file");
-	causerules__free(&r);
 }
 
 TEST(causerules_remedies_join_and_presets_select)

@@ -211,12 +211,12 @@ TEST(httpd_serves)
 	if (!ASSERT_GT(port, 0, "a free port"))
 		return;
 	snprintf(spec, sizeof(spec), ":%d", port);
-	h = httpd__new(spec, "/metrics", handler, "world", why, sizeof(why));
+	h = httpd__new(spec, "/metrics", handler, "world", NULL, why, sizeof(why));
 	if (!ASSERT_OK_PTR(h, "httpd__new")) {
 		printf("%s\n", why);
 		return;
 	}
-	ASSERT_NULL(httpd__new(spec, "/metrics", handler, NULL, why, sizeof(why)), "in use");
+	ASSERT_NULL(httpd__new(spec, "/metrics", handler, NULL, NULL, why, sizeof(why)), "in use");
 	ASSERT_TRUE(strstr(why, "in use") != NULL, why);
 
 	fd = client(port);
@@ -266,5 +266,104 @@ TEST(httpd_serves)
 	close(fd);
 	for (i = 0; i < HTTPD_MAX_CONNS; i++)
 		close(idle[i]);
+	httpd__free(h);
+}
+
+/* A client from the loopback address 127.0.0.last: a peer of its own. */
+static int client_from(int port, int last, int rcvbuf)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(0x7f000000 | last) };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(0x7f000001) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0)
+		return -1;
+	if (rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (bind(fd, (struct sockaddr *)&me, sizeof(me)) ||
+	    (connect(fd, (struct sockaddr *)&a, sizeof(a)) && errno != EINPROGRESS)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* "Accept: big" gets a body no socket buffer takes at once */
+static int big_handler(void *ctx, const struct httpd_request *rq, FILE *body, const char **ct)
+{
+	size_t i, n = strstr(rq->accept, "big") ? 8U << 20 : 2;
+
+	for (i = 0; i < n; i++)
+		fputc('x', body);
+	*ct = "text/plain";
+	return 0;
+}
+
+/* Has fd been closed by the server (EOF, after whatever it had been sent)? */
+static bool closed(int fd)
+{
+	char buf[4096];
+	ssize_t k;
+
+	while ((k = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		;
+	return k == 0;
+}
+
+TEST(httpd_gives_each_peer_a_fair_share)
+{
+	char why[128], spec[32], out[8192];
+	int port = free_port(), fds[HTTPD_MAX_CONNS + 4], n = 0, i, a, b, c, w1, w2, x;
+	struct httpd *h;
+
+	if (!ASSERT_GT(port, 0, "a free port"))
+		return;
+	snprintf(spec, sizeof(spec), ":%d", port);
+	h = httpd__new(spec, "/metrics", big_handler, NULL, NULL, why, sizeof(why));
+	if (!ASSERT_OK_PTR(h, "httpd__new"))
+		return;
+	/* one peer's third connection takes the place of its own oldest: a half request */
+	a = client_from(port, 2, 0);
+	send(a, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+	httpd__serve(h, util__now_ns());
+	b = client_from(port, 2, 0);
+	httpd__serve(h, util__now_ns());
+	c = client_from(port, 2, 0);
+	exchange(h, c, "GET /metrics HTTP/1.1\r\n\r\n", out, sizeof(out));
+	ASSERT_TRUE(!strncmp(out, "HTTP/1.1 200 ", 13), "its new one served");
+	ASSERT_TRUE(closed(a) != closed(b), "one of its two others made room");
+	close(a);
+	close(b);
+	close(c);
+	/* a peer whose share is two answers under way is refused, another one served */
+	w1 = client_from(port, 3, 4096);
+	w2 = client_from(port, 3, 4096);
+	exchange(h, w1, "GET /metrics HTTP/1.1\r\nAccept: big\r\n\r\n", out, 64);
+	exchange(h, w2, "GET /metrics HTTP/1.1\r\nAccept: big\r\n\r\n", out, 64);
+	ASSERT_TRUE(httpd__writing(h), "answers under way");
+	x = client_from(port, 3, 0);
+	exchange(h, x, "GET /metrics HTTP/1.1\r\n\r\n", out, sizeof(out));
+	ASSERT_TRUE(!strncmp(out, "HTTP/1.1 503 ", 13), "refused: no room of its own");
+	close(x);
+	x = client_from(port, 4, 0);
+	exchange(h, x, "GET /metrics HTTP/1.1\r\n\r\n", out, sizeof(out));
+	ASSERT_TRUE(!strncmp(out, "HTTP/1.1 200 ", 13), "another peer served beside it");
+	close(x);
+	/* every slot taken by idle peers: a new peer takes an idle one's place */
+	for (i = 0; i < HTTPD_MAX_CONNS - 2; i++) {
+		fds[n++] = client_from(port, 10 + i / 2, 0);
+		httpd__serve(h, util__now_ns());
+	}
+	x = client_from(port, 50, 0);
+	exchange(h, x, "GET /metrics HTTP/1.1\r\n\r\n", out, sizeof(out));
+	ASSERT_TRUE(!strncmp(out, "HTTP/1.1 200 ", 13), "a new peer served in a full server");
+	ASSERT_FALSE(closed(w1) || closed(w2), "the answers under way were not cut");
+	close(x);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	close(w1);
+	close(w2);
 	httpd__free(h);
 }

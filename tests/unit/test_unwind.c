@@ -454,7 +454,7 @@ static void check_fixture(const char *name, bool timing)
 			test__fail();
 		goto cleanup;
 	}
-	u = unwinder__new();
+	u = unwinder__new(NULL);
 	if (!ASSERT_OK_PTR(u, "unwinder__new"))
 		goto cleanup;
 	t0 = now_ns();
@@ -557,7 +557,7 @@ TEST(unwind_stripped_no_debug)
 		return;
 	fr = calloc(1, sizeof(*fr));
 	ref = calloc(1, sizeof(*ref));
-	u = unwinder__new();
+	u = unwinder__new(NULL);
 	if (!ASSERT_OK_PTR(fr, "calloc") || !ASSERT_OK_PTR(ref, "calloc") ||
 	    !ASSERT_OK_PTR(u, "unwinder__new"))
 		goto cleanup;
@@ -668,7 +668,7 @@ TEST(unwind_buildid_debug)
 	check_fixture("prog_bid", false);
 
 	/* for_each_map reports the file's build ID */
-	u = unwinder__new();
+	u = unwinder__new(NULL);
 	if (!ASSERT_OK_PTR(u, "unwinder__new") || !child_start(&c, "prog_bid") ||
 	    !ASSERT_OK(unwinder__snapshot(u, c.pid), "unwinder__snapshot"))
 		goto cleanup;
@@ -697,7 +697,7 @@ TEST(unwind_shared_object)
 	if (!need_root() || !fixtures())
 		return;
 	fr = calloc(1, sizeof(*fr));
-	u = unwinder__new();
+	u = unwinder__new(NULL);
 	if (!ASSERT_OK_PTR(fr, "calloc") || !ASSERT_OK_PTR(u, "unwinder__new") ||
 	    !child_start(&c, "uselib") || child_capture(&c) <= 0 ||
 	    !frames_get(u, &c, c.pid, fr) || !frames_expect(fr, want, 4, "libmpunw.so"))
@@ -723,7 +723,7 @@ TEST(unwind_late_library)
 	if (!need_root() || !fixtures())
 		return;
 	fr = calloc(1, sizeof(*fr));
-	u = unwinder__new();
+	u = unwinder__new(NULL);
 	if (!ASSERT_OK_PTR(fr, "calloc") || !ASSERT_OK_PTR(u, "unwinder__new") ||
 	    !child_start(&c, "late") || !ASSERT_OK(unwinder__snapshot(u, c.pid), "snapshot"))
 		goto cleanup;
@@ -757,7 +757,7 @@ TEST(unwind_deleted_binary)
 	fix_path(src, sizeof(src), "prog");
 	fix_path(del, sizeof(del), "prog_del");
 	fr = calloc(1, sizeof(*fr));
-	u = unwinder__new();
+	u = unwinder__new(NULL);
 	if (!ASSERT_OK_PTR(fr, "calloc") || !ASSERT_OK_PTR(u, "unwinder__new") ||
 	    !ASSERT_OK(fixture__run("cp '%s' '%s'", src, del), "copy prog") ||
 	    !child_start(&c, "prog_del") || !ASSERT_OK(unlink(del) ? -errno : 0, "unlink") ||
@@ -787,7 +787,7 @@ TEST(unwind_after_exit)
 	if (!need_root() || !fixtures())
 		return;
 	fr = calloc(1, sizeof(*fr));
-	u = unwinder__new();
+	u = unwinder__new(NULL);
 	if (!ASSERT_OK_PTR(fr, "calloc") || !ASSERT_OK_PTR(u, "unwinder__new") ||
 	    !child_start(&c, "prog") || child_capture(&c) <= 0 ||
 	    !ASSERT_OK(unwinder__snapshot(u, c.pid), "snapshot"))
@@ -825,7 +825,7 @@ TEST(unwind_cxx_demangle)
 		return;
 	}
 	fr = calloc(1, sizeof(*fr));
-	u = unwinder__new();
+	u = unwinder__new(NULL);
 	if (!ASSERT_OK_PTR(fr, "calloc") || !ASSERT_OK_PTR(u, "unwinder__new") ||
 	    !child_start(&c, "progxx") || child_capture(&c) <= 0 ||
 	    !frames_get(u, &c, c.pid, fr))
@@ -849,7 +849,7 @@ TEST(unwind_symbolize_self)
 	__u64 addr = (__u64)(uintptr_t)mp_unwind_test_marker;
 	char exe[256] = "", hex[129], got[129];
 	struct map_find mf = { .len = -1 };
-	struct unwinder *u = unwinder__new();
+	struct unwinder *u = unwinder__new(NULL);
 	struct unwind_sym s;
 	ssize_t n;
 	int i;
@@ -895,7 +895,7 @@ cleanup:
 
 TEST(unwind_unknown)
 {
-	struct unwinder *u = unwinder__new();
+	struct unwinder *u = unwinder__new(NULL);
 	__u64 regs[MP_NR_REGS] = {}, ips[4];
 	struct unwind_sym s;
 	pid_t gone;

@@ -3,7 +3,8 @@
 # a program without llama symbols, one that grows under odd names (oddnames), and one that
 # starts many short-lived processes (spawner), many processes alive at once (swarm), growth inside populating syscalls
 # (populate), a range mapped anon then file (remap), threads that malloc while others hold the mmap lock (threads), threads that
-# fault at once in one mapping (slices), faults that hop between mappings (hops), and llama-explain
+# fault at once in one mapping (slices), faults that hop between mappings (hops), one that
+# goes out of its user's reach after growing (reach), and llama-explain
 # (C++: llama.cpp's class and method names, a request per worker thread, for origins, labels
 # and causes). Included by
 # the top-level Makefile; also works alone:
@@ -50,7 +51,7 @@ WL_LIB_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-soname,libllama.so
 WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
 WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
-	$(WL_OUT)/spawner $(WL_OUT)/swarm $(WL_OUT)/populate $(WL_OUT)/remap $(WL_OUT)/threads $(WL_OUT)/slices $(WL_OUT)/hops $(WL_OUT)/llama-explain \
+	$(WL_OUT)/spawner $(WL_OUT)/swarm $(WL_OUT)/populate $(WL_OUT)/remap $(WL_OUT)/threads $(WL_OUT)/slices $(WL_OUT)/hops $(WL_OUT)/reach $(WL_OUT)/llama-explain \
 	$(WL_OUT)/llama-serve $(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver \
 	$(WL_GPU)/libcuda.so.1 $(WL_GPU)/libcudart.so $(WL_GPU)/libnvidia-ml.so.1
 
@@ -111,6 +112,10 @@ $(WL_OUT)/spawner: $(WL_SRC)/spawner.c | $(WL_NOFP)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
 
 $(WL_OUT)/swarm: $(WL_SRC)/swarm.c | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
+
+$(WL_OUT)/reach: $(WL_SRC)/reach.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
 

@@ -304,10 +304,10 @@ static void paths_add(struct strmap *paths, const char *key, const char *path, b
 	e->value = (uintptr_t)k;
 }
 
-/* Caches every file mapping of pid as "dev:ino" -> its exact path. */
-static void paths_learn(struct strmap *paths, __u32 pid)
+/* Caches every file mapping of pid as "dev:ino" -> its exact path (read as the user). */
+static void paths_learn(struct strmap *paths, struct userfs *fs, __u32 pid)
 {
-	struct procmaps *pm = procmaps__open(pid);
+	struct procmaps *pm = procmaps__open_as(pid, fs);
 	struct procmaps_entry e;
 	char key[64];
 
@@ -357,7 +357,7 @@ static bool file_gone(const struct mp_map_key *k, const struct mp_map_val *v)
 	return !stat(link, &st) && st.st_ino == k->ino && !st.st_nlink;
 }
 
-static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
+static void mapping_name(struct strmap *paths, struct userfs *fs, const struct mp_map_key *k,
 			 const struct mp_map_val *v, struct model_mapping *mm)
 {
 	struct known_file *kf;
@@ -391,7 +391,7 @@ static void mapping_name(struct strmap *paths, const struct mp_map_key *k,
 			 (uint64_t)k->ino);
 		e = strmap__find(paths, key);
 		if (!e) {
-			paths_learn(paths, v->tgid);
+			paths_learn(paths, fs, v->tgid);
 			e = strmap__find(paths, key);
 		}
 		kf = e ? (struct known_file *)(uintptr_t)e->value : NULL;
@@ -636,13 +636,14 @@ cleanup:
 	return err;
 }
 
-static void mapping_offer(struct model *m, struct strmap *paths, struct recorder *rec,
-			  const struct mp_map_key *key, const struct mp_map_val *v)
+static void mapping_offer(struct model *m, struct strmap *paths, struct userfs *fs,
+			  struct recorder *rec, const struct mp_map_key *key,
+			  const struct mp_map_val *v)
 {
 	struct model_mapping mm;
 
 	memset(&mm, 0, sizeof(mm));
-	mapping_name(paths, key, v, &mm);
+	mapping_name(paths, fs, key, v, &mm);
 	mm.cls = key->cls;
 	mm.kind = key->kind;
 	mm.bytes = v->bytes;
@@ -661,7 +662,7 @@ static void mapping_offer(struct model *m, struct strmap *paths, struct recorder
  * during the read may count twice or not at all for that read; once they stopped, exact.
  */
 int collect__mappings(struct memphase_bpf *skel, struct collect_maplog *ml, struct model *m,
-		      struct strmap *paths, struct recorder *rec)
+		      struct strmap *paths, struct userfs *fs, struct recorder *rec)
 {
 	int fd = bpf_map__fd(skel->maps.mappings), err;
 	struct mp_map_key key, next, *prev = NULL;
@@ -690,11 +691,11 @@ int collect__mappings(struct memphase_bpf *skel, struct collect_maplog *ml, stru
 			v.tgid = e->val.tgid;
 			e->merged = true;
 		}
-		mapping_offer(m, paths, rec, &key, &v);
+		mapping_offer(m, paths, fs, rec, &key, &v);
 	}
 	for (i = 0; i < nslots; i++) {
 		if (!slots[i].merged)
-			mapping_offer(m, paths, rec, &slots[i].key, &slots[i].val);
+			mapping_offer(m, paths, fs, rec, &slots[i].key, &slots[i].val);
 	}
 	recorder__mappings_end(rec);
 	free(slots);
@@ -733,9 +734,9 @@ void collect__learn_file(struct strmap *paths, const char *path, const char *nam
 	free(exact);
 }
 
-void collect__learn_paths(struct strmap *paths, __u32 pid)
+void collect__learn_paths(struct strmap *paths, struct userfs *fs, __u32 pid)
 {
-	paths_learn(paths, pid);
+	paths_learn(paths, fs, pid);
 }
 
 int collect__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase,
@@ -788,7 +789,9 @@ int collect__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st,
 	for (i = 0; i < m->nprocs; i++) {
 		struct model_proc *p = &m->procs[i];
 
-		if (!p->exited || p->forgotten || p->exit_ns + 1000000000ULL > now_ns)
+		/* exited, or out of the user's reach: its entries go, what it did stays */
+		if (model_proc__followed(p) || p->forgotten ||
+		    model_proc__end_ns(p) + 1000000000ULL > now_ns)
 			continue;
 		collect__del_target(skel, p->pid);
 		stacks__forget_process(st, p->pid);
@@ -1079,6 +1082,10 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 		err = bpf_program__set_autoload(skel->progs.handle_marker, false);
 	if (!err && !phases__has_return(ph))
 		err = bpf_program__set_autoload(skel->progs.handle_marker_ret, false);
+	/* before 6.10 the exec's reach is checked once it ran (handle_exec) */
+	if (!err && access("/sys/kernel/tracing/events/sched/sched_prepare_exec", F_OK) &&
+	    access("/sys/kernel/debug/tracing/events/sched/sched_prepare_exec", F_OK))
+		err = bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
 	/* markers as multi-uprobe links where the kernel has them: one detach per file */
 	if (!err && probes__multi_supported())
 		err = bpf_program__set_expected_attach_type(skel->progs.handle_marker,

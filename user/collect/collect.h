@@ -54,21 +54,24 @@ struct strmap;
  * so a mapping seen once keeps its name after its process exits.
  */
 struct recorder;
+struct userfs;
 /* Each mapping offered to the model is recorded too (rec NULL: not). */
 /* The mapping counters cleared before a new pass (origins' growth too). */
 void collect__mappings_clear(struct model *m);
 /* A mapping of the pass tells its origin (id mm->origin, 0: none) its path and growth. */
 void collect__mapping_origin(struct model *m, const struct model_mapping *mm);
+/* fs: the invoking user, as whom the processes' maps are read for the names (NULL: root) */
 int collect__mappings(struct memphase_bpf *skel, struct collect_maplog *ml, struct model *m,
-		      struct strmap *paths, struct recorder *rec);
+		      struct strmap *paths, struct userfs *fs, struct recorder *rec);
 /* The path learned for a file (kernel dev_t numbering, inode). 0 or -ENOENT. */
 int collect__file_name(const struct strmap *paths, __u64 dev, __u64 ino, char *buf,
 		       size_t size);
 /* Learns one file's name (an executable the kernel mapped at exec); it is looked at
  * through path (e.g. /proc/PID/exe). */
 void collect__learn_file(struct strmap *paths, const char *path, const char *name);
-/* Learns the paths of every file pid maps (after a MP_EV_FILE_MAP, at attach). */
-void collect__learn_paths(struct strmap *paths, __u32 pid);
+/* Learns the paths of every file pid maps (after a MP_EV_FILE_MAP, at attach), its maps
+ * read as the user fs is (NULL: root). */
+void collect__learn_paths(struct strmap *paths, struct userfs *fs, __u32 pid);
 /*
  * Removes processes that exited more than 1 s before now_ns from the BPF target set and
  * their address spaces from the map (their last numbers are in the model by then), and

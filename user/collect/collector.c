@@ -38,9 +38,10 @@ struct collector {
 	struct collector_hooks hooks;
 	/* the cause rules' sources, for the recording */
 	const char *preset;
-	const char *const *allocators, *const *cause_files;
+	const char *const *allocators, *const *cause_files, *const *cause_texts;
 	unsigned int nallocators, ncause_files;
 	struct recorder *rec;		/* --record: every input is written here too */
+	struct userfs *fs;		/* the invoking user: what root reads for them */
 	int rec_mode;			/* REC_MODE_RUN, REC_MODE_ATTACH */
 	bool replay;			/* fed by collect/replay.c: no BPF, no /proc */
 	struct replay_base *base;	/* replay: the counters where a window opened */
@@ -206,6 +207,21 @@ static void apply_event(struct collector *c, const struct mp_event *e)
 		if (e->pid == c->m->root_pid)
 			c->root_exited = true;
 		break;
+	case MP_EV_LEFT: {
+		char path[sizeof(e->path)], esc[2 * sizeof(e->path)];
+
+		/* attach: nothing more to observe of the root; run: the command is still
+		 * waited for, unseen */
+		if (e->pid == c->m->root_pid)
+			c->root_exited = true;
+		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
+		snprintf(path, sizeof(path), "%.*s", (int)sizeof(e->path) - 1, e->path);
+		notice(c, "%s (pid %u) is no longer observed: %s%s%s; what it did before is kept",
+		       utf8__esc_term(comm, sizeof(comm), comm), e->pid,
+		       model__left_reason(e->arg), path[0] ? " " : "",
+		       utf8__esc_term(esc, sizeof(esc), path));
+		break;
+	}
 	case MP_EV_OOM:
 		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
 		notice(c, "OOM kill of %s (pid %u)", utf8__esc_term(comm, sizeof(comm), comm),
@@ -345,7 +361,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;
 	case MP_EV_EXEC:
 		stacks__note_process(c->stacks, e->pid);
-		collect__learn_paths(&c->paths, e->pid);
+		collect__learn_paths(&c->paths, c->fs, e->pid);
 		/* a program reached by exec (env, sh -c, a launcher): probe its markers */
 		if (e->ino)
 			exec_scan(c, e->pid);
@@ -353,10 +369,10 @@ static int on_event(void *ctx, void *data, size_t len)
 			kill(e->pid, SIGCONT);	/* held by the BPF side until now */
 		break;
 	case MP_EV_FILE_MAP:
-		collect__learn_paths(&c->paths, e->pid);
+		collect__learn_paths(&c->paths, c->fs, e->pid);
 		break;
 	case MP_EV_EXEC_MAP:
-		collect__learn_paths(&c->paths, e->pid);
+		collect__learn_paths(&c->paths, c->fs, e->pid);
 		library_mark(c, e);
 		probes__scan_mapping(c->probes, e->pid, e->addr);
 		/* before SIGCONT: the library is in the snapshot before it runs */
@@ -365,6 +381,10 @@ static int on_event(void *ctx, void *data, size_t len)
 		/* the BPF side stopped the target until its markers are probed */
 		if (c->stop_on_map)
 			kill(e->pid, SIGCONT);
+		break;
+	case MP_EV_LEFT:
+		/* nothing of it is read any more: its snapshot goes with what it knew */
+		stacks__forget_process(c->stacks, e->pid);
 		break;
 	case MP_EV_EXIT:
 		/*
@@ -406,7 +426,8 @@ static int rules_load(struct causerules *r, const struct collector_opts *o)
 
 	ret = causerules__parse(r, presets__causes(), "data/causes.rules", err, sizeof(err));
 	for (i = 0; !ret && i < o->ncause_files; i++)
-		ret = causerules__load(r, o->cause_files[i], err, sizeof(err));
+		ret = causerules__parse(r, o->cause_texts[i], o->cause_files[i], err,
+					sizeof(err));
 	for (i = 0; !ret && i < o->nallocators; i++)
 		ret = causerules__add_allocator(r, o->allocators[i]);
 	if (!ret)
@@ -422,7 +443,7 @@ static bool observed(void *ctx, __u32 pid)
 	struct model *m = ctx;
 	const struct model_proc *p = model__proc(m, pid, false);
 
-	return p && !p->exited;
+	return p && model_proc__followed(p);
 }
 
 /* One NVML reading, for the phase current now. */
@@ -452,10 +473,12 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	c->probes = o->probes;
 	c->hooks = o->hooks;
 	c->rec = o->rec;
+	c->fs = o->fs;
 	c->preset = o->preset;
 	c->allocators = o->allocators;
 	c->nallocators = o->nallocators;
 	c->cause_files = o->cause_files;
+	c->cause_texts = o->cause_texts;
 	c->ncause_files = o->ncause_files;
 	c->mappings = o->mappings;
 	c->stop_on_map = o->stop_on_map;
@@ -475,7 +498,7 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	if (!c->growth_ring || !c->tl || !c->maplog)
 		goto fail;
 	if (o->stacks) {
-		c->unwinder = unwinder__new();
+		c->unwinder = unwinder__new(o->fs);
 		c->stacks = c->unwinder ? stacks__new(c->unwinder, c->keep_raw) : NULL;
 		if (!c->stacks)
 			goto fail;
@@ -518,7 +541,7 @@ void collector__free(struct collector *c)
 static void record_setup(struct collector *c)
 {
 	recorder__setup(c->rec, c->m, c->preset, c->allocators, c->nallocators, c->cause_files,
-			c->ncause_files);
+			c->cause_texts, c->ncause_files);
 }
 
 static int model_begin(struct collector *c, pid_t pid, char *const argv[])
@@ -629,7 +652,7 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	recorder__counters_all(c->rec, c->m);
 	probes__scan_pid(c->probes, pid);
 	stacks__note_process(c->stacks, pid);
-	collect__learn_paths(&c->paths, pid);
+	collect__learn_paths(&c->paths, c->fs, pid);
 	markers_count(c);
 	return 0;
 }
@@ -806,7 +829,7 @@ int collector__poll(struct collector *c, int timeout_ms)
 		nvml_tick(c, now);
 	}
 	if (c->mappings && now - c->last_names_ns >= COLLECTOR_NAMES_NS) {
-		collect__mappings(c->skel, c->maplog, c->m, &c->paths, c->rec);
+		collect__mappings(c->skel, c->maplog, c->m, &c->paths, c->fs, c->rec);
 		c->last_names_ns = now;
 	}
 	if (now - c->last_sysmem_ns >= COLLECTOR_SYSMEM_NS) {
@@ -929,7 +952,7 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	collect__maps(c->skel, c->maplog, m);
 	recorder__counters_all(c->rec, m);
 	if (c->mappings)
-		collect__mappings(c->skel, c->maplog, m, &c->paths, c->rec);
+		collect__mappings(c->skel, c->maplog, m, &c->paths, c->fs, c->rec);
 	if (c->stacks && !stacks__finish(c->stacks, m))
 		recorder__profile(c->rec, &m->profile);
 	nvml_tick(c, end);
@@ -964,7 +987,7 @@ void collector__segment_end(struct collector *c)
 	collect__maps(c->skel, c->maplog, c->m);
 	recorder__counters_all(c->rec, c->m);
 	if (c->mappings)
-		collect__mappings(c->skel, c->maplog, c->m, &c->paths, c->rec);
+		collect__mappings(c->skel, c->maplog, c->m, &c->paths, c->fs, c->rec);
 	if (c->stacks && !stacks__finish(c->stacks, c->m))
 		recorder__profile(c->rec, &c->m->profile);
 	recorder__finish(c->rec, now);
@@ -1003,7 +1026,7 @@ void collector__segment_begin(struct collector *c, struct recorder *rec)
 	recorder__origins(rec, &m->origins);
 	recorder__counters_all(rec, m);
 	if (c->mappings)
-		collect__mappings(c->skel, c->maplog, m, &c->paths, rec);
+		collect__mappings(c->skel, c->maplog, m, &c->paths, c->fs, rec);
 	recorder__flush(rec);
 }
 

@@ -23,6 +23,7 @@ struct recorder;
 struct stacks_sample;
 struct phases;
 struct probes;
+struct userfs;
 struct collector;
 
 #define COLLECTOR_TICK_NS	100000000ULL	/* counters, reaping, OOM ring, timeline */
@@ -56,9 +57,11 @@ struct collector_opts {
 	bool bpf_stats;			/* read the programs' run-time statistics at the end */
 	struct bpf_object *side;	/* programs loaded from a second object (or NULL) */
 	struct recorder *rec;		/* --record: every input written here too (or NULL) */
-	/* cause rules: the built-in data/causes.rules for this preset, plus these files */
+	struct userfs *fs;		/* the invoking user: may they read a mapped file? */
+	/* cause rules: the built-in data/causes.rules for this preset, plus these files (their
+	 * names and the texts read from them) */
 	const char *preset;		/* NULL: none */
-	const char *const *cause_files;
+	const char *const *cause_files, *const *cause_texts;
 	unsigned int ncause_files;
 	const char *const *allocators;	/* more allocator frame patterns */
 	unsigned int nallocators;

@@ -5,6 +5,7 @@
  * uprobes' RCU grace period once instead of once per uprobe (about 100 ms each here).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,7 +16,9 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "lib/asuser.h"
 #include "lib/elfsym.h"
+#include "lib/userfs.h"
 #include "collect/probes.h"
 #include "lib/utf8.h"
 #include "lib/procmaps.h"
@@ -36,6 +39,8 @@ struct probes {
 	struct probes_progs pp;
 	const struct phases *ph;
 	int verbose;
+	struct userfs *fs;		/* may the invoking user read a mapped file? */
+	const struct creds *user;	/* ... who names the markers' binaries */
 	unsigned int nfiles;
 	struct file_id files[PROBES_MAX_FILES];
 	bool multi;			/* the program attaches as multi-uprobe links */
@@ -54,12 +59,14 @@ struct probes {
 };
 
 struct probes *probes__new(const struct phases *ph, probes_progs_fn progs, void *ctx,
-			   int verbose)
+			   struct userfs *fs, const struct creds *user, int verbose)
 {
 	struct probes *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
+	p->fs = fs;
+	p->user = user;
 	p->progs_fn = progs;
 	p->progs_ctx = ctx;
 	p->ph = ph;
@@ -303,25 +310,55 @@ static int attach_markers(struct probes *p, struct bpf_program *prog, const char
 	return 0;
 }
 
+/*
+ * The file the kernel names (a mapping's path, or its map_files link), opened once: every
+ * later read and the uprobes go through the descriptor (path: /proc/self/fd/N), so they
+ * are of the file checked. -1 + errno; errno 0: nothing to scan (not a regular file,
+ * seen already, or one the invoking user may not read).
+ */
+static int scan_open(struct probes *p, const char *open_path, const char *name, char *path,
+		     size_t len)
+{
+	char esc[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	fd = open(open_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	errno = 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || file_seen(p, &st))
+		goto skip;
+	if (userfs__may_read(p->fs, fd)) {
+		if (p->verbose)
+			fprintf(stderr, "memphase: %s is not readable by you: not probed\n",
+				utf8__esc_term(esc, sizeof(esc), name));
+		goto skip;
+	}
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+skip:
+	close(fd);
+	errno = 0;
+	return -1;
+}
+
 int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 {
-	const char *path = open_path ? open_path : name;
-	char esc[PATH_MAX], what[2 * PHASE_NAME_MAX];
+	char esc[PATH_MAX], what[2 * PHASE_NAME_MAX], path[64];
 	__u64 offs[PHASES_MAX_MARKERS], cookies[PHASES_MAX_MARKERS];
 	__u64 roffs[PHASES_MAX_MARKERS], rcookies[PHASES_MAX_MARKERS];
 	unsigned int i, idx[PHASES_MAX_MARKERS], n = 0, nr = 0, nwant = 0, nmatch = 0;
 	const char *want[PHASES_MAX_MARKERS + MP_MAX_ALLOC_RULES];
 	unsigned int match[PHASES_MAX_MARKERS];
 	struct elfsym *es = NULL;
-	struct stat st;
-	int err;
+	int err = 0, fd;
 
-	if (stat(path, &st))
+	fd = scan_open(p, open_path ? open_path : name, name, path, sizeof(path));
+	if (fd < 0)
 		return -errno;
-	if (file_seen(p, &st))
-		return 0;
 	if (!elfsym__is_elf(path))
-		return 0;
+		goto cleanup;
 	/* the names looked up here: most files (libc...) have none, and say so cheaply */
 	for (i = 0; i < p->ph->nmarkers; i++) {
 		const struct marker *mk = &p->ph->markers[i];
@@ -335,10 +372,12 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	for (i = 0; i < p->nallocs; i++)
 		want[nwant++] = p->allocs[i].symbol;
 	if (!elfsym__may_define(path, want, nwant))
-		return 0;
+		goto cleanup;
 	es = elfsym__open(path);
-	if (!es)
-		return -errno;
+	if (!es) {
+		err = -errno;
+		goto cleanup;
+	}
 	/* the markers that name this file, found above */
 	for (i = 0; i < nmatch; i++) {
 		const struct marker *mk = &p->ph->markers[match[i]];
@@ -356,7 +395,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	scan_allocs(p, es, name, path);
 	elfsym__close(es);
 	if (!n)
-		return 0;
+		goto cleanup;
 	err = probes_progs(p);
 	if (!err)
 		err = attach_markers(p, p->pp.marker, path, offs, cookies, n, false);
@@ -365,7 +404,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	if (err) {
 		fprintf(stderr, "memphase: failed to attach uprobes in %s: %s\n",
 			utf8__esc_term(esc, sizeof(esc), name), strerror(-err));
-		return err;
+		goto cleanup;
 	}
 	for (i = 0; i < n; i++) {
 		const struct marker *mk = &p->ph->markers[idx[i]];
@@ -382,7 +421,10 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 				(uint64_t)offs[i], phases__marker_str(p->ph, mk, what, sizeof(what)));
 	}
 	p->nprobes += n;
-	return n;
+	err = n;
+cleanup:
+	close(fd);
+	return err;
 }
 
 static int scan_entry(struct probes *p, pid_t pid, const struct procmaps_entry *e)
@@ -402,7 +444,7 @@ static int scan_entry(struct probes *p, pid_t pid, const struct procmaps_entry *
 
 int probes__scan_mapping(struct probes *p, pid_t pid, __u64 addr)
 {
-	struct procmaps *pm = procmaps__open(pid);
+	struct procmaps *pm = procmaps__open_as(pid, p->fs);
 	struct procmaps_entry e;
 	int err = -ENOENT;
 
@@ -420,7 +462,7 @@ int probes__scan_mapping(struct probes *p, pid_t pid, __u64 addr)
 
 int probes__scan_pid(struct probes *p, pid_t pid)
 {
-	struct procmaps *pm = procmaps__open(pid);
+	struct procmaps *pm = procmaps__open_as(pid, p->fs);
 	struct procmaps_entry e;
 	int n = 0, r;
 
@@ -468,23 +510,34 @@ void probes__missing_user(const struct probes *p, char *buf, size_t len)
 int probes__unmatched(const struct probes *p, unsigned int i, char *why, size_t len)
 {
 	const struct marker *mk = &p->ph->markers[i];
+	char path[64], w[160];
 	struct elfsym *es;
-	struct stat st;
 	__u64 off;
+	int fd, err;
 
 	if (i >= p->ph->nmarkers || !mk->user || p->user_found[i])
 		return 0;
 	if (!mk->binary[0]) {
 		snprintf(why, len, "no mapped object has the symbol");
-	} else if (!strchr(mk->binary, '/')) {
+		return 1;
+	}
+	if (!strchr(mk->binary, '/')) {
 		snprintf(why, len, p->user_matched[i] ? "not in the mapped %s" :
 				   "no mapped object is named %s", mk->binary);
-	} else if (stat(mk->binary, &st)) {
-		snprintf(why, len, "%s: %s", mk->binary, strerror(errno));
-	} else if (!elfsym__is_elf(mk->binary)) {
+		return 1;
+	}
+	/* a path the user named: what it holds is asked as them */
+	err = p->user ? asuser__open(p->user, mk->binary, O_RDONLY | O_NONBLOCK, &fd, w,
+				     sizeof(w)) : -EACCES;
+	if (err) {
+		snprintf(why, len, "%s: %s", mk->binary, w[0] && p->user ? w : strerror(-err));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (!elfsym__is_elf(path)) {
 		snprintf(why, len, "%s is not an ELF file", mk->binary);
 	} else {
-		es = elfsym__open(mk->binary);
+		es = elfsym__open(path);
 		if (es && elfsym__lookup(es, mk->symbol, &off))
 			snprintf(why, len, "%s has no such symbol", mk->binary);
 		else
@@ -492,5 +545,6 @@ int probes__unmatched(const struct probes *p, unsigned int i, char *why, size_t 
 				 mk->binary);
 		elfsym__close(es);
 	}
+	close(fd);
 	return 1;
 }

@@ -14,6 +14,8 @@ struct bpf_program;
 /* not in this libbpf's (1.1) or the uapi headers' (6.1) enum bpf_attach_type */
 #define PROBES_UPROBE_MULTI	48	/* BPF_TRACE_UPROBE_MULTI */
 struct probes;
+struct userfs;
+struct creds;
 
 /*
  * Does the kernel have multi-uprobe links? Then the marker program is loaded for them
@@ -35,8 +37,13 @@ struct probes_progs {
  */
 typedef int (*probes_progs_fn)(void *ctx, struct probes_progs *pp);
 
+/*
+ * fs: may the invoking user read a file a target maps (userfs__may_read: one they may not
+ * read is not scanned); user: the invoking user, as whom a marker's binary path is opened
+ * to say why it never matched (NULL for both: root's rights).
+ */
 struct probes *probes__new(const struct phases *ph, probes_progs_fn progs, void *ctx,
-			   int verbose);
+			   struct userfs *fs, const struct creds *user, int verbose);
 void probes__free(struct probes *p);	/* detaches; NULL-safe */
 /*
  * The second kind of probe: allocation functions (syms[i]'s cookie is i, the index of its

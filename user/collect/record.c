@@ -460,24 +460,10 @@ void recorder__markers(struct recorder *r, unsigned int n, unsigned int alloc_pr
 	put(r, REC_MARKERS);
 }
 
-/* A rules file's text (at most 1 MiB), as the collector loaded it. */
-static void file_text(struct recbuf *b, const char *path)
-{
-	static char text[1 << 20];
-	FILE *f = fopen(path, "re");
-	size_t n = 0;
-
-	if (f) {
-		n = fread(text, 1, sizeof(text) - 1, f);
-		fclose(f);
-	}
-	text[n] = '\0';
-	recbuf__str(b, text);
-}
-
 void recorder__setup(struct recorder *r, const struct model *m, const char *preset,
 		     const char *const *allocators, unsigned int nallocators,
-		     const char *const *cause_files, unsigned int ncause_files)
+		     const char *const *cause_files, const char *const *cause_texts,
+		     unsigned int ncause_files)
 {
 	unsigned int i;
 
@@ -496,7 +482,7 @@ void recorder__setup(struct recorder *r, const struct model *m, const char *pres
 	recbuf__u32(&r->b, ncause_files);
 	for (i = 0; i < ncause_files; i++) {
 		recbuf__str(&r->b, cause_files[i]);
-		file_text(&r->b, cause_files[i]);
+		recbuf__str(&r->b, cause_texts[i]);
 	}
 	recbuf__u8(&r->b, m->gpu.nvml);
 	recbuf__str(&r->b, m->gpu.nvml_why);

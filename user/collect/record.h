@@ -104,10 +104,12 @@ void recorder__sysmem(struct recorder *r, const struct sysmem *sm, __u64 ts_ns);
 void recorder__mark(struct recorder *r, __u64 ts_ns, __u32 kind, __u32 pid, const char *text);
 void recorder__oom_info(struct recorder *r, const struct model_oom *o);
 void recorder__markers(struct recorder *r, unsigned int n, unsigned int alloc_probes);
-/* After recorder__begin(): which phases make requests, and the cause rules' sources. */
+/* After recorder__begin(): which phases make requests, and the cause rules' sources (each
+ * file's name and the text the run read from it). */
 void recorder__setup(struct recorder *r, const struct model *m, const char *preset,
 		     const char *const *allocators, unsigned int nallocators,
-		     const char *const *cause_files, unsigned int ncause_files);
+		     const char *const *cause_files, const char *const *cause_texts,
+		     unsigned int ncause_files);
 /* The room before an OOM kill, read afresh at a request boundary. */
 void recorder__room(struct recorder *r, __u64 ts_ns, bool cg_known, __s64 cg, bool sys_known,
 		    __s64 sys);

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "lib/creds.h"
+#include "lib/userfs.h"
 #include "collect/target.h"
 #include "lib/utf8.h"
 
@@ -230,16 +231,13 @@ int target__resume(struct target *t)
 	return 0;
 }
 
-static int read_starttime(pid_t pid, unsigned long long *out)
+/* starttime (field 22) of the stat file open as fd. */
+static int starttime_of(int fd, unsigned long long *out)
 {
-	char fn[64], buf[1024], *p;
+	char buf[1024], *p;
 	ssize_t n;
-	int fd, i;
+	int i;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -255,6 +253,23 @@ static int read_starttime(pid_t pid, unsigned long long *out)
 	if (!p || sscanf(p + 1, "%llu", out) != 1)
 		return -EINVAL;
 	return 0;
+}
+
+static int read_starttime(pid_t pid, unsigned long long *out)
+{
+	char fn[64];
+	int fd;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : starttime_of(fd, out);
+}
+
+static int read_starttime_at(int dirfd, unsigned long long *out)
+{
+	int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -ESRCH : starttime_of(fd, out);
 }
 
 int target__attach(struct target *t, pid_t pid)
@@ -388,56 +403,92 @@ out:
 	return argv;
 }
 
-/* "Uid:" or "Gid:" of /proc/PID/status: real, effective, saved (and fs) ids */
-static int status_ids(pid_t pid, const char *key, unsigned int ids[4])
+/* A line "key\t..." of the process's status (dirfd: its /proc directory) into val. */
+static int status_line(int dirfd, const char *key, char *val, size_t len)
 {
-	char fn[64], line[256];
 	size_t n = strlen(key);
-	int found = 0;
+	char line[256];
+	int fd, found = 0;
 	FILE *f;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strncmp(line, key, n) &&
-			sscanf(line + n, "%u %u %u %u", &ids[0], &ids[1], &ids[2], &ids[3]) == 4;
+	fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return -ESRCH;
+	}
+	while (!found && fgets(line, sizeof(line), f)) {
+		found = !strncmp(line, key, n) && line[n] == ':';
+		if (found)
+			snprintf(val, len, "%s", line + n + 1);
+	}
 	fclose(f);
-	return found ? 0 : -ESRCH;
+	return found ? 0 : -ENOENT;
 }
 
-int target__may_observe(pid_t pid, const struct creds *c)
+/* Why the kernel said no to c for the process (what ptrace(2) checks), on stderr. */
+static void say_why_not(pid_t pid, int dirfd, const struct creds *c)
 {
-	unsigned int uid[4], gid[4];
-	char fn[64];
-	struct stat st;
-	int err;
+	unsigned int uid[4] = {}, gid[4] = {};
+	unsigned long long caps = 0;
+	char v[128];
 
-	if (c->root)
-		return 0;
-	err = status_ids(pid, "Uid:", uid);
-	if (!err)
-		err = status_ids(pid, "Gid:", gid);
-	if (err)
-		return err;
+	if (!status_line(dirfd, "Uid", v, sizeof(v)))
+		sscanf(v, "%u %u %u %u", &uid[0], &uid[1], &uid[2], &uid[3]);
+	if (!status_line(dirfd, "Gid", v, sizeof(v)))
+		sscanf(v, "%u %u %u %u", &gid[0], &gid[1], &gid[2], &gid[3]);
+	if (!status_line(dirfd, "CapPrm", v, sizeof(v)))
+		caps = strtoull(v, NULL, 16);
 	if (uid[0] != c->uid || uid[1] != c->uid || uid[2] != c->uid || gid[0] != c->gid ||
-	    gid[1] != c->gid || gid[2] != c->gid) {
-		fprintf(stderr, "memphase: pid %d runs as uid %u: you (uid %u) may observe only "
-				"processes you could ptrace yourself\n", pid, uid[1], c->uid);
-		return -EPERM;
-	}
-	/* a process that is not dumpable has the files of its /proc directory owned by root */
-	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
-	if (stat(fn, &st))
-		return -ESRCH;
-	if (st.st_uid != c->uid) {
-		fprintf(stderr, "memphase: pid %d is not dumpable (setuid, or it said so): you "
+	    gid[1] != c->gid || gid[2] != c->gid)
+		fprintf(stderr, "memphase: pid %d runs as uid %u gid %u: you (uid %u) may observe "
+				"only processes you could ptrace yourself\n", pid, uid[1], gid[1],
+			c->uid);
+	else if (caps)
+		fprintf(stderr, "memphase: pid %d holds capabilities (%#llx) that you do not: you "
 				"(uid %u) may observe only processes you could ptrace yourself\n",
-			pid, c->uid);
-		return -EPERM;
+			pid, caps, c->uid);
+	else
+		fprintf(stderr, "memphase: pid %d is not dumpable (setuid, an unreadable program, "
+				"or it said so): you (uid %u) may observe only processes you could "
+				"ptrace yourself\n", pid, c->uid);
+}
+
+int target__may_observe(const struct target *t, struct userfs *fs, const struct creds *c)
+{
+	unsigned long long st;
+	char fn[64], state[64];
+	int dirfd, err;
+
+	snprintf(fn, sizeof(fn), "/proc/%d", t->pid);
+	dirfd = open(fn, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -ESRCH;
+	/* the directory is the process attached to, or the pid was reused: gone */
+	err = read_starttime_at(dirfd, &st);
+	if (err || st != t->start_time) {
+		err = -ESRCH;
+		goto cleanup;
 	}
-	return 0;
+	if (!status_line(dirfd, "State", state, sizeof(state)) && strchr(state, 'Z')) {
+		err = -ECHILD;
+		goto cleanup;
+	}
+	if (c->root)
+		goto cleanup;
+	/* the kernel's own rule, asked as the user: /proc/PID/maps opens for them */
+	err = userfs__open_maps(fs, dirfd);
+	if (err >= 0) {
+		close(err);
+		err = 0;
+	} else if (err == -EACCES || err == -EPERM) {
+		say_why_not(t->pid, dirfd, c);
+		err = -EPERM;
+	}
+cleanup:
+	close(dirfd);
+	return err;
 }
 
 bool target__is_kthread(pid_t pid)

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 struct creds;
+struct userfs;
 
 /* memphase's own exit codes (as env(1) and timeout(1) have them) */
 #define TARGET_EXIT_FAILED	125	/* memphase itself failed (usage included) */
@@ -41,11 +42,12 @@ int target__resume(struct target *t);
 /* Checks that pid exists and records its identity. 0, -ESRCH or -errno. */
 int target__attach(struct target *t, pid_t pid);
 /*
- * May user c observe pid? As ptrace(2) would let them (PTRACE_MODE_ATTACH_REALCREDS): root
- * may; anyone else only a dumpable process whose real, effective and saved uids are theirs
- * and gids their gid. 0, -ESRCH, or -EPERM after one line on stderr.
+ * May user c observe the process t attached to? Root may; anyone else as the kernel lets
+ * them read its /proc/PID/maps (PTRACE_MODE_READ_FSCREDS: its ids theirs, no capability
+ * they lack, dumpable), asked through fs, the helper that is c. 0, -ESRCH (gone, or the
+ * pid reused), -ECHILD (it exited: a zombie), or -EPERM after one line on stderr.
  */
-int target__may_observe(pid_t pid, const struct creds *c);
+int target__may_observe(const struct target *t, struct userfs *fs, const struct creds *c);
 /* Is the process still the one we attached to / still running? */
 bool target__alive(struct target *t);
 /* Reaps a spawned child without blocking; true once it has exited. */

@@ -33,6 +33,7 @@
 
 #include "lib/elfsym.h"
 #include "lib/procmaps.h"
+#include "lib/userfs.h"
 #include "collect/unwind.h"
 
 
@@ -50,6 +51,7 @@ static const int uw_dwarf_regs[17] = {
 
 struct uw_file {
 	struct uw_file *next;
+	struct userfs *fs;	/* the unwinder's: for its debug file */
 	unsigned int refs;
 	__u64 dev, ino;		/* identity in /proc/PID/maps; 0/0 for [vdso] */
 	char *path;		/* exact path, for debuglink lookups */
@@ -93,6 +95,7 @@ struct unwinder {
 	struct uw_proc *procs[UW_PROC_BUCKETS];
 	struct uw_file *files;
 	long page_size;
+	struct userfs *fs;	/* may the user read it? (NULL: yes) */
 };
 
 struct uw_walk {
@@ -273,6 +276,7 @@ static struct uw_file *uw_file_get(struct unwinder *u, pid_t pid, const struct u
 	if (!f)
 		return NULL;
 	f->refs = 1;
+	f->fs = u->fs;
 	f->path = strdup(m->path);
 	if (!f->path)
 		goto err;
@@ -287,6 +291,11 @@ static struct uw_file *uw_file_get(struct unwinder *u, pid_t pid, const struct u
 		fd = uw_open_mapped(pid, m, f->path);
 		if (fd < 0)
 			goto err;
+		/* the kernel gave root the file: the user only what they may read */
+		if (userfs__may_read(u->fs, fd)) {
+			close(fd);
+			goto err;
+		}
 		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		/* read what is not mapped yet, so that the descriptor can go */
 		if (elf && elf_cntl(elf, ELF_C_FDREAD)) {
@@ -473,7 +482,8 @@ int unwinder__snapshot(struct unwinder *u, pid_t pid)
 	if (!u || pid <= 0)
 		return -EINVAL;
 	p = uw_proc_find(u, pid);
-	pm = procmaps__open(pid);
+	/* as the user: after an exec they could not ptrace, the kernel says no */
+	pm = procmaps__open_as(pid, u->fs);
 	if (!pm) {
 		err = errno == ENOENT ? -ESRCH : -errno;
 		goto cleanup;
@@ -677,9 +687,28 @@ static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 	return true;
 }
 
+/* The standard search (build id, .gnu_debuglink), for files the user may read. */
+static int uw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct uw_file *f = *userdata;
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc,
+					      debuginfo_file_name);
+
+	if (fd >= 0 && f && userfs__may_read(f->fs, fd)) {
+		close(fd);
+		free(*debuginfo_file_name);
+		*debuginfo_file_name = NULL;
+		return -1;
+	}
+	return fd;
+}
+
 static const Dwfl_Callbacks uw_dwfl_callbacks = {
 	.find_elf = uw_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = uw_find_debuginfo,
 };
 
 static const Dwfl_Thread_Callbacks uw_thread_callbacks = {
@@ -911,7 +940,7 @@ int unwinder__for_each_map(struct unwinder *u, pid_t pid, unwinder_map_cb cb, vo
 
 /* ---- the object ---- */
 
-struct unwinder *unwinder__new(void)
+struct unwinder *unwinder__new(struct userfs *fs)
 {
 	struct unwinder *u;
 
@@ -925,6 +954,7 @@ struct unwinder *unwinder__new(void)
 	u->page_size = sysconf(_SC_PAGESIZE);
 	if (u->page_size <= 0)
 		u->page_size = 4096;
+	u->fs = fs;
 	return u;
 }
 

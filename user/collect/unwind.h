@@ -32,9 +32,14 @@
 #include "memphase.h"
 
 struct unwinder;
+struct userfs;
 
-/* An empty unwinder. NULL + errno (ENOMEM). */
-struct unwinder *unwinder__new(void);
+/*
+ * An empty unwinder. fs answers whether the invoking user may read a mapped file or a
+ * debug file (userfs__may_read): a file they may not read gives no symbols and no
+ * unwinding tables (NULL: every file is read). NULL + errno (ENOMEM).
+ */
+struct unwinder *unwinder__new(struct userfs *fs);
 /* Frees everything, closes every snapshot. NULL-safe. */
 void unwinder__free(struct unwinder *u);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -56,6 +57,10 @@ static void watchdog_run(int rfd, int bss_fd, size_t stop_off, size_t bss_size, 
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	/* a session of its own: a kill of memphase's process group (kill -9 -PGID) leaves
+	 * it to let the held targets go */
+	setsid();
+	prctl(PR_SET_NAME, "memphase-watchdog");
 	while (read(rfd, &c, 1) < 0 && errno == EINTR)
 		;
 	/* memphase is gone (or done): no new holds, then let every held target go */

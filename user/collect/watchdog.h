@@ -3,7 +3,8 @@
  * In run mode the BPF side holds a target (SIGSTOP) at new code until memphase has
  * probed it and continued it. If memphase dies (SIGKILL, a crash) between the two, the
  * target would stay stopped for good: a small watchdog process, holding only the maps
- * it needs, notices memphase's end and continues every target still held.
+ * it needs, in a session of its own (a kill of memphase's process group does not reach
+ * it), notices memphase's end and continues every target still held.
  */
 #ifndef __MP_WATCHDOG_H
 #define __MP_WATCHDOG_H

@@ -195,50 +195,6 @@ int causerules__parse(struct causerules *r, const char *text, const char *name, 
 	return ret;
 }
 
-int causerules__load(struct causerules *r, const char *path, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, n;
-	int ret;
-
-	if (!f) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
-		return ret;
-	}
-	for (;;) {
-		char *t = realloc(text, len + 65536 + 1);
-
-		if (!t) {
-			ret = -ENOMEM;
-			snprintf(err, errlen, "%s: out of memory", path);
-			goto cleanup;
-		}
-		text = t;
-		n = fread(text + len, 1, 65536, f);
-		len += n;
-		if (n < 65536)
-			break;
-	}
-	if (ferror(f)) {
-		ret = -EIO;
-		snprintf(err, errlen, "%s: read error", path);
-		goto cleanup;
-	}
-	text[len] = '\0';
-	if (strlen(text) != len) {
-		ret = -EINVAL;
-		snprintf(err, errlen, "%s: not a text file", path);
-		goto cleanup;
-	}
-	ret = causerules__parse(r, text, path, err, errlen);
-cleanup:
-	free(text);
-	fclose(f);
-	return ret;
-}
-
 int causerules__use_preset(struct causerules *r, const char *name)
 {
 	free(r->preset);

@@ -57,8 +57,6 @@ void causerules__free(struct causerules *r);
  */
 int causerules__parse(struct causerules *r, const char *text, const char *name, char *err,
 		      size_t errlen);
-/* Reads and parses a file. 0 or -errno, err set. */
-int causerules__load(struct causerules *r, const char *path, char *err, size_t errlen);
 /* One more allocator pattern (--allocator-frame). 0 or -ENOMEM. */
 int causerules__add_allocator(struct causerules *r, const char *pattern);
 /* Uses the causes of preset name (NULL: only those outside any preset). 0 or -ENOMEM. */

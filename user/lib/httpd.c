@@ -8,6 +8,10 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include "lib/asuser.h"
 #include "lib/httpd.h"
 #include "lib/util.h"
 
@@ -19,9 +23,17 @@ enum conn_state {
 	CONN_WRITE,		/* sending an answer */
 };
 
+/* Who is at the other end: its address and, on this machine (loopback), its user. */
+struct peer {
+	int family;
+	__u8 addr[16];
+	__u32 uid;		/* the client socket's owner (loopback only), else ~0 */
+};
+
 struct conn {
 	int fd;
 	enum conn_state state;
+	struct peer peer;
 	__u64 since_ns;		/* READ: first byte of the request (0: none yet, idle);
 				 * WRITE: the answer started */
 	__u64 idle_ns;		/* READ: when the connection became idle */
@@ -377,12 +389,12 @@ __u64 httpd__answered(const struct httpd *h)
 }
 
 struct httpd *httpd__new(const char *spec, const char *path, httpd_handler_fn fn, void *ctx,
-			 char *why, size_t why_len)
+			 const struct creds *as, char *why, size_t why_len)
 {
 	struct sockaddr_storage ss;
 	struct httpd *h;
 	socklen_t len;
-	int one = 1, err, i;
+	int err, i;
 
 	err = httpd__parse_addr(spec, &ss, &len, why, why_len);
 	if (err) {
@@ -401,22 +413,32 @@ struct httpd *httpd__new(const char *spec, const char *path, httpd_handler_fn fn
 	httpd__addr_str(&ss, h->addr, sizeof(h->addr));
 	h->fn = fn;
 	h->ctx = ctx;
-	h->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (h->fd < 0)
-		goto fail;
-	setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ss.ss_family == AF_INET6)
-		setsockopt(h->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(h->fd, (struct sockaddr *)&ss, len) || listen(h->fd, 16))
-		goto fail;
-	return h;
-fail:
-	err = errno;
-	snprintf(why, why_len, "cannot listen on %s: %s", h->addr, strerror(err));
+	/* bound as the user: a port below the unprivileged start is theirs only if the
+	 * kernel says so */
+	if (as) {
+		err = asuser__listen(as, (struct sockaddr *)&ss, len, 16, &h->fd);
+	} else {
+		h->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		err = h->fd < 0 ? -errno : 0;
+		if (!err) {
+			int one = 1;
+
+			setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+			if (ss.ss_family == AF_INET6)
+				setsockopt(h->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+			if (bind(h->fd, (struct sockaddr *)&ss, len) || listen(h->fd, 16))
+				err = -errno;
+		}
+	}
+	if (!err)
+		return h;
+	snprintf(why, why_len, "cannot listen on %s: %s%s", h->addr, strerror(-err),
+		 err == -EACCES && as ? " (a port below 1024 needs privileges you do not "
+		 "have)" : "");
 	if (h->fd >= 0)
 		close(h->fd);
 	free(h);
-	errno = err;
+	errno = -err;
 	return NULL;
 }
 
@@ -600,29 +622,175 @@ static void conn_write(struct conn *c, __u64 now)
 	c->idle_ns = now;
 }
 
-/* A free slot, or the oldest idle keep-alive connection's, or NULL. */
-static struct conn *slot(struct httpd *h)
+/*
+ * The uid owning the client end of a loopback connection fd: the kernel's socket table
+ * (sock_diag), looked up by the exact 4-tuple. ~0 when it cannot tell.
+ */
+static __u32 loopback_uid(int fd, const struct sockaddr_storage *peer)
 {
-	struct conn *idle = NULL;
-	int i;
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 req;
+	} q = {};
+	struct sockaddr_storage me;
+	socklen_t len = sizeof(me);
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
+	union {
+		struct nlmsghdr nlh;
+		char buf[1024];
+	} rep;
+	struct inet_diag_msg *m;
+	__u32 uid = ~0U;
+	ssize_t n;
+	int s;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &len) || me.ss_family != peer->ss_family)
+		return uid;
+	q.nlh.nlmsg_len = sizeof(q);
+	q.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	q.nlh.nlmsg_flags = NLM_F_REQUEST;
+	q.req.sdiag_family = peer->ss_family;
+	q.req.sdiag_protocol = IPPROTO_TCP;
+	q.req.idiag_states = ~0U;
+	q.req.id.idiag_cookie[0] = q.req.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	/* the client's socket: its source is our peer, its destination us */
+	if (peer->ss_family == AF_INET) {
+		const struct sockaddr_in *p = (const void *)peer, *l = (const void *)&me;
+
+		q.req.id.idiag_sport = p->sin_port;
+		q.req.id.idiag_dport = l->sin_port;
+		memcpy(q.req.id.idiag_src, &p->sin_addr, 4);
+		memcpy(q.req.id.idiag_dst, &l->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *p = (const void *)peer, *l = (const void *)&me;
+
+		q.req.id.idiag_sport = p->sin6_port;
+		q.req.id.idiag_dport = l->sin6_port;
+		memcpy(q.req.id.idiag_src, &p->sin6_addr, 16);
+		memcpy(q.req.id.idiag_dst, &l->sin6_addr, 16);
+	}
+	s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (s < 0)
+		return uid;
+	if (sendto(s, &q, sizeof(q), 0, (struct sockaddr *)&nl, sizeof(nl)) == sizeof(q)) {
+		n = recv(s, &rep, sizeof(rep), 0);
+		if (n >= (ssize_t)(NLMSG_HDRLEN + sizeof(*m)) && NLMSG_OK(&rep.nlh, n) &&
+		    rep.nlh.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+			m = NLMSG_DATA(&rep.nlh);
+			uid = m->idiag_uid;
+		}
+	}
+	close(s);
+	return uid;
+}
+
+/* Who fd's other end is: its address, and its user when it is on this machine. */
+static void peer_of(int fd, struct peer *p)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	bool local = false;
+
+	memset(p, 0, sizeof(*p));
+	p->uid = ~0U;
+	if (getpeername(fd, (struct sockaddr *)&ss, &len))
+		return;
+	p->family = ss.ss_family;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)&ss;
+
+		memcpy(p->addr, &in->sin_addr, 4);
+		local = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	} else if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)&ss;
+
+		memcpy(p->addr, &in6->sin6_addr, 16);
+		local = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+			(IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127);
+	}
+	/* every local user comes from 127.0.0.1: their uids tell them apart */
+	if (local)
+		p->uid = loopback_uid(fd, &ss);
+}
+
+static bool same_peer(const struct peer *a, const struct peer *b)
+{
+	return a->family == b->family && a->uid == b->uid && !memcmp(a->addr, b->addr, 16);
+}
+
+/* Is c a connection that may make room: idle, or waiting for a request (not answering)? */
+static bool evictable(const struct conn *c)
+{
+	return c->state == CONN_READ;
+}
+
+/* Of two evictable connections, the one to close first: an idle one before one with a
+ * request under way, then the one idle (or waiting) the longest. */
+static bool worse(const struct conn *a, const struct conn *b)
+{
+	if (!b)
+		return true;
+	if (!a->nin != !b->nin)
+		return !a->nin;
+	return a->nin ? a->since_ns < b->since_ns : a->idle_ns < b->idle_ns;
+}
+
+/*
+ * A slot for a new connection from peer p, by fair shares: a peer holds at most
+ * HTTPD_PEER_MAX connections (its own oldest makes room for its new one); when every slot
+ * is taken, an idle connection goes first, then a waiting one of the peer holding the
+ * most; one that is being answered is never closed. NULL: no room (503).
+ */
+static struct conn *slot(struct httpd *h, const struct peer *p)
+{
+	struct conn *own = NULL, *idle = NULL, *other = NULL, *victim = NULL;
+	unsigned int nown = 0, most = 0, cnt[HTTPD_MAX_CONNS] = {};
+	int i, k;
 
 	for (i = 0; i < HTTPD_MAX_CONNS; i++) {
 		struct conn *c = &h->conns[i];
 
 		if (c->state == CONN_FREE)
-			return c;
-		if (c->state == CONN_READ && !c->nin && (!idle || c->idle_ns < idle->idle_ns))
+			continue;
+		for (k = 0; k < HTTPD_MAX_CONNS; k++)
+			if (h->conns[k].state != CONN_FREE && same_peer(&c->peer, &h->conns[k].peer))
+				cnt[i]++;
+		if (same_peer(&c->peer, p)) {
+			nown++;
+			if (evictable(c) && worse(c, own))
+				own = c;
+		}
+		if (evictable(c) && !c->nin && worse(c, idle))
 			idle = c;
 	}
-	if (idle)
-		conn_close(idle);
-	return idle;
+	if (nown >= HTTPD_PEER_MAX) {
+		victim = own;
+	} else {
+		for (i = 0; i < HTTPD_MAX_CONNS; i++)
+			if (h->conns[i].state == CONN_FREE)
+				return &h->conns[i];
+		victim = idle;
+		for (i = 0; !victim && i < HTTPD_MAX_CONNS; i++) {
+			struct conn *c = &h->conns[i];
+
+			if (!evictable(c) || cnt[i] < most || (cnt[i] == most && !worse(c, other)))
+				continue;
+			most = cnt[i];
+			other = c;
+		}
+		if (!victim)
+			victim = other;
+	}
+	if (victim)
+		conn_close(victim);
+	return victim;
 }
 
 static void accept_new(struct httpd *h, __u64 now)
 {
 	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
 				   "Connection: close\r\n\r\n";
+	struct peer p;
 	struct conn *c;
 	int i, fd;
 
@@ -630,7 +798,8 @@ static void accept_new(struct httpd *h, __u64 now)
 		fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		c = slot(h);
+		peer_of(fd, &p);
+		c = slot(h, &p);
 		if (!c) {
 			/* best effort: the socket buffer takes it or the client sees a close */
 			if (send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
@@ -639,10 +808,16 @@ static void accept_new(struct httpd *h, __u64 now)
 			continue;
 		}
 		c->fd = fd;
+		c->peer = p;
 		c->state = CONN_READ;
 		c->since_ns = 0;
 		c->idle_ns = now;
 		c->nin = 0;
+		/* a request already there is read now, before a later accept could take its
+		 * place */
+		conn_read(h, c, now);
+		if (c->state == CONN_WRITE)
+			conn_write(c, now);
 	}
 }
 
@@ -652,7 +827,8 @@ void httpd__serve(struct httpd *h, __u64 now)
 
 	if (!h)
 		return;
-	accept_new(h, now);
+	/* the connections there first: a request that arrived is read before a new
+	 * connection could take its place */
 	for (i = 0; i < HTTPD_MAX_CONNS; i++) {
 		struct conn *c = &h->conns[i];
 
@@ -668,6 +844,7 @@ void httpd__serve(struct httpd *h, __u64 now)
 		else if (c->state == CONN_WRITE && now - c->since_ns > HTTPD_WRITE_NS)
 			conn_close(c);
 	}
+	accept_new(h, now);
 }
 
 void httpd__free(struct httpd *h)

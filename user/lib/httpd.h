@@ -5,8 +5,12 @@
  *
  * - httpd__serve() accepts, reads, answers and writes with non-blocking sockets and
  *   returns; nothing waits. The caller calls it every tick of its loop (memphase: 100 ms).
- * - At most HTTPD_MAX_CONNS connections. A new one beyond them takes the place of the
- *   oldest idle keep-alive connection, or is answered 503 and closed.
+ * - At most HTTPD_MAX_CONNS connections, and fair shares: one peer (an address; on this
+ *   machine, a user: the kernel's socket table tells whose the client socket is) holds
+ *   at most HTTPD_PEER_MAX, its new connection taking the place of its own oldest. When
+ *   every slot is taken, a new one takes the place of the oldest idle connection, else of
+ *   a waiting one of the peer holding the most; a connection being answered is never
+ *   closed for it. Without room it is answered 503 and closed.
  * - A request (line and headers) is at most HTTPD_REQ_MAX bytes (431 beyond), must
  *   arrive within HTTPD_READ_NS of its first byte (closed otherwise), and its answer must
  *   be taken by the client within HTTPD_WRITE_NS; an idle keep-alive connection is closed
@@ -26,7 +30,8 @@
 #include <sys/socket.h>
 #include <linux/types.h>
 
-#define HTTPD_MAX_CONNS	4
+#define HTTPD_MAX_CONNS	8
+#define HTTPD_PEER_MAX	2
 #define HTTPD_REQ_MAX	4096
 #define HTTPD_BODY_MAX	(16U << 20)
 #define HTTPD_READ_NS	(5ULL * 1000000000)
@@ -76,12 +81,15 @@ typedef int (*httpd_handler_fn)(void *ctx, const struct httpd_request *rq, FILE 
 
 struct httpd;
 
+struct creds;
+
 /*
- * Listens on spec (httpd__parse_addr) for path. NULL + errno, with why set (a bad
- * address, the port in use, no permission).
+ * Listens on spec (httpd__parse_addr) for path; as: the user the socket is bound as
+ * (asuser.h: a privileged port is theirs only where the kernel lets them), NULL: as the
+ * caller. NULL + errno, with why set (a bad address, the port in use, no permission).
  */
 struct httpd *httpd__new(const char *spec, const char *path, httpd_handler_fn fn, void *ctx,
-			 char *why, size_t why_len);
+			 const struct creds *as, char *why, size_t why_len);
 /* The bound address (for messages). */
 const char *httpd__addr(const struct httpd *h);
 /* Accepts, reads, answers and writes what can be done now, never waiting. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* /proc/PID/maps: one parser, exact file names (see procmaps.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/procmaps.h"
+#include "lib/userfs.h"
 
 #define PM_DELETED	" (deleted)"
 
@@ -137,25 +139,54 @@ int procmaps__parse(const char *line, pid_t pid, struct procmaps_entry *e, char 
 	return err;
 }
 
-struct procmaps *procmaps__open(pid_t pid)
+/* The reader of fd (taken over), the maps of pid. */
+static struct procmaps *pm_new(pid_t pid, int fd)
 {
 	struct procmaps *pm;
-	char fn[64];
 	int err;
 
-	pm = calloc(1, sizeof(*pm));
-	if (!pm)
-		return NULL;
-	pm->pid = pid;
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
-	pm->f = fopen(fn, "re");
-	if (!pm->f) {
-		err = errno;
-		free(pm);
-		errno = err;
+	if (fd < 0) {
+		errno = -fd == ESRCH ? ENOENT : -fd;
 		return NULL;
 	}
-	return pm;
+	pm = calloc(1, sizeof(*pm));
+	if (pm) {
+		pm->pid = pid;
+		pm->f = fdopen(fd, "re");
+		if (pm->f)
+			return pm;
+	}
+	err = errno;
+	free(pm);
+	close(fd);
+	errno = err;
+	return NULL;
+}
+
+struct procmaps *procmaps__open(pid_t pid)
+{
+	char fn[64];
+	int fd;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	return pm_new(pid, fd < 0 ? -errno : fd);
+}
+
+struct procmaps *procmaps__open_as(pid_t pid, struct userfs *fs)
+{
+	char fn[64];
+	int dfd, fd;
+
+	if (!fs)
+		return procmaps__open(pid);
+	snprintf(fn, sizeof(fn), "/proc/%d", (int)pid);
+	dfd = open(fn, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return NULL;
+	fd = userfs__open_maps(fs, dfd);
+	close(dfd);
+	return pm_new(pid, fd);
 }
 
 int procmaps__next(struct procmaps *pm, struct procmaps_entry *e)

@@ -42,8 +42,16 @@ struct procmaps;
 int procmaps__parse(const char *line, pid_t pid, struct procmaps_entry *e, char *buf,
 		    size_t len);
 
+struct userfs;
+
 /* Opens /proc/PID/maps. NULL + errno (ENOENT: no such process). */
 struct procmaps *procmaps__open(pid_t pid);
+/*
+ * Opens /proc/PID/maps as the invoking user (userfs__open_maps(): only where they could
+ * ptrace the process, and of the address space it has now). NULL + errno (ENOENT: no such
+ * process, EACCES/EPERM: not theirs to read). fs NULL: procmaps__open().
+ */
+struct procmaps *procmaps__open_as(pid_t pid, struct userfs *fs);
 /*
  * The next mapping into e (e->path valid until the next call): 1, 0 at the end, or -errno
  * (a read error; lines that do not parse are skipped).

@@ -45,6 +45,8 @@ enum uf_op {
 	UF_DISCARD,
 	UF_SET_ASIDE,
 	UF_REMOVE,
+	UF_MAY_READ,		/* with an fd: may the user open its file for reading? */
+	UF_OPEN_MAPS,		/* with a /proc/PID fd: its maps, opened as the user */
 };
 
 struct uf_req {
@@ -67,6 +69,7 @@ struct uf_rep {
 struct userfs {
 	int sock;
 	pid_t pid;
+	bool root;		/* the helper is root: it may read and trace anything */
 };
 
 /* ---- the helper ---- */
@@ -238,7 +241,7 @@ static int open_magic(const struct helper *h, int dirfd, const char *base, struc
 		      struct uf_rep *r, int *sfd)
 {
 	struct stat st, io;
-	int lfd, fd, i;
+	int lfd, fd, i, k, acc;
 
 	lfd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (lfd < 0 || fstat(lfd, &st)) {
@@ -260,7 +263,13 @@ static int open_magic(const struct helper *h, int dirfd, const char *base, struc
 		close(fd);
 		return why(r, -EINVAL, "names a block device or another special file");
 	}
-	for (i = STDIN_FILENO; i <= STDERR_FILENO; i++) {
+	/* stdout, then stderr, then stdin, of those open for writing (a terminal is often
+	 * all three, and stdin read-only) */
+	for (k = 0; k < 3; k++) {
+		i = (k + 1) % 3;
+		acc = fcntl(i, F_GETFL);
+		if (acc < 0 || (acc & O_ACCMODE) == O_RDONLY)
+			continue;
 		if (!fstat(i, &io) && io.st_dev == st.st_dev && io.st_ino == st.st_ino) {
 			close(fd);
 			fd = fcntl(i, F_DUPFD_CLOEXEC, 3);
@@ -343,6 +352,14 @@ static int resolve(struct helper *h, int at, const char *path, int *links, struc
 		goto fail;
 	}
 	if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) {
+		/* as with links: a FIFO another user made is theirs to read, not an output */
+		if (st.st_uid != h->uid && st.st_uid != 0) {
+			err = why(r, -EPERM, "is a %s of uid %u: memphase writes only to yours or "
+					     "root's", S_ISFIFO(st.st_mode) ? "FIFO" :
+					     S_ISCHR(st.st_mode) ? "device" : "socket",
+				  (unsigned int)st.st_uid);
+			goto fail;
+		}
 		fd = stream_open(dirfd, base, &st, r);
 		close(dirfd);
 		if (fd < 0)
@@ -533,10 +550,11 @@ static int remove_file(struct uf_ent *e)
 	return err;
 }
 
-static int send_rep(int sock, const struct uf_rep *r, int fd)
+/* One message, with fd (SCM_RIGHTS) when it is one. 0 or -errno. */
+static int send_msg(int sock, const void *buf, size_t len, int fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = {};
-	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cm;
 
@@ -552,17 +570,87 @@ static int send_rep(int sock, const struct uf_rep *r, int fd)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
+/* One message into buf: its length (0: the other end is gone), *fd the descriptor it
+ * carried (-1: none; more than one: the rest closed), or -errno. */
+static ssize_t recv_msg(int sock, void *buf, size_t len, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+	int got;
+
+	*fd = -1;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		memcpy(&got, CMSG_DATA(cm), sizeof(int));
+		if (*fd < 0)
+			*fd = got;
+		else
+			close(got);
+	}
+	return n;
+}
+
+/*
+ * The kernel's answer for the user: can they open the file open as fd for reading
+ * (reopened through /proc/self/fd, the inode's permissions and the LSMs decide)?
+ */
+static int may_read(int fd)
+{
+	char path[64];
+	int nfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	nfd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (nfd < 0)
+		return -errno;
+	close(nfd);
+	return 0;
+}
+
+/*
+ * The memory map of the process whose /proc directory is open as dirfd, opened as whoever
+ * calls: the kernel checks PTRACE_MODE_READ_FSCREDS (ids, capabilities, dumpability, LSMs)
+ * at the open, and the file reads the address space it had then. The directory stands for
+ * that process only: a reused pid is another directory. Its fd, or -errno.
+ */
+static int open_maps(int dirfd)
+{
+	int fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	return fd;
+}
+
 static struct uf_ent *ent_get(struct helper *h, int id)
 {
 	return id >= 0 && id < UF_MAX_FILES && h->ents[id].dirfd != -1 ? &h->ents[id] : NULL;
 }
 
-static void serve(struct helper *h, const struct uf_req *q, struct uf_rep *r, int *fd)
+static void serve(struct helper *h, const struct uf_req *q, int in, struct uf_rep *r,
+		  int *fd)
 {
 	struct uf_ent *e;
 	int links = 0, id;
 
 	switch (q->op) {
+	case UF_MAY_READ:
+		r->err = in >= 0 ? may_read(in) : -EBADF;
+		return;
+	case UF_OPEN_MAPS:
+		*fd = in >= 0 ? open_maps(in) : -EBADF;
+		r->err = *fd < 0 ? *fd : 0;
+		return;
 	case UF_OPEN:
 		for (id = 0; id < UF_MAX_FILES && h->ents[id].dirfd != -1; id++)
 			;
@@ -632,22 +720,23 @@ static void helper_run(const struct creds *c)
 	struct uf_req q;
 	unsigned int i;
 	ssize_t n;
-	int fd;
+	int fd, in;
 
-	/* memphase's signals are memphase's: this process ends when its socket does */
+	/* memphase's signals are memphase's: this process ends when its socket does, and a
+	 * kill of memphase's process group does not reach it (it removes the temporary
+	 * files once memphase is gone) */
 	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		signal(ignored[i], SIG_IGN);
+	setsid();
 	prctl(PR_SET_NAME, "memphase-files");
 	for (i = 0; i < UF_MAX_FILES; i++)
 		h.ents[i].dirfd = -1;
 	r.err = creds__drop(c);
-	send_rep(UF_SOCK_FD, &r, -1);
+	send_msg(UF_SOCK_FD, &r, sizeof(r), -1);
 	if (r.err)
 		_exit(1);
 	for (;;) {
-		n = recv(UF_SOCK_FD, &q, sizeof(q), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
+		n = recv_msg(UF_SOCK_FD, &q, sizeof(q), &in);
 		if (n <= 0)
 			break;
 		memset(&r, 0, sizeof(r));
@@ -655,8 +744,10 @@ static void helper_run(const struct creds *c)
 		if ((size_t)n < sizeof(q) || !memchr(q.path, '\0', sizeof(q.path)))
 			r.err = -EINVAL;
 		else
-			serve(&h, &q, &r, &fd);
-		send_rep(UF_SOCK_FD, &r, fd);
+			serve(&h, &q, in, &r, &fd);
+		if (in >= 0)
+			close(in);
+		send_msg(UF_SOCK_FD, &r, sizeof(r), fd);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -669,40 +760,39 @@ static void helper_run(const struct creds *c)
 
 /* ---- memphase's side ---- */
 
-static int call(struct userfs *u, const struct uf_req *q, struct uf_rep *r, int *fd)
+/* A request (with in, a descriptor for the helper, unless -1) and its reply (*fd, the one
+ * the helper sent, when fd is not NULL): the reply's err, or -errno. */
+static int call_fd(struct userfs *u, const struct uf_req *q, int in, struct uf_rep *r,
+		   int *fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = r, .iov_len = sizeof(*r) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
 	ssize_t n;
+	int got, err;
 
 	if (fd)
 		*fd = -1;
-	if (send(u->sock, q, sizeof(*q), MSG_NOSIGNAL) < 0)
-		return -errno;
-	do
-		n = recvmsg(u->sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	err = send_msg(u->sock, q, sizeof(*q), in);
+	if (err)
+		return err;
+	n = recv_msg(u->sock, r, sizeof(*r), &got);
 	if (n < 0)
-		return -errno;
-	if ((size_t)n < sizeof(*r))
+		return n;
+	if ((size_t)n < sizeof(*r)) {
+		if (got >= 0)
+			close(got);
 		return -EPIPE;	/* the helper died */
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(cm), sizeof(int));
-			if (fd && *fd < 0)
-				*fd = got;
-			else
-				close(got);
-		}
 	}
+	if (fd)
+		*fd = got;
+	else if (got >= 0)
+		close(got);
 	r->why[sizeof(r->why) - 1] = '\0';
 	r->name[sizeof(r->name) - 1] = '\0';
 	return r->err;
+}
+
+static int call(struct userfs *u, const struct uf_req *q, struct uf_rep *r, int *fd)
+{
+	return call_fd(u, q, -1, r, fd);
 }
 
 struct userfs *userfs__new(const struct creds *c)
@@ -742,6 +832,7 @@ struct userfs *userfs__new(const struct creds *c)
 	}
 	close(sv[1]);
 	u->sock = sv[0];
+	u->root = c->root;
 	do
 		n = recv(u->sock, &r, sizeof(r), 0);
 	while (n < 0 && errno == EINTR);
@@ -881,4 +972,28 @@ int userfs__remove(struct userfs *u, struct userfs_file *f)
 	err = call(u, &q, &r, NULL);
 	f->id = -1;
 	return err;
+}
+
+int userfs__may_read(struct userfs *u, int fd)
+{
+	struct uf_req q = { .op = UF_MAY_READ };
+	struct uf_rep r = {};
+
+	if (!u || u->root)
+		return 0;
+	return call_fd(u, &q, fd, &r, NULL);
+}
+
+int userfs__open_maps(struct userfs *u, int proc_dirfd)
+{
+	struct uf_req q = { .op = UF_OPEN_MAPS };
+	struct uf_rep r = {};
+	int fd, err;
+
+	if (!u || u->root)
+		return open_maps(proc_dirfd);
+	err = call_fd(u, &q, proc_dirfd, &r, &fd);
+	if (err)
+		return err;
+	return fd >= 0 ? fd : -EPIPE;
 }

@@ -21,8 +21,13 @@
  *   so a file put there since cannot have its inode number. A committed file someone
  *   else deletes meanwhile keeps its space until the helper lets it go (the next commit
  *   of that output, its removal, or the end);
- * - when memphase goes away without a word (SIGKILL, a crash), removes every temporary
- *   file it created that was not committed, then exits.
+ * - when memphase goes away without a word (SIGKILL, a crash, a kill of its whole
+ *   process group: the helper has a session of its own), removes every temporary file it
+ *   created that was not committed, then exits;
+ * - answers for the user what memphase reads on their behalf from the kernel's side: may
+ *   they read a file the observed process maps (root opened it; the helper reopens it),
+ *   may they read a process's memory map (the ptrace rule of /proc/PID/maps)? A path the
+ *   user names is opened as the user instead (lib/asuser.h).
  */
 #ifndef __MP_USERFS_H
 #define __MP_USERFS_H
@@ -80,5 +85,18 @@ int userfs__remove(struct userfs *u, struct userfs_file *f);
 void userfs__close(struct userfs_file *f);
 /* Do a and b name the same file? */
 bool userfs__same(const struct userfs_file *a, const struct userfs_file *b);
+/*
+ * May the user open the file open as fd (a regular file root opened) for reading? 0, or
+ * -errno (-EACCES: root reads nothing of it for them). NULL u, or a root helper: 0.
+ */
+int userfs__may_read(struct userfs *u, int fd);
+/*
+ * The memory map (/proc/PID/maps) of the process whose /proc/PID directory is open as
+ * proc_dirfd, opened as the user: the kernel lets them only where ptrace(2) would
+ * (PTRACE_MODE_READ_FSCREDS), and the file reads the address space the process had then,
+ * not one an exec gives it later. Its fd, or -ESRCH (it is gone), -EACCES/-EPERM (not
+ * theirs to read). NULL u, or a root helper: opened as memphase.
+ */
+int userfs__open_maps(struct userfs *u, int proc_dirfd);
 
 #endif

@@ -34,6 +34,41 @@ static void *room(void *p, size_t n, size_t *cap, size_t size, size_t max)
 	return q;
 }
 
+static __u64 iv_len(const struct history_interval *iv)
+{
+	return iv->end_ns > iv->start_ns ? iv->end_ns - iv->start_ns : 0;
+}
+
+/*
+ * The older half of the intervals but the run's first HISTORY_HEAD (its load and context:
+ * exact), merged pair by pair: each pair spans both and is of the phase (and process) that
+ * held the longer of the two; neighbours that end up of one phase join. The newer half
+ * moves down, exact.
+ */
+static void iv_coarsen(struct history *h)
+{
+	size_t half = h->niv / 2, i, n = HISTORY_HEAD;
+	struct history_interval m;
+
+	for (i = HISTORY_HEAD; i < half; i += 2) {
+		m = h->iv[i];
+		if (i + 1 < half) {
+			if (iv_len(&h->iv[i + 1]) > iv_len(&m)) {
+				m.phase = h->iv[i + 1].phase;
+				m.pid = h->iv[i + 1].pid;
+			}
+			m.end_ns = h->iv[i + 1].end_ns;
+		}
+		if (n > HISTORY_HEAD && h->iv[n - 1].phase == m.phase && h->iv[n - 1].pid == m.pid)
+			h->iv[n - 1].end_ns = m.end_ns;
+		else
+			h->iv[n++] = m;
+	}
+	h->merged += half - n;
+	memmove(&h->iv[n], &h->iv[half], (h->niv - half) * sizeof(*h->iv));
+	h->niv = n + (h->niv - half);
+}
+
 void history__add_interval(struct history *h, __u32 phase, __u32 pid, __u64 start_ns,
 			   __u64 end_ns)
 {
@@ -45,9 +80,11 @@ void history__add_interval(struct history *h, __u32 phase, __u32 pid, __u64 star
 		h->iv[h->niv - 1].end_ns = end_ns;
 		return;
 	}
+	if (h->niv == HISTORY_MAX_INTERVALS)
+		iv_coarsen(h);
 	iv = room(h->iv, h->niv, &h->capiv, sizeof(*iv), HISTORY_MAX_INTERVALS);
 	if (!iv) {
-		h->dropped++;
+		h->merged++;
 		return;
 	}
 	h->iv = iv;
@@ -55,14 +92,38 @@ void history__add_interval(struct history *h, __u32 phase, __u32 pid, __u64 star
 						  .phase = phase, .pid = pid };
 }
 
+/*
+ * The older half of the phase changes but the run's first HISTORY_HEAD, thinned: of every
+ * thread's changes there, every other one goes, so the phase a kept change enters lasts to
+ * its next kept one. Threads are told apart by a small table of their ids: two that share a
+ * bucket share a count (some of their changes go in a row), which keeps the bound.
+ */
+static void ch_thin(struct history *h)
+{
+	unsigned char odd[1024] = {};
+	size_t half = h->nch / 2, i, n = HISTORY_HEAD;
+	unsigned int b;
+
+	for (i = HISTORY_HEAD; i < half; i++) {
+		b = (h->ch[i].tid * 2654435761U) >> 22;
+		if (!(odd[b]++ & 1))
+			h->ch[n++] = h->ch[i];
+	}
+	h->thinned += half - n;
+	memmove(&h->ch[n], &h->ch[half], (h->nch - half) * sizeof(*h->ch));
+	h->nch = n + (h->nch - half);
+}
+
 void history__add_change(struct history *h, __u64 ts_ns, __u32 pid, __u32 tid, __u32 phase,
 			 __u32 old_phase)
 {
 	struct history_change *ch;
 
+	if (h->nch == HISTORY_MAX_CHANGES)
+		ch_thin(h);
 	ch = room(h->ch, h->nch, &h->capch, sizeof(*ch), HISTORY_MAX_CHANGES);
 	if (!ch) {
-		h->dropped++;
+		h->thinned++;
 		return;
 	}
 	h->ch = ch;
@@ -139,6 +200,8 @@ const char *history__mark_name(__u32 kind)
 		return "library";
 	case HISTORY_EXEC:
 		return "exec";
+	case HISTORY_LEFT:
+		return "left";
 	default:
 		return "mark";
 	}

@@ -3,9 +3,15 @@
  * The run over time, for the views that draw it (the JSON's intervals, the trace, the
  * HTML report): the intervals of the phase timeline, every thread's phase changes, marks
  * (OOM kills, guard actions, libraries loaded, execs), the system's and cgroup's
- * memory readings and the GPU side's changes. Growing arrays with a bound each: past it,
- * phase changes and marks are counted as dropped, memory and GPU readings are thinned
- * (every other one goes) so they still span the run. Pure code.
+ * memory readings and the GPU side's changes. Growing arrays with a bound each, so that an
+ * observation of days stays within its footprint: past it, the older half of the
+ * intervals is merged pair by pair (each pair one interval of the phase that held most of
+ * it) and the older half of every thread's phase changes thinned (every other change of
+ * a thread goes, its phase lasting to the next kept one): the run's first HISTORY_HEAD
+ * (its load, its context) and the newest half stay exact, what lies between drawn at a
+ * coarser grain the longer it runs. Marks past their bound are
+ * counted as dropped; memory and GPU readings are thinned (every other one goes) so they
+ * still span the run. Pure code.
  */
 #ifndef __MP_HISTORY_H
 #define __MP_HISTORY_H
@@ -14,8 +20,9 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#define HISTORY_MAX_INTERVALS	(1U << 20)
-#define HISTORY_MAX_CHANGES	(1U << 20)
+#define HISTORY_MAX_INTERVALS	(1U << 15)	/* 768 KiB */
+#define HISTORY_MAX_CHANGES	(1U << 15)	/* 768 KiB */
+#define HISTORY_HEAD		256	/* the run's first intervals and changes stay exact */
 #define HISTORY_MAX_MARKS	(1U << 16)
 #define HISTORY_MAX_MEM		8192
 #define HISTORY_TEXT		160
@@ -37,6 +44,7 @@ enum history_mark_kind {
 	HISTORY_GUARD = 2,	/* the guard stopped or ended a process */
 	HISTORY_LIBRARY = 3,	/* a process mapped an executable file it had not before */
 	HISTORY_EXEC = 4,	/* a process ran a program */
+	HISTORY_LEFT = 5,	/* a process left the observation (the user's reach) */
 };
 
 struct history_mark {
@@ -70,7 +78,9 @@ struct history {
 	size_t nmem, capmem;
 	struct history_gpu *gpu;
 	size_t ngpu, capgpu;
-	__u64 dropped;		/* intervals, changes and marks over their bound */
+	__u64 dropped;		/* marks over their bound */
+	__u64 merged;		/* intervals merged into others past their bound */
+	__u64 thinned;		/* phase changes left out past their bound */
 	/*
 	 * false: the intervals end where the timeline's phase last changed, the current
 	 * phase's interval is open (from the last one's end to the model's end_ns); true:

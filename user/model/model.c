@@ -776,6 +776,27 @@ void model__on_event(struct model *m, const struct mp_event *e)
 		snprintf(text, sizeof(text), "%.*s", MP_COMM_LEN, e->comm);
 		history__add_mark(&m->history, e->ts_ns, HISTORY_EXEC, e->pid, text);
 		break;
+	case MP_EV_LEFT:
+		/* as far as the observation goes, the process ended here */
+		request_exit(m, e);
+		if (!m->root_phased && e->pid == m->focus_pid && e->pid != m->root_pid &&
+		    !m->finished) {
+			phase_switch(m, 0, e->ts_ns);
+			m->focus_pid = m->root_pid;
+		}
+		p = model__proc(m, e->pid, true);
+		if (!p)
+			break;
+		p->left = e->arg ? e->arg : MP_LEFT_UIDS;
+		p->left_ns = e->ts_ns;
+		snprintf(p->left_path, sizeof(p->left_path), "%.*s", (int)sizeof(e->path) - 1,
+			 e->path);
+		if (!p->comm[0])
+			memcpy(p->comm, e->comm, MP_COMM_LEN);
+		snprintf(text, sizeof(text), "%.*s left: %s", MP_COMM_LEN, e->comm,
+			 model__left_reason(p->left));
+		history__add_mark(&m->history, e->ts_ns, HISTORY_LEFT, e->pid, text);
+		break;
 	case MP_EV_GUARD:
 		snprintf(text, sizeof(text), "%.*s stopped: over --max-rss", MP_COMM_LEN, e->comm);
 		history__add_mark(&m->history, e->ts_ns, HISTORY_GUARD, e->pid, text);
@@ -996,10 +1017,23 @@ __u32 model__largest_live(const struct model *m)
 		const struct model_proc *p = &m->procs[i];
 		__s64 rss = p->rss[MP_ANON] + p->rss[MP_FILE] + p->rss[MP_SHMEM];
 
-		if (!p->exited && rss > most) {
+		if (model_proc__followed(p) && rss > most) {
 			most = rss;
 			best = p->pid;
 		}
 	}
 	return best;
+}
+
+const char *model__left_reason(__u32 why)
+{
+	if (why & MP_LEFT_PRCTL)
+		return "it made itself not dumpable";
+	if (why & (MP_LEFT_UIDS | MP_LEFT_GIDS))
+		return why & MP_LEFT_UIDS ? "it ran a setuid program" : "it ran a setgid program";
+	if (why & MP_LEFT_CAPS)
+		return "it ran a program with file capabilities";
+	if (why & MP_LEFT_NODUMP)
+		return "it ran a program you cannot read";
+	return "it made a secure exec";
 }

@@ -139,10 +139,25 @@ struct model_proc {
 	int exit_signal;	/* 0 none */
 	__u64 exit_ns;
 	bool forgotten;		/* its BPF map entries were removed after its exit */
+	__u32 left;		/* MP_LEFT_* bits: no longer followed (it runs on, unseen) */
+	__u64 left_ns;
+	char left_path[64];	/* the program whose exec it left at ("" for none) */
 	__s64 rss[MP_NR_CLASSES];	/* latest, bytes */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;		/* file + anon + shmem */
 };
+
+/* Is the process still followed (neither ended nor out of the invoking user's reach)? */
+static inline bool model_proc__followed(const struct model_proc *p)
+{
+	return !p->exited && !p->left;
+}
+
+/* When it stopped being followed (its exit, or its leaving), 0: it is followed. */
+static inline __u64 model_proc__end_ns(const struct model_proc *p)
+{
+	return p->exited ? p->exit_ns : p->left ? p->left_ns : 0;
+}
 
 struct model_oom {
 	__u32 pid;
@@ -388,5 +403,9 @@ static inline const char *mp_class_name(int c)
 
 /* Classes in the order the views print them. */
 extern const int mp_class_order[MP_NR_CLASSES];
+
+/* Why a process left the observation (MP_LEFT_* bits), as a phrase ("it ran a setuid
+ * program"). */
+const char *model__left_reason(__u32 why);
 
 #endif

@@ -256,7 +256,9 @@ static int cmp_raw(const void *a, const void *b)
 
 void profile__sort_raw(struct profile *p)
 {
-	qsort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
+	/* none (a recording without raw samples): no array to sort */
+	if (p->nraw)
+		qsort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
 }
 
 int profile__add_when(struct profile *p, __u32 pid, __u64 ts_ns, __u64 weight)

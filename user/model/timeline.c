@@ -105,7 +105,7 @@ int timeline__add_model(struct timeline *tl, const struct model *m, __u64 ts_ns)
 	int c;
 
 	for (i = 0; i < m->nprocs; i++) {
-		if (m->procs[i].exited)
+		if (!model_proc__followed(&m->procs[i]))
 			continue;
 		for (c = 0; c < MP_NR_CLASSES; c++)
 			rss[c] += m->procs[i].rss[c];

@@ -184,7 +184,7 @@ static void e_procs(struct mw *w, const struct run *r)
 	unsigned int i, n = 0;
 
 	for (i = 0; i < r->m->nprocs; i++)
-		n += !r->m->procs[i].exited;
+		n += model_proc__followed(&r->m->procs[i]);
 	su(w, r, NULL, NULL, NULL, NULL, n);
 }
 
@@ -196,7 +196,7 @@ static void e_rss(struct mw *w, const struct run *r)
 	int c;
 
 	for (i = 0; i < r->m->nprocs; i++)
-		for (c = 0; c < MP_NR_CLASSES && !r->m->procs[i].exited; c++)
+		for (c = 0; c < MP_NR_CLASSES && model_proc__followed(&r->m->procs[i]); c++)
 			v[c] += r->m->procs[i].rss[c];
 	for (c = 0; c < MP_NR_CLASSES; c++)
 		sample(w, r, NULL, "class", mp_class_name(mp_class_order[c]), NULL, NULL,

@@ -163,6 +163,24 @@ int outputs__open(struct outputs *o, const char *const paths[OUTPUTS_MAX],
 	return 0;
 }
 
+int outputs__clash(const struct outputs *o, const struct userfs_file *f, const char *opt,
+		   const char *path)
+{
+	unsigned int k;
+	char p[256];
+
+	for (k = 0; k <= OUTPUTS_MAX; k++) {
+		const struct output *a = nth((struct outputs *)o, k);
+
+		if (!a->open || is_dev_null(&a->file) || !userfs__same(&a->file, f))
+			continue;
+		fprintf(stderr, "memphase: --%s and --%s name the same file '%s'\n", opt_name(a),
+			opt, utf8__esc_term(p, sizeof(p), path));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 unsigned int outputs__needs(const struct outputs *o)
 {
 	unsigned int k, needs = 0;

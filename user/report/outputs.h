@@ -46,6 +46,12 @@ int outputs__find(const char *name);
  */
 int outputs__open(struct outputs *o, const char *const paths[OUTPUTS_MAX],
 		  const char *target_log, struct userfs *fs, bool with_log);
+/*
+ * Is f (opened for option --opt, as path) one of the open outputs' files? 0, or -EINVAL
+ * after one line on stderr: whichever were written last would silently win.
+ */
+int outputs__clash(const struct outputs *o, const struct userfs_file *f, const char *opt,
+		   const char *path);
 /* What the open formats need (enum output_needs, OR-ed). */
 unsigned int outputs__needs(const struct outputs *o);
 /*

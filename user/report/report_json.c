@@ -427,6 +427,18 @@ static void processes(struct jsonw *w, const struct model *m)
 		jsonw__string_field(w, "comm", p->comm);
 		jsonw__bool_field(w, "exited", p->exited);
 		jsonw__bool_field(w, "oom_killed", p->oom_killed);
+		/* no longer followed: out of the invoking user's reach (a setuid exec...) */
+		if (p->left) {
+			jsonw__name(w, "left");
+			jsonw__start_object(w);
+			jsonw__double_field(w, "time_s", p->left_ns > m->start_ns ?
+					    (p->left_ns - m->start_ns) / 1e9 : 0);
+			jsonw__string_field(w, "reason", model__left_reason(p->left));
+			jsonw__string_field(w, "program", p->left_path);
+			jsonw__end_object(w);
+		} else {
+			jsonw__null_field(w, "left");
+		}
 		jsonw__u64_field(w, "rss_peak_total_bytes", p->peak_total > 0 ? p->peak_total : 0);
 		jsonw__end_object(w);
 	}
@@ -628,6 +640,10 @@ int report_json__write_tl(FILE *f, const struct model *m, const struct timeline 
 	jsonw__u64_field(w, "events", model__lost_events(m));
 	jsonw__u64_field(w, "stacks", m->lost_stacks);
 	jsonw__u64_field(w, "mapping_bytes", m->mapping_lost_bytes);
+	/* past their bounds: the older timeline drawn coarser, marks left out */
+	jsonw__u64_field(w, "intervals_merged", m->history.merged);
+	jsonw__u64_field(w, "phase_changes_thinned", m->history.thinned);
+	jsonw__u64_field(w, "marks_dropped", m->history.dropped);
 	jsonw__end_object(w);
 	jsonw__u64_field(w, "markers_attached", m->markers_attached);
 	unmatched(w, m);

@@ -62,6 +62,10 @@ static void print_run_line(FILE *f, const struct model *m)
 		fprintf(f, ", exited with code %d", root->exit_code);
 	else
 		fprintf(f, ", still running (detached)");
+	if (root && root->left)
+		fprintf(f, "; no longer observed after %.2f s: %s",
+			root->left_ns > m->start_ns ? (root->left_ns - m->start_ns) / 1e9 : 0,
+			model__left_reason(root->left));
 	fprintf(f, "\n");
 }
 

@@ -13,7 +13,7 @@ bool forecast__ended(const struct model *m)
 	if (m->finished)
 		return true;
 	for (i = 0; i < m->nprocs; i++)
-		if (!m->procs[i].exited)
+		if (model_proc__followed(&m->procs[i]))
 			return false;
 	return m->nprocs > 0;
 }

@@ -101,7 +101,7 @@ int panels__phase(const struct panel_frame *f, int y)
 
 	pids[0] = '\0';
 	for (i = 0; i < m->nprocs; i++) {
-		if (m->procs[i].exited)
+		if (!model_proc__followed(&m->procs[i]))
 			continue;
 		if (nlive++ < 6 && used < sizeof(pids) - 16)
 			used += snprintf(pids + used, sizeof(pids) - used, "%s%u",

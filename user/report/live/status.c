@@ -65,7 +65,7 @@ void status__calc(struct live_calc *c, const struct model *m, const struct timel
 		const struct model_proc *p = &m->procs[i];
 
 		for (k = 0; k < MP_NR_CLASSES; k++) {
-			if (!p->exited)
+			if (model_proc__followed(p))
 				c->rss[k] += p->rss[k];
 			if (p->peak[k] > c->peak[k])
 				c->peak[k] = p->peak[k];
