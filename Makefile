@@ -125,9 +125,14 @@ deps:
 unit-test: $(OUTPUT)/unit-tests
 	$(Q)$(OUTPUT)/unit-tests
 
+# The real llama.cpp the engine tests run (tests/integration/test_engine.py): a folder with
+# llama-server, llama-cli and their libraries, models in ../models beside it. Empty: they skip.
+LLAMA_BIN ?= $(wildcard $(abspath ../shared/llama/bin))
+
 # under sudo, build/ goes back to the user who ran it afterwards (scripts/own-build.sh)
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/unit-tests && tests/run-all.sh; \
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/unit-tests && \
+		LLAMA_BIN="$(LLAMA_BIN)" tests/run-all.sh; \
 		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
 demo: deps

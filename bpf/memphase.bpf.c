@@ -3286,7 +3286,32 @@ struct rule_out {
 	__u32 record;
 	__u64 value;
 	__u64 nonzero;
+	__u64 pos;		/* seq << 32 | position + 1 of the last token, 0: unknown */
 };
+
+/*
+ * The last token's position and sequence (see mp_rule.pos_at) of a call with n tokens: seq
+ * << 32 | position + 1, or 0 when it cannot be read (no arrays: llama_batch_get_one).
+ */
+__noinline __u64 rule_last_pos(struct pt_regs *ctx, __u32 idx, __s64 n)
+{
+	const volatile struct mp_rule *r;
+	__u64 ptr = 0, sptr = 0;
+	__s32 pos = -1, seq = 0;
+
+	if (!ctx || idx >= MP_MAX_RULES || n <= 0 || n > (1 << 20))
+		return 0;
+	r = &cfg.rules[idx];
+	if (!r->pos_at ||
+	    bpf_probe_read_user(&ptr, 8, (void *)(PT_REGS_SP(ctx) + r->pos_at)) || !ptr ||
+	    bpf_probe_read_user(&pos, 4, (void *)(ptr + 4 * (n - 1))) || pos < 0)
+		return 0;
+	if (r->seq_at &&
+	    !bpf_probe_read_user(&ptr, 8, (void *)(PT_REGS_SP(ctx) + r->seq_at)) && ptr &&
+	    !bpf_probe_read_user(&sptr, 8, (void *)(ptr + 8 * (n - 1))) && sptr)
+		bpf_probe_read_user(&seq, 4, (void *)sptr);
+	return (__u64)(__u32)seq << 32 | ((__u64)pos + 1);
+}
 
 /*
  * Counts the non-zero bytes among the first n of the array whose pointer is at sp + r->arr_at
@@ -3308,9 +3333,9 @@ __noinline long rule_array_count(struct pt_regs *ctx, __u32 idx, __s64 n)
 		return -1;
 	if (n <= 0)
 		return -1;
-	n -= r->arr_trim;
-	if (n <= 0)
-		return 0;
+	/* trimmed only where entries are left: a one-entry array counts its one */
+	if (n > r->arr_trim)
+		n -= r->arr_trim;
 	if (n > MP_RULE_MAX_ARRAY)
 		n = MP_RULE_MAX_ARRAY;
 	buf = bpf_map_lookup_elem(&rule_bufs, &zero);
@@ -3367,14 +3392,14 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 	}
 	if (r->width != 8)
 		v = r->is_signed ? (__u64)(__s64)(__s32)v : (__u64)(__u32)v;
-	o->value = v;
+	o->value = r->rec_arg ? rule_arg(ctx, r->rec_arg) : v;
 	o->record = r->record;
 	hit = mp_rule__hit(r->op, r->width, r->is_signed, v, r->value);
 	o->phase = hit ? r->then_phase : r->else_phase;
 	if (r->arr_at) {
 		cnt = rule_array_count(ctx, idx, (__s64)v);
 		if (cnt >= 0) {
-			__s64 n = (__s64)v - r->arr_trim;
+			__s64 n = (__s64)v > r->arr_trim ? (__s64)v - r->arr_trim : (__s64)v;
 
 			if (n > MP_RULE_MAX_ARRAY)
 				n = MP_RULE_MAX_ARRAY;
@@ -3385,6 +3410,8 @@ static __always_inline void rule_phase(struct pt_regs *ctx, __u32 idx, __u32 see
 			o->nonzero = cnt == n ? v : cnt;
 		}
 	}
+	if (r->pos_at)
+		o->pos = rule_last_pos(ctx, idx, (__s64)v);
 	if (r->guard_mask && !(seen & r->guard_mask) &&
 	    (!r->guard_max || mp_rule__hit(MP_OP_LE, r->width, r->is_signed, v, r->guard_max)))
 		o->phase = r->guard_phase;
@@ -3428,6 +3455,7 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 		e->record = o->record;
 		e->addr = o->value;
 		e->ino = o->nonzero;
+		e->dev = o->pos;
 	}
 	event_rss(e, t, tgid);
 	event_submit(e, false);

@@ -55,6 +55,7 @@ enum mp_record {
 	MP_REC_TOKENS = 1,	/* tokens of the call (a batch's n_tokens) */
 	MP_REC_CTX = 2,		/* the context size the engine was created with */
 	MP_REC_REQUEST = 3,	/* a request marker was called (no value) */
+	MP_REC_BYTES = 4,	/* bytes the call copies or allocates (a state's size) */
 };
 
 /* Where a rule reads its value, at function entry. */
@@ -88,9 +89,10 @@ struct mp_rule {
 	__u64 value;		/* compared with; a signed value in two's complement */
 	/*
 	 * Optional array count: arr_at != 0 reads a pointer at sp + arr_at; when it is not NULL
-	 * and the value read above is > 0, the first (value - arr_trim) bytes it points to (at
-	 * most MP_RULE_MAX_ARRAY) are counted: all non-zero enters all_phase, none none_phase,
-	 * some mixed_phase, and the comparison above is not used.
+	 * and the value read above is > 0, the first (value - arr_trim) bytes it points to
+	 * (all value of them when that leaves none; at most MP_RULE_MAX_ARRAY) are counted: all
+	 * non-zero enters all_phase, none none_phase, some mixed_phase, and the comparison
+	 * above is not used.
 	 */
 	__u32 arr_at;
 	__u32 arr_trim;
@@ -105,10 +107,19 @@ struct mp_rule {
 	__u32 guard_mask;
 	__u32 guard_phase;
 	__u32 record;		/* enum mp_record: the value is sent with the call's event */
-	__u32 pad2;
+	__u32 rec_arg;		/* 1..6: the value sent is this integer argument instead */
 	/* the guard holds only for a value of at most this (compared as the rule compares);
 	 * 0: for any value */
 	__u64 guard_max;
+	/*
+	 * Optional position of the call's last token (a decode's batch): pos_at != 0 reads
+	 * the int32 array pointer at sp + pos_at and, with a value n > 0, its entry n - 1 (the
+	 * last token's position); seq_at != 0 the int32 * array at sp + seq_at, its entry n - 1,
+	 * and the first id it points to (the last token's sequence: its slot). Sent with the
+	 * event (mp_event.dev: seq << 32 | position + 1; 0: not read).
+	 */
+	__u32 pos_at;
+	__u32 seq_at;
 };
 
 /*
@@ -519,7 +530,8 @@ struct mp_event {
 	__u32 record;		/* PHASE: enum mp_record of `addr` */
 	__u64 addr;		/* EXEC_MAP: start of the mapping; PHASE: the rule's value */
 	__u64 ino;		/* EXEC_MAP: inode; PHASE: an array's non-zero bytes (all: value) */
-	__u64 dev;		/* EXEC_MAP: device */
+	__u64 dev;		/* EXEC_MAP: device; PHASE: the last token's seq << 32 |
+				 * position + 1 (0: not read) */
 	__u64 rss[MP_NR_CLASSES]; /* OOM: victim's rss in bytes (swap unused); PHASE: the
 				   * process's RSS per class at the change */
 	char comm[MP_COMM_LEN];

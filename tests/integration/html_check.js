@@ -4,7 +4,8 @@
 // before and after clicking PHASE's row and band; the requests (their slices and lines in
 // the chart, the table's cells, the flame graph's and the causes' totals after clicking
 // each one's row and slice, and what the page's samples hold in each one's range); the
-// causes table; a screenshot to SHOT (with request 2 selected, when there is one).
+// causes table; the ceilings, the verdict and the engine's settings; a screenshot to SHOT
+// (with request 2 selected, when there is one).
 // argv: chromium, report.html, PHASE, SHOT
 const puppeteer = require('puppeteer-core');
 const [chromium, file, phase, shot] = process.argv.slice(2);
@@ -38,6 +39,13 @@ const [chromium, file, phase, shot] = process.argv.slice(2);
 		await page.mouse.move(box.x + box.width - 5, box.y + 100, { steps: 5 });
 		await page.mouse.up();
 		out.drag_total = Number(await page.$eval('#flame-total', (e) => e.dataset.bytes));
+		// where it stops (the ceilings' cells, the verdict) and the engine's settings
+		out.ceilings = await page.$$eval('#ceilings tbody tr', (r) => r.map((x) =>
+			[...x.children].map((td) => td.dataset.v)));
+		out.verdict = await page.$$eval('#verdict li', (l) => l.map((x) => x.textContent));
+		out.engine = await page.$$eval('#engine tbody tr', (r) => r.map((x) =>
+			[...x.children].map((td) => td.textContent)));
+		out.engine_title = await page.$eval('#engine-h', (e) => e.textContent);
 		// the whole run's causes, then each request: its row, and its slice in the chart
 		out.causes = await page.$$eval('#causes tr.crow', (r) => r.map((x) =>
 			[...x.children].map((td) => td.dataset.v)));

@@ -167,6 +167,10 @@ def test_each_requests_causes_match_what_it_allocated():
         for i, q in enumerate(reqs):
             got = {c["name"]: c["bytes"] for c in q["causes"]}
             for name, expected in want.items():
+                # as llama-server's, a prompt is saved to the cache when the next one
+                # takes its slot: the first request saves none
+                if i == 0 and name == "prompt cache":
+                    expected = 0
                 harness.assert_close(got.get(name, 0), expected, expected // 20,
                                      "request %d cause %r" % (i + 1, name))
             # what the run did once (the model, the KV cache) is no request's
@@ -181,7 +185,8 @@ def test_each_requests_causes_match_what_it_allocated():
         out = r.stdout
         assert "per request: mean of 2 requests from request 2 on" in out, out
         line = [ln for ln in out.splitlines() if ln.startswith("prompt cache")]
-        assert line and line[0].split()[-2:] == ["16.0", "MiB"], line
+        per = float(line[0].split()[-2]) if line and line[0].endswith(" MiB") else 0
+        assert abs(per - 16.0) <= 16.0 / 20, line
         js = os.path.join(d, "report.json")
         p = harness.memphase(["report", rec, "--json", js])
         assert p.returncode == 0, p.stderr

@@ -43,6 +43,13 @@ class Cgroup:
         else:
             raise harness.Skip("no memory cgroup controller (v1 or v2) to create a limit in")
         self.limit = limit
+        # under sudo the target runs as the invoking user, and joins the cgroup itself
+        uid, gid = os.environ.get("SUDO_UID", ""), os.environ.get("SUDO_GID", "")
+        if uid.isdigit() and int(uid):
+            for f in ("cgroup.procs", "tasks"):
+                if os.path.exists(os.path.join(self.dir, f)):
+                    os.chown(os.path.join(self.dir, f), int(uid),
+                             int(gid) if gid.isdigit() else -1)
 
     def _write(self, f, v):
         with open(os.path.join(self.dir, f), "w") as fh:

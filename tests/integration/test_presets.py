@@ -10,9 +10,10 @@ from harness import KIB, MIB  # noqa: E402
 LLAMA_PHASES = ["startup", "probe:load", "probe:context", "probe:teardown", "load", "context",
                 "warmup", "tokenize", "prompt", "generate", "mixed", "host", "state",
                 "checkpoint", "teardown"]
-# what the driver enters, in order (host: after each llama_decode returns)
-DRIVER_ORDER = ["startup", "load", "context", "prompt", "host", "generate", "state",
-                "checkpoint", "teardown"]
+# what the driver enters, in order (host: after each llama_decode returns; its checkpoints
+# come before the last prompt batch, as llama-server makes them)
+DRIVER_ORDER = ["startup", "load", "context", "prompt", "host", "checkpoint", "generate",
+                "state", "teardown"]
 DRIVER_ARGS = ["--ctx-mib", "8", "--prompt-batches", "2", "--batch-mib", "4", "--tokens", "5",
                "--token-kib", "64", "--state-mib", "4", "--checkpoints", "2",
                "--checkpoint-mib", "2"]
@@ -53,7 +54,7 @@ def test_list_presets():
                  "  entering probe:teardown shows what came since it was last entered as: "
                  "load -> probe:load, context -> probe:context\n",
                  "    state      llama_state_seq_get_data_ext  (uint32 at arg 5 & 0x1 ? "
-                 "checkpoint : state)\n",
+                 "checkpoint : state; records bytes of arg 3)\n",
                  "    teardown   llama_free_model  (uint64 at arg 1 == 0 ? teardown : "
                  "teardown; before any warmup/prompt/generate/mixed: probe:teardown)\n"):
         assert line in out, (line, out)

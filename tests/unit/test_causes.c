@@ -241,7 +241,8 @@ TEST(causes_since_a_time_in_one_process)
 	ASSERT_OK(profile__add_when(&m->profile, 2, 200, 5 * MIB), "other process");
 	ASSERT_OK(profile__add_from(&m->profile, 2, "x", other, 2, 1 * MIB, 0), "other");
 	ASSERT_OK(profile__add_when(&m->profile, 1, 300, 1 * MIB), "unmatched");
-	if (!ASSERT_OK(causes__since(m, 1, 100, &cs), "since"))
+	if (!ASSERT_OK(causes__span(m, &(struct cause_filter){ .pid = 1, .from_ns = 100 }, &cs),
+		       "since"))
 		goto cleanup;
 	for (ckv = 0; ckv < cs.ncauses && strcmp(m->rules.causes[ckv].name, "KV cache"); ckv++)
 		;
@@ -285,4 +286,65 @@ TEST(causes_mapping_rules_match_the_origin_path)
 	causes__report_free(&r);
 	model__free(m);
 	free(m);
+}
+
+/* A build that accepts --new and -x, deprecates --old, lacks --gone. */
+static bool build_accepts(void *ctx, const char *flag)
+{
+	return !strcmp(flag, "--new") || !strcmp(flag, "-x");
+}
+
+TEST(causerules_remedy_names_the_builds_flags)
+{
+	static const char text[] =
+		"cause c\n"
+		"remedy Always said.\n"
+		"remedy --new N caps it (-x too).\n"
+		"remedy-or --old N caps it.\n"
+		"remedy --gone is no more.\n"
+		"remedy --old, and no alternative.\n"
+		"remedy re-evaluating is no flag; -1 is none.\n";
+	struct causerules r;
+	char err[256], buf[512];
+
+	causerules__init(&r);
+	ASSERT_EQ(causerules__parse(&r, "cause d\nremedy-or misplaced\n", "t", err, sizeof(err)),
+		  -EINVAL, "remedy-or first");
+	ASSERT_STREQ(err, "t:2: 'remedy-or' before any 'remedy' line", "its message");
+	causerules__free(&r);
+	causerules__init(&r);
+	if (!ASSERT_OK(causerules__parse(&r, text, "t", err, sizeof(err)), "parse"))
+		goto out;
+	/* flags not known: every part's first alternative, as written */
+	ASSERT_STREQ(causerules__remedy(&r.causes[0], NULL, NULL, buf, sizeof(buf)),
+		     "Always said. --new N caps it (-x too). --gone is no more. --old, and no "
+		     "alternative. re-evaluating is no flag; -1 is none.", "as written");
+	ASSERT_STREQ(r.causes[0].remedy, buf, "the default remedy");
+	/* the build's: its flags only, an older build's alternative where it needs one */
+	ASSERT_STREQ(causerules__remedy(&r.causes[0], build_accepts, NULL, buf, sizeof(buf)),
+		     "Always said. --new N caps it (-x too). re-evaluating is no flag; -1 is none.",
+		     "for the build");
+out:
+	causerules__free(&r);
+}
+
+static bool old_build(void *ctx, const char *flag)
+{
+	return !strcmp(flag, "--old");
+}
+
+TEST(causerules_remedy_or_for_an_older_build)
+{
+	struct causerules r;
+	char err[256], buf[256];
+
+	causerules__init(&r);
+	if (!ASSERT_OK(causerules__parse(&r, "cause c\nremedy --new N caps it.\n"
+					 "remedy-or --old N caps it.\n", "t", err, sizeof(err)),
+		       "parse"))
+		goto out;
+	ASSERT_STREQ(causerules__remedy(&r.causes[0], old_build, NULL, buf, sizeof(buf)),
+		     "--old N caps it.", "the older build's flag");
+out:
+	causerules__free(&r);
 }

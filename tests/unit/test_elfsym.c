@@ -738,3 +738,67 @@ TEST(elfsym_table_by_address)
 	ASSERT_TRUE(elfsym_table__find(t, 0x3000, NULL) == NULL, "an object is no function");
 	elfsym_table__free(t);
 }
+
+/*
+ * C++ names as people write them: "ns::Cls::method" finds the method (a const one too,
+ * and one whose name carries an ABI tag), the same address readelf gives its mangled
+ * symbol; "ns::Cls::method(int)" picks that overload; a name that is not there is not.
+ */
+TEST(elfsym_cxx_names)
+{
+	static const char src[] =
+		"#include <string>\n"
+		"namespace ns { struct Cls {\n"
+		"  __attribute__((noinline)) int method(int x);\n"
+		"  __attribute__((noinline)) int method(double x);\n"
+		"  __attribute__((noinline)) int cmethod(int x) const;\n"
+		"  __attribute__((noinline)) std::string tagged(int x);\n"
+		"}; }\n"
+		"int ns::Cls::method(int x) { return x + 1; }\n"
+		"int ns::Cls::method(double x) { return (int)x + 2; }\n"
+		"int ns::Cls::cmethod(int x) const { return x + 3; }\n"
+		"std::string ns::Cls::tagged(int x) { return std::to_string(x); }\n";
+	struct { const char *name, *mangled; } want[] = {
+		{ "ns::Cls::cmethod", "_ZNK2ns3Cls7cmethodEi" },
+		{ "ns::Cls::method(double)", "_ZN2ns3Cls6methodEd" },
+		{ "ns::Cls::tagged", "_ZN2ns3Cls6taggedB5cxx11Ei" },
+	};
+	char path[128], dir[] = "/tmp/memphase-cxx-XXXXXX";
+	struct re_sym *syms = NULL;
+	struct elfsym *es = NULL;
+	unsigned int i;
+	__u64 off;
+	int n, k;
+
+	if (fixture__run("g++ --version >/dev/null 2>&1")) {
+		test__skip("no g++ to build a C++ fixture");
+		return;
+	}
+	if (!ASSERT_OK_PTR(mkdtemp(dir), "mkdtemp"))
+		return;
+	snprintf(path, sizeof(path), "%s/cxx.cpp", dir);
+	if (!ASSERT_OK(fixture__write(dir, "cxx.cpp", src, strlen(src)), "write") ||
+	    !ASSERT_OK(fixture__run("cd %s && g++ -O1 -fPIC -shared -o libcxx.so cxx.cpp", dir),
+		       "g++"))
+		goto cleanup;
+	snprintf(path, sizeof(path), "%s/libcxx.so", dir);
+	es = elfsym__open(path);
+	n = readelf_syms(path, &syms);
+	if (!ASSERT_OK_PTR(es, "open") || !ASSERT_GT(n, 0, "readelf"))
+		goto cleanup;
+	ASSERT_OK(elfsym__lookup(es, "ns::Cls::method", &off), "an overloaded method");
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		for (k = 0; k < n && strcmp(syms[k].name, want[i].mangled); k++)
+			;
+		if (!ASSERT_LT(k, n, want[i].mangled) ||
+		    !ASSERT_OK(elfsym__lookup(es, want[i].name, &off), want[i].name))
+			continue;
+		ASSERT_EQ(off, (__u64)syms[k].value, want[i].name);
+	}
+	ASSERT_EQ(elfsym__lookup(es, "ns::Cls::nothere", &off), -ENOENT, "no such method");
+	ASSERT_EQ(elfsym__lookup(es, "ns::Other::method", &off), -ENOENT, "no such class");
+cleanup:
+	elfsym__close(es);
+	free(syms);
+	fixture__run("rm -rf %s", dir);
+}

@@ -84,8 +84,19 @@ TEST(presets_llama_table)
 	ASSERT_EQ(ph.nphases, 15, "phases");
 	for (i = 0; i < ph.nphases && i < 15; i++)
 		ASSERT_STREQ(ph.names[i], names[i], "phase order");
-	ASSERT_EQ(ph.nmarkers, 20, "markers");
+	ASSERT_EQ(ph.nmarkers, 24, "markers");
 	ASSERT_EQ(ph.nrules, 10, "rules: none + 9");
+	/* llama-server's requests: its HTTP handlers, in the server library or the binary */
+	for (i = 0; i < ph.nmarkers; i++) {
+		const struct marker *mk = &ph.markers[i];
+
+		if (!mk->request)
+			continue;
+		ASSERT_TRUE(!strcmp(mk->binary, "libllama-server-impl.so") ||
+			    !strcmp(mk->binary, "llama-server"), mk->binary);
+		ASSERT_TRUE(strstr(mk->symbol, "server_routes::handle_") == mk->symbol, mk->symbol);
+		ASSERT_EQ(phases__cookie(mk), MP_COOKIE_REQ, "a request's cookie: no phase");
+	}
 
 	plain("llama_model_load_from_file", "load");
 	plain("llama_model_load_from_splits", "load");
@@ -193,7 +204,8 @@ TEST(presets_well_formed)
 
 			ASSERT_LT(mk->phase, ph.nphases, "marker phase");
 			ASSERT_LT(mk->rule, ph.nrules ? ph.nrules : 1, "rule index");
-			ASSERT_EQ(phases__cookie(mk) >> 16, 0, "cookie has phase and rule only");
+			ASSERT_EQ(phases__cookie(mk) >> 16, mk->request ? MP_COOKIE_REQ >> 16 : 0,
+				  "cookie has phase and rule only (or is a request's)");
 		}
 		for (j = 1; j < ph.nrules; j++) {
 			ASSERT_LT(ph.rules[j].then_phase, ph.nphases, "then phase");

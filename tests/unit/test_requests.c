@@ -255,3 +255,71 @@ TEST(requests_pinned_managed_and_vram)
 	ASSERT_EQ(m->gpu.vram_peak, 2600, "VRAM peak: the last reading");
 	free(m);
 }
+
+/* A decode of tokens in slot seq whose last token is at position pos (the server's batch). */
+static void ev_pos(struct model *m, __u32 ph, __s64 anon_mib, __u64 tokens, __u32 seq,
+		   __u32 pos)
+{
+	struct mp_event e = { .type = MP_EV_PHASE, .pid = 100, .arg = ph,
+			      .record = MP_REC_TOKENS, .addr = tokens };
+
+	now += 10 * MS;
+	e.ts_ns = now;
+	e.rss[MP_ANON] = anon_mib * MIB;
+	e.dev = (__u64)seq << 32 | (pos + 1);
+	model__on_event(m, &e);
+	ev(m, HOST, anon_mib, 0, 0);
+}
+
+TEST(context_is_a_slots_positions)
+{
+	struct model *m = new_model();
+	double per;
+
+	if (!ASSERT_TRUE(m != NULL, "model"))
+		return;
+	/* slot 0: a prompt of 3 batches of 100 (1 MiB each), then slot 1 the same from 0,
+	 * then slot 0 again from 0 (a new prompt there): the context reached 300, not 900 */
+	ev(m, TOK, 10, 0, 0);
+	ev_pos(m, PROMPT, 10, 100, 0, 99);
+	ev_pos(m, PROMPT, 11, 100, 0, 199);
+	ev_pos(m, PROMPT, 12, 100, 0, 299);
+	ev(m, TOK, 13, 0, 0);
+	ev_pos(m, PROMPT, 13, 100, 1, 99);
+	ev_pos(m, PROMPT, 14, 100, 1, 199);
+	ev_pos(m, PROMPT, 15, 100, 1, 299);
+	ev(m, TOK, 16, 0, 0);
+	ev_pos(m, PROMPT, 16, 100, 0, 99);
+	ASSERT_EQ(m->context.tokens_seen, 700ULL, "tokens decoded");
+	ASSERT_TRUE(m->context.by_pos, "positions");
+	ASSERT_EQ(m->context.slots, 2U, "two slots");
+	ASSERT_EQ(m->context.longest, 300ULL, "the longest slot");
+	ASSERT_EQ(m->context.slot_pos[1], 300U, "slot 1");
+	/* the fit: only where the longest reached further (slot 0's first prompt) */
+	ASSERT_TRUE(model__context_fit(m, &per), "fit");
+	ASSERT_TRUE(per > MIB / 100.0 - 1 && per < MIB / 100.0 + 1, "1 MiB per 100 positions");
+	model__free(m);
+	free(m);
+}
+
+TEST(context_without_positions_is_the_tokens)
+{
+	struct model *m = new_model();
+	double per;
+
+	if (!ASSERT_TRUE(m != NULL, "model"))
+		return;
+	/* llama_batch_get_one: no positions; one sequence growing 1 MiB per 100 tokens */
+	ev(m, TOK, 10, 0, 0);
+	ev(m, PROMPT, 10, 100, 0);
+	ev(m, HOST, 11, 0, 0);
+	ev(m, PROMPT, 11, 100, 0);
+	ev(m, HOST, 12, 0, 0);
+	ev(m, PROMPT, 12, 100, 0);
+	ASSERT_FALSE(m->context.by_pos, "no positions");
+	ASSERT_EQ(m->context.tokens_seen, 300ULL, "tokens");
+	ASSERT_TRUE(model__context_fit(m, &per), "fit");
+	ASSERT_TRUE(per > MIB / 100.0 - 1 && per < MIB / 100.0 + 1, "1 MiB per 100 tokens");
+	model__free(m);
+	free(m);
+}

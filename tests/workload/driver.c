@@ -111,7 +111,8 @@ static const char usage[] =
 	"  --state-mib N          state size; the driver maps and zero-fills the buffer between\n"
 	"                         llama_state_seq_get_size_ext and _get_data_ext (0)\n"
 	"  --fork-mib N           after the state save, fork a child touching N MiB anon (off)\n"
-	"  --checkpoints N        after the state save, N context checkpoints (PARTIAL_ONLY) (0)\n"
+	"  --checkpoints N        before the last prompt batch, N context checkpoints\n"
+	"                         (PARTIAL_ONLY), as llama-server makes them (0)\n"
 	"  --checkpoint-mib N     size of each checkpoint buffer in MiB (0)\n"
 	"  --sleep-ms N           sleep after every step, tokens included (0)\n"
 	"  --start-delay-ms N     sleep before anything else (0)\n"
@@ -143,7 +144,7 @@ struct opts {
 	uint64_t token_kib;
 	uint64_t state_mib;
 	uint64_t fork_mib;
-	uint64_t checkpoints;		/* context checkpoints after the state save */
+	uint64_t checkpoints;		/* context checkpoints before the last prompt batch */
 	uint64_t checkpoint_mib;
 	uint64_t sleep_ms;
 	uint64_t start_delay_ms;
@@ -643,6 +644,34 @@ static int parse_args(int argc, char **argv)
 
 #define MAX_CHECKPOINTS	64
 
+/* opts.checkpoints context checkpoints into ckpt[] (see the prompt loop). 0 or -errno. */
+static int checkpoints(struct llama_context *ctx, uint8_t **ckpt, size_t *ckpt_len)
+{
+	uint64_t i;
+
+	for (i = 0; i < opts.checkpoints && i < MAX_CHECKPOINTS; i++) {
+		size_t len = llama_state_seq_get_size_ext(ctx, 0,
+							  LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY);
+
+		ckpt[i] = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (ckpt[i] == MAP_FAILED) {
+			ckpt[i] = NULL;
+			return -ENOMEM;
+		}
+		ckpt_len[i] = len ? len : 1;
+		madvise(ckpt[i], ckpt_len[i], MADV_NOHUGEPAGE);
+		memset(ckpt[i], 0, len);
+		if (llama_state_seq_get_data_ext(ctx, ckpt[i], len, 0,
+						 LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != len) {
+			fprintf(stderr, "failed to copy checkpoint: short copy\n");
+			return -EIO;
+		}
+		step_sleep();
+	}
+	return 0;
+}
+
 /* ---- GPU mode (--cudart): the CUDA runtime's memory calls, per phase ---- */
 
 typedef int (*cuda_pp_fn)(void **, size_t);
@@ -882,6 +911,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < opts.prompt_batches; i++) {
 		int32_t ret;
 
+		/*
+		 * Context checkpoints, as llama-server makes them: before a prompt's last
+		 * batch, PARTIAL_ONLY state, each in a buffer allocated and zeroed between the
+		 * size and data calls, kept to the end.
+		 */
+		if (i + 1 == opts.prompt_batches && (err = checkpoints(ctx, ckpt, ckpt_len)))
+			goto cleanup;
 		verbose("prompt batch %" PRIu64 "\n", i);
 		ret = llama_decode(ctx, llama_batch_get_one(prompt, (int32_t)opts.batch_tokens));
 		if (ret) {
@@ -942,31 +978,6 @@ int main(int argc, char **argv)
 	}
 	phase_done(SNAP_STATE);
 	step_sleep();
-
-	/* Context checkpoints, as llama-server keeps them: PARTIAL_ONLY state, each in a
-	 * buffer allocated and zeroed between the size and data calls, kept to the end. */
-	for (i = 0; i < opts.checkpoints && i < MAX_CHECKPOINTS; i++) {
-		size_t len = llama_state_seq_get_size_ext(ctx, 0,
-							  LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY);
-
-		ckpt[i] = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (ckpt[i] == MAP_FAILED) {
-			ckpt[i] = NULL;
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		ckpt_len[i] = len ? len : 1;
-		madvise(ckpt[i], ckpt_len[i], MADV_NOHUGEPAGE);
-		memset(ckpt[i], 0, len);
-		if (llama_state_seq_get_data_ext(ctx, ckpt[i], len, 0,
-						 LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY) != len) {
-			fprintf(stderr, "failed to copy checkpoint: short copy\n");
-			err = -EIO;
-			goto cleanup;
-		}
-		step_sleep();
-	}
 
 	if (opts.fork_mib) {
 		verbose("fork %" PRIu64 " MiB\n", opts.fork_mib);

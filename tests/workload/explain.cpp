@@ -53,10 +53,15 @@ extern "C" NOINLINE void *ggml_aligned_malloc(size_t size)
 	return p;
 }
 
-/* the state copy of llama_state_seq_get_data_ext: fills dst */
-extern "C" NOINLINE void llama_state_seq_get_data_ext(uint8_t *dst, size_t n)
+/* the state copy of llama_state_seq_get_data_ext (llama.h's arguments): fills dst */
+extern "C" NOINLINE size_t llama_state_seq_get_data_ext(void *ctx, uint8_t *dst, size_t size,
+							 int32_t seq_id, uint32_t flags)
 {
-	touch(dst, n);
+	(void)ctx;
+	(void)seq_id;
+	(void)flags;
+	touch(dst, size);
+	return size;
 }
 
 struct llama_mmap {
@@ -224,7 +229,7 @@ void server_context::prompt_save(size_t n)
 {
 	uint8_t *p = cache.alloc(n);
 
-	llama_state_seq_get_data_ext(p, n);
+	llama_state_seq_get_data_ext(NULL, p, n, 0, 0);
 }
 
 void server_context::handle_request(unsigned int i)
@@ -235,10 +240,14 @@ void server_context::handle_request(unsigned int i)
 	tids[i] = (pid_t)syscall(SYS_gettid);
 	llama_vocab::impl vocab;
 	sink += (unsigned long)vocab.tokenize(o.tok);
-	ctx.set_input_kq_mask(o.kq_step);
-	slots[i].process_tokens(o.arena);
-	prompt_save(o.cache);
+	/* as llama-server: the slot's last prompt goes to the cache when the next takes it */
+	if (i)
+		prompt_save(o.cache);
+	/* the prompt's batches, a context checkpoint before the last one */
+	ctx.set_input_kq_mask(o.kq_step / 2);
 	ckpts[i].update_tgt(o.ckpt);
+	ctx.set_input_kq_mask(o.kq_step - o.kq_step / 2);
+	slots[i].process_tokens(o.arena);
 	__atomic_add_fetch(&served, 1, __ATOMIC_RELEASE);
 }
 
@@ -342,11 +351,12 @@ int main(int argc, char **argv)
 		fprintf(f, "cause.model weights=%zu\n", weights);
 		fprintf(f, "cause.KV cache=%zu\n", o.kv);
 		fprintf(f, "cause.compute buffer=%zu\n", o.compute_first + o.requests * o.kq_step);
-		fprintf(f, "cause.prompt cache=%zu\n", o.requests * o.cache);
+		fprintf(f, "cause.prompt cache=%zu\n", (o.requests - 1) * o.cache);
 		fprintf(f, "cause.context checkpoints=%zu\n", o.requests * o.ckpt);
 		fprintf(f, "cause.tokenizer buffers=%zu\n", o.requests * o.tok);
 		fprintf(f, "cause.glibc malloc arenas=%zu\n", o.requests * o.arena);
-		/* what each request allocates, by cause (handle_request) */
+		/* what each request allocates, by cause (handle_request; the first saves no
+		 * prompt) */
 		fprintf(f, "request.compute buffer=%zu\n", o.kq_step);
 		fprintf(f, "request.prompt cache=%zu\n", o.cache);
 		fprintf(f, "request.context checkpoints=%zu\n", o.ckpt);

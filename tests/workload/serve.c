@@ -14,6 +14,8 @@
  *      steps of one token per slot (--slots batches of one token per slot, all logits set,
  *      --token-kib per token), the first of them joined with a prompt chunk when --mixed
  *      (continuous batching: one prompt mapping + the slots' tokens), then detokenize.
+ *      The batches carry positions and slots as the server's do: request r (from 0) is a
+ *      new prompt in slot r % slots from position 0, slot i's generated token is token i.
  *   4. llama_free, llama_model_free.
  * What each request adds: batches * batch-mib + (tokens * slots) * token-kib + tokenize-kib
  * (+ batch-mib for the mixed chunk). After each request starts, the report file (--report)
@@ -60,6 +62,8 @@ static struct {
 static llama_token toks[MAX_BATCH];
 static int8_t logits[MAX_BATCH];
 static llama_pos pos[MAX_BATCH];
+static int32_t n_seq[MAX_BATCH];
+static llama_seq_id seq[MAX_BATCH], *seqs[MAX_BATCH];
 
 static void report(uint64_t req)
 {
@@ -160,35 +164,56 @@ static void pause_ms(void)
 		nanosleep(&ts, NULL);
 }
 
-static int decode(struct llama_context *ctx, int32_t n, int32_t gen_first, bool last_out)
+/*
+ * A batch as llama-server builds it: n tokens, the first gen_first one token of each slot
+ * (slot i at position gen_pos, asking for output), the rest a prompt chunk of slot `slot`
+ * from position at (its last token asking for output when last_out).
+ */
+static int decode(struct llama_context *ctx, int32_t n, int32_t gen_first, llama_pos gen_pos,
+		  llama_seq_id slot, llama_pos at, bool last_out)
 {
-	struct llama_batch b = { .n_tokens = n, .token = toks, .pos = pos, .logits = logits };
+	struct llama_batch b = { .n_tokens = n, .token = toks, .pos = pos, .n_seq_id = n_seq,
+				 .seq_id = seqs, .logits = logits };
 	int32_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		logits[i] = i < gen_first || (last_out && i == n - 1);
+		seq[i] = i < gen_first ? i : slot;
+		pos[i] = i < gen_first ? gen_pos : at + i - gen_first;
+		n_seq[i] = 1;
+		seqs[i] = &seq[i];
+	}
 	return llama_decode(ctx, b);
 }
 
-static int request(struct llama_context *ctx, const struct llama_vocab *vocab)
+/*
+ * Request r (from 0) in slot r % slots, as a new prompt there: positions from 0 over its
+ * prompt batches (and the mixed chunk), then its generation.
+ */
+static int request(struct llama_context *ctx, const struct llama_vocab *vocab, uint64_t r)
 {
 	char text[MAX_BATCH];
 	uint64_t i;
 	int32_t n = (int32_t)o.batch_tokens;
+	llama_seq_id slot = (llama_seq_id)(r % o.slots);
+	llama_pos at = 0;
 
 	memset(text, 'a', sizeof(text));
 	if (llama_tokenize(vocab, text, n, toks, MAX_BATCH, true, true) != n)
 		return -1;
-	for (i = 0; i < o.batches; i++)
-		if (decode(ctx, n, 0, i + 1 == o.batches))
+	for (i = 0; i < o.batches; i++, at += n)
+		if (decode(ctx, n, 0, 0, slot, at, i + 1 == o.batches))
 			return -1;
 	pause_ms();
 	for (i = 0; i < o.tokens; i++) {
 		/* one token per slot, all asking for output; the first step joins a prompt chunk */
 		if (i == 0 && o.mixed) {
-			if (decode(ctx, (int32_t)o.slots + n, (int32_t)o.slots, false))
+			if (decode(ctx, (int32_t)o.slots + n, (int32_t)o.slots, at + n, slot, at,
+				   false))
 				return -1;
-		} else if (decode(ctx, (int32_t)o.slots, (int32_t)o.slots, true)) {
+			at += n;
+		} else if (decode(ctx, (int32_t)o.slots, (int32_t)o.slots, at + (llama_pos)i, slot,
+				  0, true)) {
 			return -1;
 		}
 	}
@@ -279,6 +304,13 @@ int main(int argc, char **argv)
 		fakellama_on_decode(gpu_decode_hook);
 	}
 	cp.n_ctx = (uint32_t)o.n_ctx;
+	/* the batch's arrays are touched now, not counted in the first decode's phase */
+	memset(pos, 0, sizeof(pos));
+	memset(n_seq, 0, sizeof(n_seq));
+	memset(seq, 0, sizeof(seq));
+	memset(seqs, 0, sizeof(seqs));
+	memset(logits, 0, sizeof(logits));
+	memset(toks, 0, sizeof(toks));
 	report(0);
 	if (!o.no_probe) {
 		/* the --fit probe: a model and a context that only measure, freed unused */
@@ -296,7 +328,7 @@ int main(int argc, char **argv)
 	if (!strcmp(o.warmup, "bracket")) {
 		/* common_init_from_params' warm-up: a decode of two tokens, bracketed */
 		llama_set_warmup(ctx, true);
-		if (decode(ctx, 2, 0, true))
+		if (decode(ctx, 2, 0, 0, 0, 0, true))
 			return 1;
 		llama_set_warmup(ctx, false);
 	} else if (!strcmp(o.warmup, "common")) {
@@ -315,7 +347,7 @@ int main(int argc, char **argv)
 	for (r = 1; !o.requests || r <= o.requests; r++) {
 		report(r);
 		gpu.req = r;
-		if (request(ctx, llama_model_get_vocab(model)) || gpu.err)
+		if (request(ctx, llama_model_get_vocab(model), r - 1) || gpu.err)
 			return 1;
 	}
 	llama_free(ctx);

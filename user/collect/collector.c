@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "collect/collect.h"
 #include "collect/collector.h"
+#include "collect/engine.h"
 #include "collect/nvml.h"
 #include "collect/phases.h"
 #include "collect/presets.h"
@@ -317,6 +318,28 @@ static void library_mark(struct collector *c, const struct mp_event *e)
 
 static void room_refresh(struct collector *c);
 
+/*
+ * The engine (the preset's: llama.cpp's settings and build flags) of the first process
+ * that enters a phase of its own, read once; recorded for the report. A process that is
+ * gone or not the user's to read leaves them unknown.
+ */
+static void engine_note(struct collector *c, __u32 pid)
+{
+	const struct preset *p = c->phases->preset;
+	int err;
+
+	if (!p || !p->settings)
+		return;
+	err = engine__read(&c->m->engine, p, pid, c->fs);
+	if (err) {
+		model_engine__free(&c->m->engine);
+		c->m->engine.known = true;	/* not asked again */
+		c->m->engine.nsettings = 0;
+		return;
+	}
+	recorder__engine(c->rec, &c->m->engine);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct collector *c = ctx;
@@ -409,6 +432,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	case MP_EV_PHASE:
 		c->phase_changed = true;
+		/* the engine's first own phase: its settings and build, read while it runs */
+		if (!c->m->engine.known && e->arg && e->arg < MP_MAX_PHASES)
+			engine_note(c, e->pid);
 		break;
 	default:
 		break;
@@ -1007,6 +1033,7 @@ void collector__segment_begin(struct collector *c, struct recorder *rec)
 	if (root && root->comm[0])
 		recorder__root_comm(rec, root->pid, root->comm);
 	recorder__markers(rec, m->markers_attached, m->gpu.probes);
+	recorder__engine(rec, &m->engine);
 	recorder__started(rec, m->start_ns);
 	/* the process table: each process as a fork from its parent (or an exec) */
 	for (i = 0; i < m->nprocs; i++) {

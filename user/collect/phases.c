@@ -63,6 +63,9 @@ static int rule_add(struct phases *p, const struct preset_rule *r, __u32 marker_
 	br->then_phase = then_id;
 	br->else_phase = else_id;
 	br->record = r->record;
+	br->rec_arg = r->rec_arg;
+	br->pos_at = r->pos_at;
+	br->seq_at = r->seq_at;
 	if (r->arr_at) {
 		int all = phases__find(p, r->all_phase ? r->all_phase : "");
 		int none = phases__find(p, r->none_phase ? r->none_phase : "");
@@ -122,6 +125,13 @@ int phases__init(struct phases *p, const struct preset *preset)
 			return id;
 	}
 	for (pm = preset->markers; pm->symbol; pm++) {
+		if (pm->request) {
+			err = marker_add(p, pm->symbol, pm->binary ? pm->binary : "", 0, 0, false);
+			if (err)
+				return err;
+			p->markers[p->nmarkers - 1].request = true;
+			continue;
+		}
 		id = phases__find(p, pm->phase);
 		if (id < 0)
 			return -EINVAL;
@@ -176,8 +186,15 @@ int phases__add_spec(struct phases *p, const struct phase_spec *s)
 
 int phases__add_request(struct phases *p, const struct phase_spec *s)
 {
-	int err = marker_add(p, s->symbol, s->binary, 0, 0, true);
+	unsigned int i, n = 0;
+	int err;
 
+	/* the user's request replaces the preset's engine entries */
+	for (i = 0; i < p->nmarkers; i++)
+		if (!p->markers[i].request || p->markers[i].user)
+			p->markers[n++] = p->markers[i];
+	p->nmarkers = n;
+	err = marker_add(p, s->symbol, s->binary, 0, 0, true);
 	if (err)
 		return err;
 	p->markers[p->nmarkers - 1].request = true;

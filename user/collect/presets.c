@@ -22,9 +22,12 @@
  * sp + 8 + 48. logits[i] != 0 asks for token i's output: a generating slot asks for each of
  * its tokens, a prompt only for its last one. So, over the first n_tokens - 1 flags: all set
  * is generation (one token per slot, also under --parallel), none a prompt, some a batch
- * that joins prompt chunks and generation tokens (continuous batching: "mixed"). Without
- * logits (llama_batch_get_one) more than one token is prompt eval, one token generation.
- * The decode's n_tokens is recorded (tokens per request).
+ * that joins prompt chunks and generation tokens (continuous batching: "mixed"). A batch of
+ * one token goes by its own flag: the server evaluates a prompt's first token alone (for
+ * a checkpoint at position 0) without asking for its output. Without logits
+ * (llama_batch_get_one) more than one token is prompt eval, one token generation.
+ * The decode's n_tokens is recorded (tokens per request), with its last token's position and
+ * sequence (how far a slot's context reached; none for llama_batch_get_one).
  *
  * A decode of at most two tokens before any tokenize or prompt/generation decode is the
  * start-up warm-up. The newest llama.cpp no longer calls llama_set_warmup (include/llama.h
@@ -48,6 +51,9 @@ static const struct preset_rule llama_decode_batch = {
 	.all_phase = "generate", .none_phase = "prompt", .mixed_phase = "mixed",
 	.record = MP_REC_TOKENS,
 	.guard_unseen = llama_before_first_decode, .guard_phase = "warmup", .guard_max = 2,
+	/* llama_pos *pos (4th field) and llama_seq_id **seq_id (6th): the last token's
+	 * position and slot, how far that slot's context reached */
+	.pos_at = 8 + 24, .seq_at = 8 + 40,
 };
 
 /*
@@ -95,7 +101,8 @@ static const struct preset_relabel llama_relabel[] = {
  * llama_state_seq_get_size_ext(ctx, seq_id, flags) and
  * llama_state_seq_get_data_ext(ctx, dst, size, seq_id, flags): with
  * LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY (1, was SWA_ONLY) in the uint32_t flags they save a
- * context checkpoint (the SWA or recurrent part only), else a whole sequence.
+ * context checkpoint (the SWA or recurrent part only), else a whole sequence. The data
+ * call's size is recorded: what one checkpoint, or one prompt cache entry, holds.
  */
 #define LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY	1
 static const struct preset_rule llama_state_size_ext = {
@@ -105,6 +112,7 @@ static const struct preset_rule llama_state_size_ext = {
 static const struct preset_rule llama_state_data_ext = {
 	.src = MP_SRC_ARG, .at = 5, .width = 4,
 	.op = MP_OP_BITS, .value = LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY, .then_phase = "checkpoint",
+	.record = MP_REC_BYTES, .rec_arg = 3,
 };
 
 static const char *const llama_phases[] = {
@@ -115,8 +123,13 @@ static const char *const llama_phases[] = {
 
 /* Warm-up decodes stay warmup until llama_set_warmup(ctx, false). */
 static const char *const llama_sticky[] = { "warmup", NULL };
-/* Between engine calls and tokenizing: a request's pass through prompt goes on. */
-static const char *const llama_idle[] = { "host", "tokenize", "prompt", NULL };
+/*
+ * Between engine calls and tokenizing: a request's pass through prompt goes on; so do its
+ * checkpoints (the server makes them before its last prompt batches) and a state save (the
+ * prompt cache saves the slot's last prompt when the next request takes the slot).
+ */
+static const char *const llama_idle[] = { "host", "tokenize", "prompt", "state", "checkpoint",
+					  NULL };
 /* Tokenizing the prompt (the last tokenize before it) is the request's own start. */
 static const char *const llama_lead[] = { "tokenize", NULL };
 /* The frees at the end are not a request's. */
@@ -127,7 +140,22 @@ static const char *const llama_request_end[] = { "teardown", "probe:teardown", N
  * zero-filled between the size and data calls. Whole-sequence saves are the server's
  * prompt cache ("state"), partial ones context checkpoints ("checkpoint").
  */
+/*
+ * llama-server's requests (one /completion, chat, infill, embedding ... request each) as
+ * the server has them: its HTTP handlers, which tokenize the prompt, post the task (the
+ * main loop then saves the slot's last prompt to the cache, decodes, checkpoints,
+ * generates) and send the answer. llama-cli runs the same server in-process and talks to it
+ * over HTTP: one call per turn. The code lives in libllama-server-impl.so (builds since
+ * 2026), earlier in the llama-server binary; where neither has them (a lambda in older
+ * builds, a program of one's own) the phase rule above cuts requests.
+ */
+#define LLAMA_REQUEST(sym) \
+	{ .request = true, .symbol = sym, .binary = "libllama-server-impl.so" }, \
+	{ .request = true, .symbol = sym, .binary = "llama-server" }
+
 static const struct preset_marker llama_markers[] = {
+	LLAMA_REQUEST("server_routes::handle_completions_impl"),
+	LLAMA_REQUEST("server_routes::handle_embeddings_impl"),
 	{ .phase = "load", .symbol = "llama_model_load_from_file" },
 	{ .phase = "load", .symbol = "llama_model_load_from_splits" },
 	{ .phase = "load", .symbol = "llama_load_model_from_file" },
@@ -155,6 +183,64 @@ static const struct preset_marker llama_markers[] = {
 	{},
 };
 
+/*
+ * llama.cpp's settings that decide where host RAM goes, with the defaults of the build the
+ * table was checked against (commit 3f545bec, build 10587: common/arg.cpp, `--help`).
+ * Older and newer builds may name or default them otherwise: a flag of another build is
+ * listed as unknown, never fatal.
+ */
+static const struct preset_setting llama_settings[] = {
+	{ .name = "model", .flags = "-m --model", .env = "LLAMA_ARG_MODEL", .def = "",
+	  .what = "model file" },
+	{ .name = "ctx_size", .flags = "-c --ctx-size", .env = "LLAMA_ARG_CTX_SIZE", .def = "0",
+	  .what = "context size, tokens (0: the model's)" },
+	{ .name = "parallel", .flags = "-np --parallel", .env = "LLAMA_ARG_N_PARALLEL",
+	  .def = "-1", .what = "slots", .auto_is = "-1",
+	  .autos = { { "llama-cli", "1" }, { NULL, "4" } } },
+	{ .name = "cache_ram", .flags = "-cram --cache-ram", .env = "LLAMA_ARG_CACHE_RAM",
+	  .def = "8192", .what = "prompt cache cap, MiB (-1: none, 0: off)" },
+	{ .name = "ctx_checkpoints", .flags = "-ctxcp --swa-checkpoints --ctx-checkpoints",
+	  .env = "LLAMA_ARG_CTX_CHECKPOINTS", .def = "32",
+	  .what = "context checkpoints per slot, at most" },
+	{ .name = "checkpoint_min_step", .flags = "-cms --checkpoint-min-step",
+	  .env = "LLAMA_ARG_CHECKPOINT_MIN_SPACING_NT", .def = "8192",
+	  .what = "tokens between checkpoints, at least" },
+	{ .name = "swa_full", .on = "--swa-full", .env = "LLAMA_ARG_SWA_FULL", .def = "false",
+	  .what = "full-size SWA cache" },
+	{ .name = "cache_type_k", .flags = "-ctk --cache-type-k", .env = "LLAMA_ARG_CACHE_TYPE_K",
+	  .def = "f16", .what = "KV cache type, K" },
+	{ .name = "cache_type_v", .flags = "-ctv --cache-type-v", .env = "LLAMA_ARG_CACHE_TYPE_V",
+	  .def = "f16", .what = "KV cache type, V" },
+	{ .name = "n_gpu_layers", .flags = "-ngl --gpu-layers --n-gpu-layers",
+	  .env = "LLAMA_ARG_N_GPU_LAYERS", .def = "auto", .what = "layers on the GPU" },
+	{ .name = "kv_offload", .on = "-kvo --kv-offload", .off = "-nkvo --no-kv-offload",
+	  .env = "LLAMA_ARG_KV_OFFLOAD", .def = "true", .what = "KV cache on the GPU" },
+	{ .name = "load_mode", .flags = "-lm --load-mode", .env = "LLAMA_ARG_LOAD_MODE",
+	  .def = "auto", .what = "how the model file is loaded" },
+	{ .name = "mmap", .on = "--mmap", .off = "--no-mmap", .env = "LLAMA_ARG_MMAP",
+	  .def = "true", .what = "model file mapped (deprecated: --load-mode)" },
+	{ .name = "mlock", .on = "--mlock", .env = "LLAMA_ARG_MLOCK", .def = "false",
+	  .what = "model pinned (deprecated: --load-mode)" },
+	{ .name = "batch_size", .flags = "-b --batch-size", .env = "LLAMA_ARG_BATCH",
+	  .def = "2048", .what = "logical batch, tokens" },
+	{ .name = "ubatch_size", .flags = "-ub --ubatch-size", .env = "LLAMA_ARG_UBATCH",
+	  .def = "512", .what = "micro-batch, tokens" },
+	{ .name = "flash_attn", .flags = "-fa --flash-attn", .env = "LLAMA_ARG_FLASH_ATTN",
+	  .def = "auto", .what = "flash attention", .optional = "on off auto" },
+	{ .name = "kv_unified", .on = "-kvu --kv-unified", .off = "-no-kvu --no-kv-unified",
+	  .env = "LLAMA_ARG_KV_UNIFIED", .def = "false", .what = "one KV buffer for all slots",
+	  .follows = "parallel", .follows_value = "true" },
+	{ .name = "cache_idle_slots", .on = "--cache-idle-slots", .off = "--no-cache-idle-slots",
+	  .env = "LLAMA_ARG_CACHE_IDLE_SLOTS", .def = "true",
+	  .what = "idle slots saved to the prompt cache" },
+	{ .name = "mmproj", .flags = "-mm --mmproj", .env = "LLAMA_ARG_MMPROJ", .def = "",
+	  .what = "multimodal projector file" },
+	{},
+};
+
+/* the argument parser's library (common/arg.cpp), or the program itself in older builds */
+static const char *const llama_build_files[] = { "libllama-common.so", "libcommon.so", NULL };
+
 static const struct preset llama = {
 	.name = "llama",
 	.description = "llama.cpp: the exported libllama API (include/llama.h)",
@@ -166,6 +252,10 @@ static const struct preset llama = {
 	.request_end = llama_request_end,
 	.request_lead = llama_lead,
 	.relabel = llama_relabel,
+	.settings = llama_settings,
+	.build_files = llama_build_files,
+	.slots_setting = "parallel",
+	.shared_setting = "kv_unified",
 };
 
 /* ---- the list ---- */
@@ -236,8 +326,9 @@ void presets__rule_str(const struct preset_rule *r, const char *marker_phase, ch
 	if (r->guard_unseen && n < len)
 		n += snprintf(buf + n, len - n, ": %s", r->guard_phase);
 	if (r->record && n < len)
-		snprintf(buf + n, len - n, "; records %s",
-			 r->record == MP_REC_CTX ? "n_ctx" : "tokens");
+		snprintf(buf + n, len - n, "; records %s%s%.0u", r->record == MP_REC_CTX ?
+			 "n_ctx" : r->record == MP_REC_BYTES ? "bytes" : "tokens",
+			 r->rec_arg ? " of arg " : "", r->rec_arg);
 }
 
 void presets__fprint(FILE *f)
@@ -253,8 +344,8 @@ void presets__fprint(FILE *f)
 			fprintf(f, ", %s", p->phases[j]);
 		fprintf(f, "\n  markers:\n");
 		for (mk = p->markers; mk->symbol; mk++) {
-			fprintf(f, "    %-10s %s%s%s", mk->phase, mk->binary ? mk->binary : "",
-				mk->binary ? ":" : "", mk->symbol);
+			fprintf(f, "    %-10s %s%s%s", mk->request ? "(request)" : mk->phase,
+				mk->binary ? mk->binary : "", mk->binary ? ":" : "", mk->symbol);
 			if (mk->rule) {
 				presets__rule_str(mk->rule, mk->phase, rule, sizeof(rule));
 				fprintf(f, "  (%s)", rule);
@@ -350,9 +441,12 @@ static int check_rule(const struct preset *p, const struct preset_marker *mk, ch
 		if (!has_phase(p, r->guard_unseen[i]))
 			return check_err(err, errlen, "%s: %s: guard phase '%s' is not in the "
 					 "preset", p->name, mk->symbol, r->guard_unseen[i]);
-	if (r->record > MP_REC_CTX)
+	if (r->record > MP_REC_BYTES || r->record == MP_REC_REQUEST)
 		return check_err(err, errlen, "%s: %s: bad record %u", p->name, mk->symbol,
 				 r->record);
+	if (r->rec_arg > 6)
+		return check_err(err, errlen, "%s: %s: recorded argument %u is not 1..6", p->name,
+				 mk->symbol, r->rec_arg);
 	return 0;
 }
 
@@ -383,13 +477,18 @@ int presets__check(const struct preset *p, char *err, size_t errlen)
 		return check_err(err, errlen, "%s: %u phases (max %d with startup)", p->name, i,
 				 MP_MAX_PHASES);
 	for (mk = p->markers; mk->symbol; mk++) {
-		if (!has_phase(p, mk->phase))
-			return check_err(err, errlen, "%s: %s: '%s' is not a phase of the preset",
-					 p->name, mk->symbol, mk->phase ? mk->phase : "(null)");
 		if (!mk->symbol[0] || strlen(mk->symbol) >= PHASE_SYM_MAX ||
 		    (mk->binary && (!mk->binary[0] || strlen(mk->binary) >= PHASE_BIN_MAX)))
 			return check_err(err, errlen, "%s: bad symbol or binary '%s'", p->name,
 					 mk->symbol);
+		if (mk->request && (mk->phase || mk->rule || mk->ret_phase))
+			return check_err(err, errlen, "%s: %s: a request marker enters no phase",
+					 p->name, mk->symbol);
+		if (mk->request)
+			continue;
+		if (!has_phase(p, mk->phase))
+			return check_err(err, errlen, "%s: %s: '%s' is not a phase of the preset",
+					 p->name, mk->symbol, mk->phase ? mk->phase : "(null)");
 		if (mk->ret_phase && !has_phase(p, mk->ret_phase))
 			return check_err(err, errlen, "%s: %s: return phase '%s' is not in the "
 					 "preset", p->name, mk->symbol, mk->ret_phase);

@@ -42,14 +42,23 @@ struct preset_rule {
 	const char *guard_phase;
 	__u64 guard_max;		/* and only for a value of at most this (0: any) */
 	__u32 record;			/* enum mp_record: what the value is */
+	__u32 rec_arg;			/* 1..6: record this argument instead (0: the value) */
+	/* optional: the last token's position and sequence arrays (struct mp_rule) */
+	__u32 pos_at, seq_at;
 };
 
 struct preset_marker {
-	const char *phase;		/* one of the preset's phases */
+	const char *phase;		/* one of the preset's phases (NULL for a request) */
 	const char *symbol;		/* NULL ends the table */
 	const char *binary;		/* NULL: any file (else as --phase's BINARY) */
 	const struct preset_rule *rule;	/* NULL: a call always enters `phase` */
 	const char *ret_phase;		/* non-NULL: its return enters this phase */
+	/*
+	 * The engine's own entry of a request (a server's task): a call starts a request and
+	 * enters no phase; from the first such call on, these calls alone cut requests (the
+	 * preset's phase rule stays for programs without them). --request replaces them.
+	 */
+	bool request;
 };
 
 /*
@@ -65,6 +74,34 @@ struct preset_relabel {
 	const char *const *to;		/* as many as from, in its order */
 };
 
+/*
+ * An engine setting, read from the observed process's command line and environment as the
+ * engine's own parser reads it: the last of its flags on the command line, else its
+ * environment variable, else the default of the build the table was written for. A value
+ * flag takes the next argument ("-c 4096", or "--ctx-size=4096"); on and off flags set
+ * "true" and "false". A default of `auto_is` resolves by program: the first autos entry
+ * whose program prefix the engine's program name has (NULL: any).
+ */
+#define PRESET_MAX_AUTOS 2
+struct preset_setting {
+	const char *name;		/* its key ("ctx_size"); NULL ends the table */
+	const char *flags;		/* flags that take a value, space-separated ("-c --ctx-size") */
+	const char *on;			/* flags that set "true" */
+	const char *off;		/* flags that set "false" */
+	const char *env;		/* its environment variable (NULL: none) */
+	const char *def;		/* the default, as text */
+	const char *what;		/* what it is, a few words ("context size, tokens") */
+	const char *auto_is;		/* the default's "decide later" value ("-1"), or NULL */
+	/* a value flag whose value is optional: the values it takes ("on off auto"); given
+	 * without one of them, it is "on" */
+	const char *optional;
+	struct { const char *prog, *value; } autos[PRESET_MAX_AUTOS];
+	/* left at its default, it is follows_value when setting `follows` was resolved by
+	 * program (llama-server's auto slots come with one KV buffer for all) */
+	const char *follows;
+	const char *follows_value;
+};
+
 struct preset {
 	const char *name;
 	const char *description;	/* one line */
@@ -78,6 +115,15 @@ struct preset {
 	/* phases whose last entry before the request phase starts the request (may be NULL) */
 	const char *const *request_lead;
 	const struct preset_relabel *relabel;	/* may be NULL */
+	/* the engine's settings (NULL-name-terminated; may be NULL) and the libraries whose
+	 * strings, with the program's, tell which flags its build has (the argument parser's:
+	 * basename prefixes, NULL-terminated; may be NULL) */
+	const struct preset_setting *settings;
+	const char *const *build_files;
+	/* the settings that say how many slots share the context and whether they share all
+	 * of it (true) or split it (NULL: one context for all) */
+	const char *slots_setting;
+	const char *shared_setting;
 };
 
 /* The built-in presets, NULL-terminated. */

@@ -450,6 +450,34 @@ void recorder__oom_info(struct recorder *r, const struct model_oom *o)
 	recfile_writer__flush(r->w);
 }
 
+void recorder__engine(struct recorder *r, const struct model_engine *e)
+{
+	unsigned int i;
+
+	if (!r || !e->known)
+		return;
+	start(r);
+	recbuf__u32(&r->b, e->pid);
+	recbuf__str(&r->b, e->program);
+	recbuf__u32(&r->b, e->nsettings);
+	for (i = 0; i < e->nsettings; i++) {
+		recbuf__str(&r->b, e->settings[i].name);
+		recbuf__str(&r->b, e->settings[i].value);
+		recbuf__u32(&r->b, e->settings[i].src);
+		recbuf__str(&r->b, e->settings[i].from);
+		recbuf__str(&r->b, e->settings[i].what);
+		recbuf__str(&r->b, e->settings[i].flag);
+	}
+	recbuf__u32(&r->b, e->nunknown);
+	for (i = 0; i < e->nunknown; i++)
+		recbuf__str(&r->b, e->unknown[i]);
+	recbuf__str(&r->b, e->flags ? e->flags : "");
+	recbuf__str(&r->b, e->deprecated ? e->deprecated : "");
+	recbuf__str(&r->b, e->slots_setting);
+	recbuf__str(&r->b, e->shared_setting);
+	put(r, REC_ENGINE);
+}
+
 void recorder__markers(struct recorder *r, unsigned int n, unsigned int alloc_probes)
 {
 	if (!r)

@@ -56,6 +56,7 @@ enum rec_type {
 	REC_VRAM = 26,		/* one NVML reading */
 	REC_SETUP = 27,		/* requests' phases, cause rules (preset, files' text) */
 	REC_CARRY = 28,		/* a rotated segment's start: the timeline state so far */
+	REC_ENGINE = 29,	/* the engine's settings and its build's flags */
 	REC_NR_TYPES
 };
 
@@ -104,6 +105,8 @@ void recorder__sysmem(struct recorder *r, const struct sysmem *sm, __u64 ts_ns);
 void recorder__mark(struct recorder *r, __u64 ts_ns, __u32 kind, __u32 pid, const char *text);
 void recorder__oom_info(struct recorder *r, const struct model_oom *o);
 void recorder__markers(struct recorder *r, unsigned int n, unsigned int alloc_probes);
+/* The engine's settings (as read, with their sources) and its build's flags. */
+void recorder__engine(struct recorder *r, const struct model_engine *e);
 /* After recorder__begin(): which phases make requests, and the cause rules' sources (each
  * file's name and the text the run read from it). */
 void recorder__setup(struct recorder *r, const struct model *m, const char *preset,

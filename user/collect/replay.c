@@ -221,6 +221,53 @@ static int on_origin(struct replay *r, struct reccur *cur)
 	return collector__replay_origin(r->c, &s);
 }
 
+/* REC_ENGINE: the engine's settings and flags, into the model as the run had them. */
+static int on_engine(struct replay *r, struct reccur *cur)
+{
+	struct model_engine *e = &r->m->engine;
+	const char *p;
+	__u32 n, i, len;
+
+	model_engine__free(e);
+	e->pid = reccur__u32(cur);
+	reccur__str(cur, e->program, sizeof(e->program));
+	n = reccur__u32(cur);
+	if (cur->bad || n > ENGINE_MAX_SETTINGS)
+		return -EBADMSG;
+	for (i = 0; i < n; i++) {
+		struct engine_setting *s = &e->settings[i];
+
+		reccur__str(cur, s->name, sizeof(s->name));
+		reccur__str(cur, s->value, sizeof(s->value));
+		s->src = reccur__u32(cur);
+		reccur__str(cur, s->from, sizeof(s->from));
+		reccur__str(cur, s->what, sizeof(s->what));
+		reccur__str(cur, s->flag, sizeof(s->flag));
+	}
+	e->nsettings = n;
+	n = reccur__u32(cur);
+	if (cur->bad || n > ENGINE_MAX_UNKNOWN)
+		return -EBADMSG;
+	for (i = 0; i < n; i++)
+		reccur__str(cur, e->unknown[i], sizeof(e->unknown[i]));
+	e->nunknown = n;
+	p = reccur__strref(cur, &len);
+	if (p && len && !(e->flags = strndup(p, len)))
+		return -ENOMEM;
+	p = reccur__strref(cur, &len);
+	if (p && len && !(e->deprecated = strndup(p, len)))
+		return -ENOMEM;
+	reccur__str(cur, e->slots_setting, sizeof(e->slots_setting));
+	reccur__str(cur, e->shared_setting, sizeof(e->shared_setting));
+	if (cur->bad)
+		return -EBADMSG;
+	for (i = 0; e->flags && e->flags[i]; i++)
+		e->nflags += e->flags[i] == '\n';
+	e->nflags -= e->nflags > 0;
+	e->known = true;
+	return 0;
+}
+
 static int on_setup(struct replay *r, struct reccur *cur)
 {
 	static const char *allocs[64], *names[64], *texts[64];
@@ -687,6 +734,9 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 	}
 	case REC_STOP_REASON:
 		reccur__str(&cur, r->m->stop_reason, sizeof(r->m->stop_reason));
+		break;
+	case REC_ENGINE:
+		err = on_engine(r, &cur);
 		break;
 	case REC_UNMATCHED: {
 		static struct model_unmatched u;

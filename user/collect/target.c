@@ -478,7 +478,7 @@ int target__may_observe(const struct target *t, struct userfs *fs, const struct 
 	if (c->root)
 		goto cleanup;
 	/* the kernel's own rule, asked as the user: /proc/PID/maps opens for them */
-	err = userfs__open_maps(fs, dirfd);
+	err = userfs__open_proc(fs, dirfd, "maps");
 	if (err >= 0) {
 		close(err);
 		err = 0;

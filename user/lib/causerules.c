@@ -33,6 +33,14 @@ void causerules__free(struct causerules *r)
 		free(c->preset);
 		free(c->name);
 		free(c->remedy);
+		for (j = 0; j < c->nparts; j++)
+			free(c->parts[j].text);
+		free(c->parts);
+		free(c->ceiling.setting);
+		free(c->ceiling.phase);
+		free(c->ceiling.text);
+		for (j = 0; j < c->ceiling.nfactors; j++)
+			free(c->ceiling.factors[j]);
 	}
 	free(r->causes);
 	free(r->preset);
@@ -90,11 +98,23 @@ static int add_rule(struct cause *c, enum cause_match what, const char *pattern)
 	return 0;
 }
 
-static int add_remedy(struct cause *c, const char *text)
+static int add_remedy(struct cause *c, const char *text, bool alt)
 {
 	size_t a = strlen(c->remedy), b = strlen(text);
-	char *s = realloc(c->remedy, a + b + 2);
+	struct cause_remedy *v = realloc(c->parts, (c->nparts + 1) * sizeof(*v));
+	char *s;
 
+	if (!v)
+		return -ENOMEM;
+	c->parts = v;
+	v[c->nparts].alt = alt;
+	v[c->nparts].text = strdup(text);
+	if (!v[c->nparts].text)
+		return -ENOMEM;
+	c->nparts++;
+	if (alt)
+		return 0;
+	s = realloc(c->remedy, a + b + 2);
 	if (!s)
 		return -ENOMEM;
 	c->remedy = s;
@@ -102,6 +122,119 @@ static int add_remedy(struct cause *c, const char *text)
 		s[a++] = ' ';
 	memcpy(s + a, text, b + 1);
 	return 0;
+}
+
+/*
+ * "mappings", "setting NAME UNIT [units PHASE]", "units PHASE [x SETTING]...": 0, -EINVAL,
+ * -ENOMEM.
+ */
+static int add_ceiling(struct cause *c, const char *val, char *why, size_t len)
+{
+	struct cause_ceiling *cl = &c->ceiling;
+	char *copy = strdup(val), *save = NULL, *w[2 + 2 * CAUSE_MAX_FACTORS + 1];
+	unsigned int n = 0, i;
+	int ret = -EINVAL;
+
+	if (!copy)
+		return -ENOMEM;
+	if (cl->kind) {
+		snprintf(why, len, "a second 'ceiling' for the cause");
+		goto out;
+	}
+	for (w[n] = strtok_r(copy, " \t", &save); w[n] && n + 1 < sizeof(w) / sizeof(w[0]);
+	     w[++n] = strtok_r(NULL, " \t", &save))
+		;
+	if (n == 1 && !strcmp(w[0], "mappings")) {
+		cl->kind = CEILING_MAPPINGS;
+	} else if ((n == 3 || (n == 5 && !strcmp(w[3], "units"))) && !strcmp(w[0], "setting")) {
+		cl->unit = !strcmp(w[2], "MiB") ? 1ULL << 20 : !strcmp(w[2], "KiB") ? 1ULL << 10 :
+			   !strcmp(w[2], "bytes") ? 1 : 0;
+		if (!cl->unit) {
+			snprintf(why, len, "unit '%s' is not MiB, KiB or bytes", w[2]);
+			goto out;
+		}
+		cl->kind = CEILING_SETTING;
+		cl->setting = strdup(w[1]);
+		cl->phase = n == 5 ? strdup(w[4]) : NULL;
+		if (!cl->setting || (n == 5 && !cl->phase))
+			goto nomem;
+	} else if (n >= 2 && n % 2 == 0 && !strcmp(w[0], "units")) {
+		cl->kind = CEILING_UNITS;
+		cl->phase = strdup(w[1]);
+		if (!cl->phase)
+			goto nomem;
+		for (i = 2; i < n; i += 2) {
+			if (strcmp(w[i], "x") || cl->nfactors == CAUSE_MAX_FACTORS) {
+				snprintf(why, len, "'units PHASE' takes 'x SETTING' factors, at most %d",
+					 CAUSE_MAX_FACTORS);
+				goto out;
+			}
+			cl->factors[cl->nfactors] = strdup(w[i + 1]);
+			if (!cl->factors[cl->nfactors++])
+				goto nomem;
+		}
+	} else {
+		snprintf(why, len, "'ceiling' takes 'mappings', 'setting NAME UNIT [units PHASE]' or "
+			 "'units PHASE [x SETTING]...'");
+		goto out;
+	}
+	cl->text = malloc(strlen(val) + 9);
+	if (!cl->text)
+		goto nomem;
+	sprintf(cl->text, "ceiling %s", val);
+	ret = 0;
+	goto out;
+nomem:
+	ret = -ENOMEM;
+out:
+	free(copy);
+	return ret;
+}
+
+/* Does accepts() take every flag text names ("-x", "--xx-yy" after a space or bracket)? */
+static bool part_ok(const char *text, bool (*accepts)(void *ctx, const char *flag), void *ctx)
+{
+	const char *p, *q;
+	char flag[64];
+
+	for (p = text; *p; p++) {
+		if (*p != '-' || (p > text && !strchr(" (`,;/", p[-1])))
+			continue;
+		q = p + (p[1] == '-' ? 2 : 1);
+		if (*q < 'a' || *q > 'z')
+			continue;
+		while ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-')
+			q++;
+		while (q > p && q[-1] == '-')
+			q--;
+		if ((size_t)(q - p) >= sizeof(flag))
+			continue;
+		snprintf(flag, sizeof(flag), "%.*s", (int)(q - p), p);
+		if (!accepts(ctx, flag))
+			return false;
+		p = q - 1;
+	}
+	return true;
+}
+
+const char *causerules__remedy(const struct cause *c, bool (*accepts)(void *ctx,
+			       const char *flag), void *ctx, char *buf, size_t len)
+{
+	size_t i, j, n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < c->nparts; i = j) {
+		const struct cause_remedy *pick = NULL;
+
+		/* the group: a part and the alternatives after it */
+		for (j = i; j < c->nparts && (j == i || c->parts[j].alt); j++)
+			if (!pick && (!accepts || part_ok(c->parts[j].text, accepts, ctx)))
+				pick = &c->parts[j];
+		if (pick && n < len)
+			n += snprintf(buf + n, len - n, "%s%s", n ? " " : "", pick->text);
+	}
+	return buf;
 }
 
 /* One line, trimmed, without comment: its keyword and value; 0, 1 (blank) or -EINVAL. */
@@ -164,12 +297,26 @@ int causerules__parse(struct causerules *r, const char *text, const char *name, 
 		} else if (!strcmp(key, "cause")) {
 			ret = add_cause(r, preset, val);
 			cur = ret ? NULL : &r->causes[r->ncauses - 1];
-		} else if (!strcmp(key, "remedy")) {
-			if (cur) {
-				ret = add_remedy(cur, val);
+		} else if (!strcmp(key, "ceiling")) {
+			char why[160] = "";
+
+			if (!cur) {
+				snprintf(err, errlen, "%s:%u: 'ceiling' before any 'cause' line", name,
+					 lineno);
+				ret = -EINVAL;
 			} else {
-				snprintf(err, errlen, "%s:%u: 'remedy' before any 'cause' line",
-					 name, lineno);
+				ret = add_ceiling(cur, val, why, sizeof(why));
+				if (ret == -EINVAL)
+					snprintf(err, errlen, "%s:%u: %s", name, lineno, why);
+			}
+		} else if (!strcmp(key, "remedy") || !strcmp(key, "remedy-or")) {
+			bool alt = key[6] == '-';
+
+			if (cur && (!alt || cur->nparts)) {
+				ret = add_remedy(cur, val, alt);
+			} else {
+				snprintf(err, errlen, "%s:%u: '%s' before any %s line", name, lineno,
+					 key, alt && cur ? "'remedy'" : "'cause'");
 				ret = -EINVAL;
 			}
 		} else {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -269,22 +270,70 @@ void elfsym__close(struct elfsym *e)
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /*
+ * The mangled prefix of a plain nested name ("a::b::c", identifiers only): "N1a1b1c", as
+ * "_ZN" or "_ZNK" (a const method) begins every symbol of it. False for anything else
+ * (templates, operators, a parameter list, std::, whose names are abbreviated): those are
+ * demangled one by one.
+ */
+static bool elfsym__nested_prefix(const char *name, char *buf, size_t len)
+{
+	const char *p = name, *e;
+	size_t n = 0;
+	int k;
+
+	if (!strncmp(name, "std::", 5))
+		return false;
+	while (*p) {
+		e = strstr(p, "::");
+		if (!e)
+			e = p + strlen(p);
+		if (e == p)
+			return false;
+		for (const char *c = p; c < e; c++)
+			if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (c > p && *c >= '0' && *c <= '9')))
+				return false;
+		k = snprintf(buf + n, len - n, "%zu%.*s", (size_t)(e - p), (int)(e - p), p);
+		if (k < 0 || (size_t)k >= len - n)
+			return false;
+		n += k;
+		p = *e ? e + 2 : e;
+	}
+	return n > 0 && strstr(name, "::");
+}
+
+/*
  * Slow path for C++ names: demangle every mangled symbol and compare, with or without
- * the parameter list ("ns::f" matches "ns::f(int)"). The best-ranked match wins.
+ * the parameter list and ABI tag ("ns::f" matches "ns::f(int)" and
+ * "ns::f[abi:cxx11](int)"). The best-ranked match wins. A plain
+ * nested name demangles only the symbols that begin with its mangled prefix.
  */
 static int elfsym__lookup_demangled(struct elfsym *e, const char *name, __u64 *file_off)
 {
-	size_t i, n = strlen(name);
+	size_t i, n = strlen(name), np = 0;
 	int best = -1, status;
+	char pre[512];
+	bool nested = elfsym__nested_prefix(name, pre, sizeof(pre));
 	char *d;
 
+	if (nested)
+		np = strlen(pre);
 	for (i = 0; i < e->nents; i++) {
-		if (strncmp(e->ents[i].name, "_Z", 2))
+		const char *s = e->ents[i].name;
+
+		if (strncmp(s, "_Z", 2))
+			continue;
+		if (nested && strncmp(s, "_ZN", 3) == 0 &&
+		    strncmp(s + 3 + (s[3] == 'K'), pre, np))
+			continue;
+		if (nested && strncmp(s, "_ZN", 3))
 			continue;
 		d = __cxa_demangle(e->ents[i].name, NULL, NULL, &status);
 		if (!d)
 			continue;
-		if ((!strcmp(d, name) || (!strncmp(d, name, n) && d[n] == '(')) &&
+		/* "ns::f" is "ns::f(int)", or "ns::f[abi:cxx11](int)" */
+		if ((!strcmp(d, name) || (!strncmp(d, name, n) &&
+					   (d[n] == '(' || !strncmp(d + n, "[abi:", 5)))) &&
 		    (best < 0 || e->ents[i].rank < e->ents[best].rank))
 			best = i;
 		free(d);

@@ -184,7 +184,7 @@ struct procmaps *procmaps__open_as(pid_t pid, struct userfs *fs)
 	dfd = open(fn, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return NULL;
-	fd = userfs__open_maps(fs, dfd);
+	fd = userfs__open_proc(fs, dfd, "maps");
 	close(dfd);
 	return pm_new(pid, fd);
 }

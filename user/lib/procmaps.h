@@ -47,7 +47,7 @@ struct userfs;
 /* Opens /proc/PID/maps. NULL + errno (ENOENT: no such process). */
 struct procmaps *procmaps__open(pid_t pid);
 /*
- * Opens /proc/PID/maps as the invoking user (userfs__open_maps(): only where they could
+ * Opens /proc/PID/maps as the invoking user (userfs__open_proc(): only where they could
  * ptrace the process, and of the address space it has now). NULL + errno (ENOENT: no such
  * process, EACCES/EPERM: not theirs to read). fs NULL: procmaps__open().
  */

@@ -46,7 +46,7 @@ enum uf_op {
 	UF_SET_ASIDE,
 	UF_REMOVE,
 	UF_MAY_READ,		/* with an fd: may the user open its file for reading? */
-	UF_OPEN_MAPS,		/* with a /proc/PID fd: its maps, opened as the user */
+	UF_OPEN_PROC,		/* with a /proc/PID fd: its maps or environ, opened as the user */
 };
 
 struct uf_req {
@@ -618,15 +618,19 @@ static int may_read(int fd)
 }
 
 /*
- * The memory map of the process whose /proc directory is open as dirfd, opened as whoever
- * calls: the kernel checks PTRACE_MODE_READ_FSCREDS (ids, capabilities, dumpability, LSMs)
- * at the open, and the file reads the address space it had then. The directory stands for
- * that process only: a reused pid is another directory. Its fd, or -errno.
+ * A file of the process whose /proc directory is open as dirfd, its memory map or its
+ * environment (nothing else), opened as whoever calls: the kernel checks
+ * PTRACE_MODE_READ_FSCREDS (ids, capabilities, dumpability, LSMs) at the open, and the
+ * file reads the address space it had then. The directory stands for that process only:
+ * a reused pid is another directory. Its fd, or -errno.
  */
-static int open_maps(int dirfd)
+static int open_proc(int dirfd, const char *name)
 {
-	int fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+	int fd;
 
+	if (strcmp(name, "maps") && strcmp(name, "environ"))
+		return -EINVAL;
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
 	return fd;
@@ -647,8 +651,8 @@ static void serve(struct helper *h, const struct uf_req *q, int in, struct uf_re
 	case UF_MAY_READ:
 		r->err = in >= 0 ? may_read(in) : -EBADF;
 		return;
-	case UF_OPEN_MAPS:
-		*fd = in >= 0 ? open_maps(in) : -EBADF;
+	case UF_OPEN_PROC:
+		*fd = in >= 0 ? open_proc(in, q->path) : -EBADF;
 		r->err = *fd < 0 ? *fd : 0;
 		return;
 	case UF_OPEN:
@@ -984,14 +988,15 @@ int userfs__may_read(struct userfs *u, int fd)
 	return call_fd(u, &q, fd, &r, NULL);
 }
 
-int userfs__open_maps(struct userfs *u, int proc_dirfd)
+int userfs__open_proc(struct userfs *u, int proc_dirfd, const char *name)
 {
-	struct uf_req q = { .op = UF_OPEN_MAPS };
+	struct uf_req q = { .op = UF_OPEN_PROC };
 	struct uf_rep r = {};
 	int fd, err;
 
 	if (!u || u->root)
-		return open_maps(proc_dirfd);
+		return open_proc(proc_dirfd, name);
+	snprintf(q.path, sizeof(q.path), "%s", name);
 	err = call_fd(u, &q, proc_dirfd, &r, &fd);
 	if (err)
 		return err;

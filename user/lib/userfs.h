@@ -91,12 +91,13 @@ bool userfs__same(const struct userfs_file *a, const struct userfs_file *b);
  */
 int userfs__may_read(struct userfs *u, int fd);
 /*
- * The memory map (/proc/PID/maps) of the process whose /proc/PID directory is open as
- * proc_dirfd, opened as the user: the kernel lets them only where ptrace(2) would
- * (PTRACE_MODE_READ_FSCREDS), and the file reads the address space the process had then,
- * not one an exec gives it later. Its fd, or -ESRCH (it is gone), -EACCES/-EPERM (not
- * theirs to read). NULL u, or a root helper: opened as memphase.
+ * The memory map ("maps") or environment ("environ") of the process whose /proc/PID
+ * directory is open as proc_dirfd, opened as the user: the kernel lets them only where
+ * ptrace(2) would (PTRACE_MODE_READ_FSCREDS), and the file reads the address space the
+ * process had then, not one an exec gives it later. Its fd, or -ESRCH (it is gone),
+ * -EACCES/-EPERM (not theirs to read), -EINVAL (another name). NULL u, or a root helper:
+ * opened as memphase.
  */
-int userfs__open_maps(struct userfs *u, int proc_dirfd);
+int userfs__open_proc(struct userfs *u, int proc_dirfd, const char *name);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* What grew: sampled stacks to named causes. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model/causes.h"
@@ -173,7 +174,7 @@ size_t causes__index(const struct model *m, const struct cause *cause)
 	return cause ? (size_t)(cause - m->rules.causes) : m->rules.ncauses;
 }
 
-int causes__since(const struct model *m, __u32 pid, __u64 from_ns, struct cause_span *out)
+int causes__span(const struct model *m, const struct cause_filter *f, struct cause_span *out)
 {
 	const struct profile *p = &m->profile;
 	const struct cause_rule *rule;
@@ -196,13 +197,50 @@ int causes__since(const struct model *m, __u32 pid, __u64 from_ns, struct cause_
 	for (k = 0; k < p->nwhen; k++) {
 		const struct profile_when *w = &p->when[k];
 
-		if (w->pid != pid || w->ts_ns < from_ns || w->stack >= p->nstacks)
+		if ((f->pid && w->pid != f->pid) || w->ts_ns < f->from_ns ||
+		    (f->to_ns && w->ts_ns > f->to_ns) || (f->origin && w->origin != f->origin) ||
+		    w->stack >= p->nstacks ||
+		    (f->phase1 && p->stacks[w->stack].phase + 1 != f->phase1))
 			continue;
 		out->bytes[cause_of[w->stack]] += w->weight;
 		out->total += w->weight;
 	}
 	free(cause_of);
 	return 0;
+}
+
+const char *causes__label(const struct model *m, __u32 origin, __u32 phase1, char *buf,
+			  size_t len)
+{
+	const struct origin *o = origins__at(&m->origins, origin);
+	struct cause_filter f = { .origin = origin, .phase1 = phase1 };
+	__u64 matched = 0, best;
+	struct cause_span cs;
+	size_t c, pick, off = 0, shown = 0;
+
+	if (!o || !len || (o->how != MP_ORIGIN_BRK && !o->arena) || causes__span(m, &f, &cs))
+		return NULL;
+	for (c = 0; c < cs.ncauses; c++)
+		if (cs.bytes[c] * 20 >= cs.total)
+			matched += cs.bytes[c];
+	buf[0] = '\0';
+	/* the largest first (ties: rule order); each taken is zeroed */
+	while (cs.total && matched * 2 >= cs.total && shown < 3) {
+		best = 0;
+		pick = cs.ncauses;
+		for (c = 0; c < cs.ncauses; c++)
+			if (cs.bytes[c] * 20 >= cs.total && cs.bytes[c] > best)
+				best = cs.bytes[c], pick = c;
+		if (pick == cs.ncauses)
+			break;
+		off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s %.0f%%",
+					shown ? ", " : "", m->rules.causes[pick].name,
+					100.0 * (double)cs.bytes[pick] / (double)cs.total);
+		cs.bytes[pick] = 0;
+		shown++;
+	}
+	causes__span_free(&cs);
+	return shown && off < len ? buf : NULL;
 }
 
 void causes__span_free(struct cause_span *cs)
@@ -215,4 +253,16 @@ void causes__requests_free(struct cause_requests *cr)
 {
 	free(cr->bytes);
 	memset(cr, 0, sizeof(*cr));
+}
+
+static bool engine_accepts(void *ctx, const char *flag)
+{
+	return model_engine__accepts(ctx, flag);
+}
+
+const char *causes__remedy(const struct model *m, const struct cause *c, char *buf,
+			   size_t len)
+{
+	return causerules__remedy(c, m->engine.flags ? engine_accepts : NULL,
+				  (void *)&m->engine, buf, len);
 }

@@ -31,6 +31,14 @@ struct cause_report {
 /* Which stacks to attribute (NULL: all). */
 typedef bool (*causes_keep_fn)(void *ctx, const struct profile_stack *s);
 
+#define CAUSES_REMEDY_MAX	1024
+
+/*
+ * c's remedy for the build observed: its parts that name only flags the build accepts
+ * (model/engine.h; all of them, as written, when its flags are not known). Returns buf.
+ */
+const char *causes__remedy(const struct model *m, const struct cause *c, char *buf,
+			   size_t len);
 /* The cause index in m->rules of one stack (rule set), or -1. */
 int causes__match_stack(const struct model *m, const struct profile_stack *s,
 			const struct cause_rule **rule);
@@ -67,17 +75,34 @@ static inline __u64 causes__request_bytes(const struct cause_requests *cr, size_
  */
 bool causes__per_request(const struct cause_requests *cr, size_t c, double *per);
 /*
- * What grew by cause in one process from a time on (the profile's timed samples of pid at
- * or after from_ns): bytes[c] for cause c of m->rules, bytes[ncauses] the unmatched.
+ * What grew by cause among the profile's timed samples that pass a filter: bytes[c] for
+ * cause c of m->rules, bytes[ncauses] the unmatched.
  */
 struct cause_span {
 	size_t ncauses;
 	__u64 *bytes;
 	__u64 total;
 };
+struct cause_filter {
+	__u32 pid;		/* taken in this process (0: any) */
+	__u64 from_ns, to_ns;	/* at or after from_ns, at or before to_ns (0: no end) */
+	__u32 origin;		/* growing this mapping (1 + index in the origins; 0: any) */
+	__u32 phase1;		/* in this phase, as 1 + its id (0: any) */
+};
 /* 0 or -ENOMEM (out emptied). */
-int causes__since(const struct model *m, __u32 pid, __u64 from_ns, struct cause_span *out);
+int causes__span(const struct model *m, const struct cause_filter *f, struct cause_span *out);
 void causes__span_free(struct cause_span *cs);
+/*
+ * The heap and glibc's arenas are grown by everything that mallocs: their creator, the first
+ * to touch them, says little. Such a mapping (origin id: 1 + index) is labelled by what grew
+ * it: "prompt cache 72%, context checkpoints 21%", the matched causes of at least 5% of its
+ * sampled growth (in phase phase1 - 1; 0: all), most first, up to three, when they hold
+ * at least half of it. Returns buf,
+ * or NULL when the mapping is not one of those, or its samples say too little (then its
+ * creator's label stands).
+ */
+const char *causes__label(const struct model *m, __u32 origin, __u32 phase1, char *buf,
+			  size_t len);
 
 /* The index of cause in m->rules. */
 size_t causes__index(const struct model *m, const struct cause *cause);

@@ -53,6 +53,7 @@ void model__free(struct model *m)
 	history__free(&m->history);
 	origins__free(&m->origins);
 	causerules__free(&m->rules);
+	model_engine__free(&m->engine);
 	if (!m->argv)
 		return;
 	for (a = m->argv; *a; a++)
@@ -600,6 +601,47 @@ void model__on_vram(struct model *m, __u32 phase, __u64 now_ns,
 	r->vram_end = m->gpu.vram;
 }
 
+/*
+ * A decode of n tokens (RSS then: rss). With its last token's position and slot (e->dev:
+ * seq << 32 | pos + 1), the fit takes a point when the longest slot reaches further; without,
+ * over the tokens decoded. The first decode with a position drops the points without.
+ */
+static void context_event(struct model *m, const struct mp_event *e, __u64 n,
+			  const __s64 *rss)
+{
+	struct model_context *cx = &m->context;
+	__u32 seq = (__u32)(e->dev >> 32), pos = (__u32)e->dev;
+
+	if (!cx->first_ns) {
+		cx->first_ns = e->ts_ns;
+		cx->pid = e->pid;
+	}
+	cx->tokens_seen += n;
+	if (!pos) {
+		if (!cx->by_pos)
+			linfit__add(&cx->fit, (double)cx->tokens_seen, (double)rss_total(rss));
+		return;
+	}
+	if (!cx->by_pos) {
+		cx->by_pos = true;
+		memset(&cx->fit, 0, sizeof(cx->fit));
+	}
+	if (seq < MODEL_MAX_SLOTS) {
+		if (!(cx->slots_mask & (1ULL << seq))) {
+			cx->slots_mask |= 1ULL << seq;
+			cx->slots++;
+		}
+		if (pos > cx->slot_pos[seq])
+			cx->slot_pos[seq] = pos;
+	}
+	if (pos > cx->longest) {
+		cx->longest = pos;
+		cx->longest_slot = seq;
+		cx->rise_ns = e->ts_ns;
+		linfit__add(&cx->fit, (double)pos, (double)rss_total(rss));
+	}
+}
+
 /* A phase event of the timeline's process: requests, their growth by phase, tokens. */
 static void request_event(struct model *m, const struct mp_event *e)
 {
@@ -622,6 +664,15 @@ static void request_event(struct model *m, const struct mp_event *e)
 	}
 	if (r && !m->lead)
 		memcpy(r->rss_end, rss, sizeof(rss));
+	/* the engine's own request entry (the preset's): from its first call on, its calls
+	 * alone cut requests */
+	if (e->record == MP_REC_REQUEST && !m->request_by_marker) {
+		if (r && m->lead)
+			for (c = 0; c < MP_MAX_PHASES; c++)
+				r->phase_growth[c] += m->lead_growth[c];
+		m->lead = false;
+		m->request_by_marker = true;
+	}
 	if (m->request_by_marker) {
 		/* --request: its calls alone cut requests */
 	} else if (ph < MP_MAX_PHASES && (m->request_lead_mask & (1U << ph)) &&
@@ -654,6 +705,13 @@ static void request_event(struct model *m, const struct mp_event *e)
 
 	if (e->record == MP_REC_CTX && e->addr)
 		m->context.n_ctx = e->addr;
+	/* a size no copy has (a wrong argument: another engine's signature) says nothing */
+	if (e->record == MP_REC_BYTES && ph < MP_MAX_PHASES && e->addr < MODEL_MAX_COPY) {
+		m->rec_bytes[ph] += e->addr;
+		m->rec_calls[ph]++;
+		if (e->addr > m->rec_max[ph])
+			m->rec_max[ph] = e->addr;
+	}
 	if (e->record == MP_REC_TOKENS && (__s64)e->addr > 0) {
 		/* by the phase the batch entered: a prompt's, generation's or both */
 		if ((int)ph == m->request_phase)
@@ -703,15 +761,8 @@ static void request_event(struct model *m, const struct mp_event *e)
 		r->prompt_tokens += prompt;
 		r->gen_tokens += gen;
 	}
-	if (prompt + gen && r) {
-		if (!m->context.first_ns) {
-			m->context.first_ns = e->ts_ns;
-			m->context.pid = e->pid;
-		}
-		m->context.tokens_seen += prompt + gen;
-		linfit__add(&m->context.fit, (double)m->context.tokens_seen,
-			    (double)rss_total(rss));
-	}
+	if (prompt + gen && r)
+		context_event(m, e, prompt + gen, rss);
 }
 
 bool model__context_fit(const struct model *m, double *per_token)
@@ -749,7 +800,10 @@ void model__on_event(struct model *m, const struct mp_event *e)
 		 */
 		if (e->arg < MP_MAX_PHASES)
 			order_note(m, e->arg);
-		history__add_change(&m->history, e->ts_ns, e->pid, e->tid, e->arg, e->old_phase);
+		/* a recorded value without a change (MP_EV_PHASE says so) is no new slice */
+		if (e->arg != e->old_phase)
+			history__add_change(&m->history, e->ts_ns, e->pid, e->tid, e->arg,
+					    e->old_phase);
 		if (e->pid == m->root_pid)
 			m->root_phased = true;
 		if (!m->root_phased)

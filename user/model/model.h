@@ -12,6 +12,7 @@
 #include "memphase.h"
 #include "lib/phasespec.h"
 #include "model/history.h"
+#include "model/engine.h"
 #include "model/gpu.h"
 #include "model/profile.h"
 #include "model/origins.h"
@@ -71,13 +72,29 @@ struct model_request {
 	long left_cgroup, left_system;
 };
 
-/* What the engine's context costs per token (from the decode batches' tokens). */
+#define MODEL_MAX_COPY		(1ULL << 40)	/* a recorded copy's size, at most */
+#define MODEL_MAX_SLOTS		64	/* sequences (server slots) whose positions are kept */
+
+/*
+ * What the engine's context costs per token. Where the decodes carry their tokens'
+ * positions (a llama_batch with pos and seq_id: the server's slots), a context is a slot's:
+ * the fit takes RSS each time the longest slot reaches further, so unrelated prompts in
+ * turn do not add up. Without positions (llama_batch_get_one: one sequence), over the
+ * tokens decoded.
+ */
 struct model_context {
 	__u64 n_ctx;			/* as created (0: not seen) */
 	__u64 tokens_seen;		/* tokens decoded (prompt + generated, warm-up excluded) */
-	struct linfit_acc fit;		/* RSS (file+anon+shmem) over tokens_seen, per decode */
+	struct linfit_acc fit;		/* RSS (file+anon+shmem) over the context's length */
 	__u64 first_ns;			/* the first decode with tokens (0: none yet) */
 	__u32 pid;			/* its process */
+	bool by_pos;			/* the decodes carried positions */
+	__u32 slots;			/* slots seen (a bit each, seq ids < MODEL_MAX_SLOTS) */
+	__u64 slots_mask;
+	__u32 slot_pos[MODEL_MAX_SLOTS];	/* how far each slot reached (positions + 1) */
+	__u64 longest;			/* the furthest any slot reached */
+	__u64 rise_ns;			/* when (the fit's last point) */
+	__u32 longest_slot;
 };
 
 #define MODEL_MAX_RELABELS	4	/* a preset's relabels */
@@ -241,6 +258,11 @@ struct model {
 	__u64 origins_same;		/* ranges mapped again within a second, not resent */
 	/* pinned and managed host memory, VRAM */
 	struct model_gpu gpu;
+	/* the engine's settings and its build's flags (model/engine.h) */
+	struct model_engine engine;
+	/* what the markers' calls said they copy (MP_REC_BYTES), per the phase they enter:
+	 * one context checkpoint's, one cached prompt's size (under MODEL_MAX_COPY) */
+	__u64 rec_bytes[MP_MAX_PHASES], rec_calls[MP_MAX_PHASES], rec_max[MP_MAX_PHASES];
 
 	/* memphase's own cost (--bpf-stats) */
 	struct model_bpf_stats bpf_stats;

@@ -100,6 +100,7 @@ int profile__add_from(struct profile *p, __u32 phase, const char *comm,
 		e->value = p->nstacks;
 	}
 	p->last = e->value - 1;
+	p->last_origin = origin;
 	ps = &p->stacks[e->value - 1];
 	if (!ps->origin)
 		ps->origin = origin;
@@ -272,6 +273,7 @@ int profile__add_when(struct profile *p, __u32 pid, __u64 ts_ns, __u64 weight)
 	if (util__grow((void **)&p->when, &p->capwhen, p->nwhen, sizeof(*p->when)))
 		return -ENOMEM;
 	p->when[p->nwhen++] = (struct profile_when){ .ts_ns = ts_ns, .weight = weight,
-						     .stack = p->last, .pid = pid };
+						     .stack = p->last, .pid = pid,
+						     .origin = p->last_origin };
 	return 0;
 }

@@ -67,6 +67,7 @@ struct profile_when {
 	__u64 weight;
 	__u32 stack;		/* index in stacks */
 	__u32 pid;		/* the process that took it */
+	__u32 origin;		/* the mapping it grew: 1 + index in the origins, 0 unknown */
 };
 
 #define PROFILE_MAX_WHEN	(1U << 21)	/* timed samples kept, at most */
@@ -88,6 +89,7 @@ struct profile {
 	size_t nwhen, capwhen;
 	__u64 when_dropped;		/* past PROFILE_MAX_WHEN */
 	size_t last;			/* the stack profile__add() added to last */
+	__u32 last_origin;		/* and the mapping that sample grew */
 };
 
 void profile__init(struct profile *p, bool keep_raw);

@@ -9,6 +9,8 @@
 #include "lib/strmap.h"
 #include "model/causes.h"
 #include "report/html.h"
+#include "report/plateau.h"
+#include "report/settings.h"
 #include "report/requests.h"
 /* html_js, html_css: generated from html.js and html.css into the build directory */
 #include "report/html_assets.h"
@@ -148,6 +150,7 @@ static long str_index(struct jsonw *w, struct strmap *idx, long *n, const char *
 static void cause_names(struct jsonw *w, const struct model *m)
 {
 	const struct model_proc *p = model__main((struct model *)m);
+	char rem[CAUSES_REMEDY_MAX];
 	size_t i;
 
 	jsonw__name(w, "causes");
@@ -155,7 +158,8 @@ static void cause_names(struct jsonw *w, const struct model *m)
 	for (i = 0; i < m->rules.ncauses; i++) {
 		jsonw__start_object(w);
 		jsonw__string_field(w, "name", m->rules.causes[i].name);
-		jsonw__string_field(w, "remedy", m->rules.causes[i].remedy);
+		jsonw__string_field(w, "remedy", causes__remedy(m, &m->rules.causes[i], rem,
+								sizeof(rem)));
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
@@ -257,6 +261,8 @@ static int data(FILE *f, const struct output_ctx *ctx)
 	phases(w, m);
 	memory(w, m, ctx->tl);
 	requests__json(w, m);
+	settings__json(w, m);
+	plateau__json(w, m);
 	cause_names(w, m);
 	err = stacks(w, m);
 	jsonw__end_object(w);
@@ -295,6 +301,13 @@ static int html_write(FILE *f, const struct output_ctx *ctx)
 	      "<th>#</th><th>start</th><th>time</th><th>prompt</th><th>generated</th><th>anon</th>"
 	      "<th>file</th><th>shmem</th><th>swap</th><th>by phase</th></tr></thead><tbody>"
 	      "</tbody></table></div></div>\n"
+	      "<div id=\"ceilings-box\" hidden><h2>Where it stops</h2>\n<table id=\"ceilings\">"
+	      "<thead><tr><th>cause</th><th>now</th><th>ceiling</th><th>per request</th>"
+	      "<th>bound by</th></tr></thead><tbody></tbody></table>\n"
+	      "<ul id=\"verdict\"></ul></div>\n"
+	      "<div id=\"engine-box\" hidden><h2 id=\"engine-h\"></h2>\n<table id=\"engine\">"
+	      "<thead><tr><th>setting</th><th>value</th><th>from</th><th>what</th></tr></thead>"
+	      "<tbody></tbody></table>\n<div id=\"engine-other\"></div></div>\n"
 	      "<h2>What grew<span id=\"causes-sel\"></span></h2>\n<table id=\"causes\"><thead>"
 	      "<tr><th>cause</th><th>sampled</th><th>share</th><th>of peak</th><th>where</th>"
 	      "<th>remedy</th></tr></thead><tbody></tbody></table>\n"

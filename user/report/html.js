@@ -207,6 +207,43 @@ function drawRequests() {
 }
 let reqRowsUpTo = () => {};
 
+// ---- where it stops: each bounded cause's ceiling, and the verdict (the summary's lines) ----
+function drawCeilings() {
+	const c = D.ceilings;
+	if (!c) return;
+	document.getElementById("ceilings-box").hidden = false;
+	document.querySelector("#ceilings tbody").innerHTML = c.causes.map((x) =>
+		"<tr>" + cell(x.name, x.name) + cell(x.bytes, fmt(x.bytes)) +
+		cell(x.ceiling_bytes === null ? "" : x.ceiling_bytes, x.ceiling_bytes !== null ?
+		     fmt(x.ceiling_bytes) : x.state === "unbounded" ? "none" : x.state) +
+		cell(x.per_request_bytes === null ? "" : x.per_request_bytes,
+		     x.per_request_bytes === null ? "-" : sfmt(x.per_request_bytes)) +
+		cell(x.bound_by, x.rule ? x.bound_by : "-") + "</tr>").join("");
+	document.getElementById("verdict").innerHTML =
+		c.verdict.map((l) => "<li>" + esc(l) + "</li>").join("");
+}
+
+// ---- the engine's settings, and where each came from ----
+function drawEngine() {
+	const e = D.engine;
+	if (!e) return;
+	document.getElementById("engine-box").hidden = false;
+	document.getElementById("engine-h").textContent = "Engine: " + e.program + " (pid " +
+		e.pid + "), as it was started";
+	const rows = [];
+	for (const k in e.settings) {
+		const s = e.settings[k];
+		if (s.source === "default" && s.value === "") continue;
+		const from = s.source === "default" ? (s.from ? "auto" : "default") :
+			(s.source === "env" ? "$" : "") + s.from;
+		rows.push("<tr>" + cell(k, s.flag || k) + cell(s.value, s.value) + cell(from, from) +
+			cell(s.what, s.what) + "</tr>");
+	}
+	document.querySelector("#engine tbody").innerHTML = rows.join("");
+	document.getElementById("engine-other").textContent = e.unknown_flags.length ?
+		"other flags (not read): " + e.unknown_flags.join(" ") : "";
+}
+
 // ---- the per-phase table ----
 function drawTable() {
 	const tb = document.querySelector("#phases tbody");
@@ -390,6 +427,8 @@ drawTable();
 // the flame graph reads its width (a layout): before the long request table is in the page
 drawFlame();
 drawRequests();
+drawCeilings();
+drawEngine();
 performance.mark("memphase-drawn");
 // the first frame with all of it laid out and painted
 requestAnimationFrame(() => setTimeout(() => performance.mark("memphase-shown"), 0));

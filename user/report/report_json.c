@@ -2,9 +2,13 @@
 /* The JSON summary, schema 1. Keys keep their meaning; new keys may be added. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include "lib/hist.h"
 #include "lib/json.h"
 #include "model/causes.h"
+#include "report/plateau.h"
+#include "report/settings.h"
 #include "report/requests.h"
 #include "report/report_json.h"
 
@@ -105,19 +109,26 @@ static void peak(struct jsonw *w, const struct model *m)
 static const char *const origin_how[] = { "mmap", "mremap", "brk" };
 
 /* "label" and "origin" of a mapping: who created it (null when memphase did not see it) */
-static void origin(struct jsonw *w, const struct model *m, __u32 id)
+static void origin(struct jsonw *w, const struct model *m, __u32 id, __u32 phase1)
 {
 	const struct origin *o = origins__at(&m->origins, id);
+	const char *by;
+	char buf[160];
 	__u32 i;
 
 	if (!o) {
 		jsonw__null_field(w, "label");
+		jsonw__null_field(w, "label_from");
 		jsonw__null_field(w, "origin");
 		return;
 	}
-	jsonw__string_field(w, "label", o->label);
+	/* the heap's and an arena's: the causes that grew it in the phase (model/causes.h) */
+	by = causes__label(m, id, phase1, buf, sizeof(buf));
+	jsonw__string_field(w, "label", by ? by : o->label);
+	jsonw__string_field(w, "label_from", by ? "causes" : "origin");
 	jsonw__name(w, "origin");
 	jsonw__start_object(w);
+	jsonw__string_field(w, "label", o->label);
 	jsonw__string_field(w, "syscall", o->how < 3 ? origin_how[o->how] : "?");
 	jsonw__u64_field(w, "pid", o->pid);
 	jsonw__u64_field(w, "tid", o->tid);
@@ -154,8 +165,10 @@ static void per_request_field(struct jsonw *w, const char *name,
 static void causes(struct jsonw *w, const struct model *m)
 {
 	const struct model_proc *p = model__main((struct model *)m);
+	char rem[CAUSES_REMEDY_MAX], buf[160];
 	struct cause_requests cr = {};
 	struct cause_report r;
+	const char *by;
 	unsigned int k;
 	size_t i;
 
@@ -176,7 +189,7 @@ static void causes(struct jsonw *w, const struct model *m)
 					    (double)r.v[i].bytes / p->peak_total);
 		else
 			jsonw__null_field(w, "share_of_peak");
-		jsonw__string_field(w, "remedy", r.v[i].cause->remedy);
+		jsonw__string_field(w, "remedy", causes__remedy(m, r.v[i].cause, rem, sizeof(rem)));
 		jsonw__string_field(w, "rule", r.v[i].rule ? r.v[i].rule->text : "");
 		jsonw__end_object(w);
 	}
@@ -213,6 +226,11 @@ static void causes(struct jsonw *w, const struct model *m)
 		jsonw__u64_field(w, "tid", o->tid);
 		jsonw__string_field(w, "comm", o->comm);
 		jsonw__string_field(w, "label", o->label);
+		by = causes__label(m, (__u32)i + 1, 0, buf, sizeof(buf));
+		if (by)
+			jsonw__string_field(w, "grown_by", by);
+		else
+			jsonw__null_field(w, "grown_by");
 		jsonw__u64_field(w, "reserved_at", o->start);
 		jsonw__u64_field(w, "growth_bytes", o->grown);
 		jsonw__end_object(w);
@@ -239,7 +257,7 @@ static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id
 		/* the VMA last seen for it (model.h) */
 		jsonw__u64_field(w, "start", mm->start);
 		jsonw__u64_field(w, "size", mm->size);
-		origin(w, m, mm->origin);
+		origin(w, m, mm->origin, id + 1);
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
@@ -627,10 +645,12 @@ int report_json__write_tl(FILE *f, const struct model *m, const struct timeline 
 			 model__main((struct model *)m)->pid : m->root_pid);
 	phases(w, m);
 	processes(w, m);
+	settings__json(w, m);
 	/* "processes" lists the last MODEL_MAX_PROCS; this counts them all */
 	jsonw__u64_field(w, "processes_total", m->nprocs + m->procs_recycled);
 	ooms(w, m);
 	requests__json(w, m);
+	plateau__json(w, m);
 	if (m->stop_reason[0])
 		jsonw__string_field(w, "stopped_by_memphase", m->stop_reason);
 	else

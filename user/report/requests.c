@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "model/ceilings.h"
 #include "report/requests.h"
 #include "lib/util.h"
 #include "model/causes.h"
@@ -125,7 +126,10 @@ static bool context_split(const struct model *m, double bytes, struct cause_span
 
 	*order = NULL;
 	*n = 0;
-	if (!cx->first_ns || causes__since(m, cx->pid, cx->first_ns, cs))
+	struct cause_filter cf = { .pid = cx->pid, .from_ns = cx->first_ns,
+				   .to_ns = cx->by_pos ? cx->rise_ns : 0 };
+
+	if (!cx->first_ns || causes__span(m, &cf, cs))
 		return false;
 	*order = calloc(cs->ncauses + 1, sizeof(**order));
 	if (!cs->total || !*order) {
@@ -173,34 +177,46 @@ static void print_context_split(FILE *f, const struct model *m, double bytes)
 	causes__span_free(&cs);
 }
 
+/* How far the context reached: the longest slot's position, else the tokens decoded. */
+static __u64 context_reached(const struct model_context *cx)
+{
+	return cx->by_pos ? cx->longest : cx->tokens_seen;
+}
+
 static void print_context(FILE *f, const struct model *m)
 {
 	const struct model_context *cx = &m->context;
+	__u64 full = model_engine__slot_ctx(&m->engine, cx->n_ctx), at = context_reached(cx);
 	char a[32], b[32], c[32];
 	double per;
 
 	if (!cx->n_ctx && !cx->tokens_seen)
 		return;
-	fprintf(f, "context: n_ctx %s, %s tokens decoded", cx->n_ctx ?
-		grouped(a, sizeof(a), (long)cx->n_ctx) : "unknown",
-		grouped(b, sizeof(b), (long)cx->tokens_seen));
+	fprintf(f, "context: n_ctx %s", cx->n_ctx ? grouped(a, sizeof(a), (long)cx->n_ctx) :
+		"unknown");
+	if (full != cx->n_ctx)
+		fprintf(f, " (%s a slot)", grouped(a, sizeof(a), (long)full));
+	fprintf(f, ", %s tokens decoded", grouped(b, sizeof(b), (long)cx->tokens_seen));
+	if (cx->by_pos)
+		fprintf(f, "; the longest of %u slot%s reached %s", cx->slots,
+			cx->slots == 1 ? "" : "s", grouped(c, sizeof(c), (long)cx->longest));
 	if (!model__context_fit(m, &per)) {
 		fprintf(f, "\n");
 		return;
 	}
 	fprintf(f, ", %s per token", signed_bytes(c, sizeof(c), (__s64)per));
-	if (cx->n_ctx > cx->tokens_seen && per > 0) {
-		fprintf(f, "\n  at %s tokens this run would hold about %s more host RAM",
-			grouped(a, sizeof(a), (long)cx->n_ctx),
-			util__fmt_bytes(b, sizeof(b),
-					(__s64)(per * (cx->n_ctx - cx->tokens_seen))));
-		print_context_split(f, m, per * (double)(cx->n_ctx - cx->tokens_seen));
+	if (full > at && per > 0) {
+		fprintf(f, "\n  at %s tokens %s this run would hold about %s more host RAM",
+			grouped(a, sizeof(a), (long)full), cx->by_pos ? "in a slot" : "",
+			util__fmt_bytes(b, sizeof(b), (__s64)(per * (double)(full - at))));
+		print_context_split(f, m, per * (double)(full - at));
 	}
 	fprintf(f, "\n");
 }
 
 void requests__print(FILE *f, const struct model *m)
 {
+	struct ceilings cs;
 	const struct model_request *lc = last_closed(m);
 	bool gpu = model_gpu__any(&m->gpu);
 	unsigned int i, nclosed;
@@ -243,7 +259,10 @@ void requests__print(FILE *f, const struct model *m)
 			print_phases(f, m, r);
 			fprintf(f, "%s\n", r->oom ? " (OOM-killed)" : r->end_ns ? "" : " (open)");
 		}
-		if (lc && (lc->left_cgroup != -2 || lc->left_system != -2)) {
+		/* where the causes' ceilings are known, their section says it (a cap stops
+		 * what a straight line would carry on) */
+		if (lc && (lc->left_cgroup != -2 || lc->left_system != -2) &&
+		    !(!ceilings__compute(m, &cs) && cs.have && cs.room_known)) {
 			print_left(f, "the cgroup limit", lc->left_cgroup, true);
 			print_left(f, "MemAvailable", lc->left_system, lc->left_cgroup == -2);
 			fprintf(f, " (after request %u)\n", (unsigned int)(lc - m->requests) + 1);
@@ -337,23 +356,34 @@ static void json_context_split(struct jsonw *w, const struct model *m, double by
 static void json_context(struct jsonw *w, const struct model *m)
 {
 	const struct model_context *cx = &m->context;
+	__u64 full = model_engine__slot_ctx(&m->engine, cx->n_ctx), at = context_reached(cx);
 	double per;
 	bool ok = model__context_fit(m, &per);
 
 	jsonw__name(w, "context");
 	jsonw__start_object(w);
-	if (cx->n_ctx)
+	if (cx->n_ctx) {
 		jsonw__u64_field(w, "n_ctx", cx->n_ctx);
-	else
+		jsonw__u64_field(w, "slot_n_ctx", full);
+	} else {
 		jsonw__null_field(w, "n_ctx");
+		jsonw__null_field(w, "slot_n_ctx");
+	}
 	jsonw__u64_field(w, "tokens_seen", cx->tokens_seen);
+	jsonw__bool_field(w, "positions_known", cx->by_pos);
+	if (cx->by_pos) {
+		jsonw__u64_field(w, "slots_seen", cx->slots);
+		jsonw__u64_field(w, "longest_slot_tokens", cx->longest);
+	} else {
+		jsonw__null_field(w, "slots_seen");
+		jsonw__null_field(w, "longest_slot_tokens");
+	}
 	if (ok)
 		jsonw__double_field(w, "growth_per_token_bytes", per);
 	else
 		jsonw__null_field(w, "growth_per_token_bytes");
 	if (ok && cx->n_ctx) {
-		double rest = cx->n_ctx > cx->tokens_seen && per > 0 ?
-			      per * (double)(cx->n_ctx - cx->tokens_seen) : 0;
+		double rest = full > at && per > 0 ? per * (double)(full - at) : 0;
 
 		jsonw__double_field(w, "projected_full_context_bytes", rest);
 		json_context_split(w, m, rest);

@@ -2,6 +2,8 @@
 /* The text summary: fixed-width tables (<= 80 columns) and bcc-style histograms. */
 #include <string.h>
 #include "lib/hist.h"
+#include "report/plateau.h"
+#include "report/settings.h"
 #include "report/requests.h"
 #include "report/summary.h"
 #include "lib/utf8.h"
@@ -348,9 +350,15 @@ static void print_mappings(FILE *f, const struct model *m)
 				      mp_class_name(mm->cls),
 				      util__fmt_bytes(b, sizeof(b), mm->bytes), cut ? "..." : "",
 				      p + cut, mm->deleted ? " (deleted)" : "");
-			/* the label after it, or under it when the line would pass 80 columns */
+			/* the label after it, or under it when the line would pass 80 columns;
+			 * the heap's and an arena's: what grew them in the phase (the JSON keeps
+			 * who touched them first) */
 			if (o) {
-				utf8__esc_term(p, sizeof(p), o->label);
+				char by[160];
+				const char *lab = causes__label(m, mm->origin, id + 1, by,
+								sizeof(by));
+
+				utf8__esc_term(p, sizeof(p), lab ? lab : o->label);
 				if (col + 4 + chars_cut(p, 47) > 80)
 					fprintf(f, "\n%*s", w + 19, "");
 				fprintf(f, " <- %s", p);
@@ -374,7 +382,7 @@ static void print_mappings(FILE *f, const struct model *m)
 static void print_arenas(FILE *f, const struct model *m)
 {
 	unsigned int shown = 0;
-	char b[24], n[64];
+	char b[24], n[192], by[160];
 	size_t i;
 
 	if (!m->origins.arenas)
@@ -387,8 +395,11 @@ static void print_arenas(FILE *f, const struct model *m)
 
 		if (!o->arena || !origins__counted(&m->origins, o))
 			continue;
-		fprintf(f, "  %-60.60s %9s\n", utf8__esc_term(n, sizeof(n), o->label),
+		fprintf(f, "  %-60.60s %9s", utf8__esc_term(n, sizeof(n), o->label),
 			util__fmt_bytes(b, sizeof(b), o->grown));
+		if (causes__label(m, (__u32)i + 1, 0, by, sizeof(by)))
+			fprintf(f, "\n    grown by %s", utf8__esc_term(n, sizeof(n), by));
+		fprintf(f, "\n");
 		shown++;
 	}
 	if (m->origins.arenas > shown)
@@ -468,7 +479,7 @@ static void print_causes(FILE *f, const struct model *m)
 	__s64 peak = p ? p->peak_total : 0;
 	struct cause_requests cr = {};
 	struct cause_report r;
-	char b[24], n[1024];
+	char b[24], n[CAUSES_REMEDY_MAX], rem[CAUSES_REMEDY_MAX];
 	size_t i;
 
 	if (causes__attribute(m, NULL, NULL, &r) || !r.total) {
@@ -491,8 +502,9 @@ static void print_causes(FILE *f, const struct model *m)
 			peak > 0 ? 100.0 * r.v[i].bytes / peak : 0.0);
 		print_per_request(f, &cr, causes__index(m, r.v[i].cause));
 		fprintf(f, "\n");
-		if (r.v[i].cause->remedy[0]) {
-			utf8__esc_term(n, sizeof(n), r.v[i].cause->remedy);
+		causes__remedy(m, r.v[i].cause, rem, sizeof(rem));
+		if (rem[0]) {
+			utf8__esc_term(n, sizeof(n), rem);
 			print_wrapped(f, n, 4);
 		}
 	}
@@ -582,11 +594,13 @@ void summary__print(FILE *f, const struct model *m)
 		fprintf(f, "LOST: %llu events, %llu stacks (counts above may be short)\n",
 			(unsigned long long)lost, (unsigned long long)m->lost_stacks);
 	fprintf(f, "\n");
+	settings__print(f, m);
 	print_causes(f, m);
 	summary__phase_table(f, m, m->end_ns);
 	fprintf(f, "\n");
 	summary__gpu(f, m);
 	requests__print(f, m);
+	plateau__print(f, m);
 	print_pressure(f, m);
 	print_mappings(f, m);
 	print_mapping_notes(f, m);
