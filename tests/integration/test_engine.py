@@ -219,7 +219,8 @@ def check_cli(doc, log, grew):
     assert doc["engine"]["program"] == "llama-cli", doc["engine"]
     # llama-cli runs the server in-process with one slot
     assert (st["parallel"]["value"], st["parallel"]["from"]) == ("1", "auto"), st["parallel"]
-    assert log.last(r"n_slots = (\d+)") == "1"
+    slots, unified = log.last(r"n_slots = (\d+), n_ctx_slot = \d+, kv_unified = '(\w+)'")
+    assert slots == "1" and st["kv_unified"]["value"] == unified, (st["kv_unified"], unified)
     cram = log.last(r"prompt cache is enabled, size limit: (\d+) MiB")
     assert (st["cache_ram"]["value"], st["cache_ram"]["source"]) == (cram, "default"), st
     # one conversation in one slot: its context is the turns' together

@@ -58,6 +58,10 @@ TEST(engine_settings_from_flags_env_and_defaults)
 	ASSERT_EQ(src, ENGINE_SRC_DEFAULT, "a default");
 	ASSERT_STREQ(value(&e, "parallel", &src, NULL), "4", "the server's auto: 4 slots");
 	ASSERT_EQ(src, ENGINE_SRC_FLAG, "-np -1 was given");
+	/* and with them one KV buffer for all (as its log says: "kv_unified = true") */
+	ASSERT_STREQ(value(&e, "kv_unified", &src, &from), "true", "implied by the auto");
+	ASSERT_STREQ(from, "auto", "resolved");
+	ASSERT_EQ(model_engine__slot_ctx(&e, 102400), 102400ULL, "a slot may use it all");
 	/* what no setting names: listed, never fatal */
 	ASSERT_EQ(e.nunknown, 2, "unknown flags");
 	ASSERT_STREQ(e.unknown[0], "--port", "first unknown");
@@ -71,6 +75,16 @@ TEST(engine_settings_from_flags_env_and_defaults)
 	ASSERT_STREQ(value(&e, "parallel", &src, &from), "1", "llama-cli: one slot");
 	ASSERT_EQ(src, ENGINE_SRC_DEFAULT, "its default");
 	ASSERT_STREQ(from, "auto", "resolved");
+	ASSERT_STREQ(value(&e, "kv_unified", NULL, NULL), "false", "llama-cli: not unified");
+	model_engine__free(&e);
+
+	/* two slots asked for: each its half of the context */
+	char *two[] = { "llama-server", "-c", "8192", "-np", "2", NULL };
+
+	ASSERT_OK(engine__parse(&e, llama, "llama-server", two, NULL), "parse -np 2");
+	ASSERT_STREQ(value(&e, "kv_unified", &src, NULL), "false", "-np 2: not unified");
+	ASSERT_EQ(src, ENGINE_SRC_DEFAULT, "the default");
+	ASSERT_EQ(model_engine__slot_ctx(&e, 8192), 4096ULL, "a slot's share");
 	model_engine__free(&e);
 }
 

@@ -59,10 +59,25 @@ static void set(struct engine_setting *s, const char *value, size_t n, __u32 src
 	snprintf(s->from, sizeof(s->from), "%.*s", (int)nfrom, from);
 }
 
-/* A default or an explicit "decide later": the build's choice for this program. */
-static void resolve_auto(struct engine_setting *s, const struct preset_setting *ps,
-			 const char *program)
+static struct engine_setting *named(struct model_engine *e, const char *name, size_t n)
 {
+	unsigned int i;
+
+	for (i = 0; i < e->nsettings; i++)
+		if (strlen(e->settings[i].name) == n && !strncmp(e->settings[i].name, name, n))
+			return &e->settings[i];
+	return NULL;
+}
+
+/*
+ * A default or an explicit "decide later": the build's choice for this program, and what
+ * that choice implies for another setting left at its default.
+ */
+static void resolve_auto(struct model_engine *e, struct engine_setting *s,
+			 const struct preset_setting *ps, const char *program)
+{
+	struct engine_setting *o;
+	const char *imp, *eq;
 	unsigned int k;
 
 	if (!ps->auto_is || strcmp(s->value, ps->auto_is))
@@ -74,6 +89,11 @@ static void resolve_auto(struct engine_setting *s, const struct preset_setting *
 		snprintf(s->value, sizeof(s->value), "%s", ps->autos[k].value);
 		if (s->src == ENGINE_SRC_DEFAULT)
 			snprintf(s->from, sizeof(s->from), "auto");
+		imp = ps->autos[k].implies;
+		eq = imp ? strchr(imp, '=') : NULL;
+		o = eq ? named(e, imp, (size_t)(eq - imp)) : NULL;
+		if (o && o->src == ENGINE_SRC_DEFAULT)
+			set(o, eq + 1, strlen(eq + 1), ENGINE_SRC_DEFAULT, "auto", 4);
 		return;
 	}
 }
@@ -164,18 +184,7 @@ int engine__parse(struct model_engine *e, const struct preset *p, const char *pr
 	for (ps = p->settings; ps->name; ps++) {
 		s = slot_of(e, ps);
 		if (s)
-			resolve_auto(s, ps, program);
-	}
-	for (ps = p->settings; ps->name; ps++) {
-		const struct engine_setting *f;
-
-		s = slot_of(e, ps);
-		f = ps->follows ? model_engine__get(e, ps->follows) : NULL;
-		if (s && f && s->src == ENGINE_SRC_DEFAULT && !strcmp(f->from, "auto") &&
-		    ps->follows_value) {
-			set(s, ps->follows_value, strlen(ps->follows_value), ENGINE_SRC_DEFAULT,
-			    "auto", 4);
-		}
+			resolve_auto(e, s, ps, program);
 	}
 	snprintf(e->slots_setting, sizeof(e->slots_setting), "%s",
 		 p->slots_setting ? p->slots_setting : "");

@@ -95,11 +95,9 @@ struct preset_setting {
 	/* a value flag whose value is optional: the values it takes ("on off auto"); given
 	 * without one of them, it is "on" */
 	const char *optional;
-	struct { const char *prog, *value; } autos[PRESET_MAX_AUTOS];
-	/* left at its default, it is follows_value when setting `follows` was resolved by
-	 * program (llama-server's auto slots come with one KV buffer for all) */
-	const char *follows;
-	const char *follows_value;
+	/* implies: "NAME=VALUE", another setting this choice sets where that one is left at
+	 * its default (llama-server's auto slots come with one KV buffer for all) */
+	struct { const char *prog, *value, *implies; } autos[PRESET_MAX_AUTOS];
 };
 
 struct preset {

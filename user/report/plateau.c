@@ -66,10 +66,14 @@ static void print_forecast(FILE *f, const struct model *m, const struct ceilings
 	for (i = 0; i < cs->nsuggest; i++)
 		fprintf(f, "%s %s %lld", !i ? "" : i + 1 == cs->nsuggest ? " and" : ",",
 			flag_of(m, cs->suggest[i].cause->setting), cs->suggest[i].value);
-	fprintf(f, " keep%s the plateau at %s%s\n", cs->nsuggest == 1 ? "s" : "",
-		util__fmt_bytes(b, sizeof(b), cs->suggest_plateau > 0 ? cs->suggest_plateau : 0),
-		cs->suggest_plateau - cs->rss < cs->room ? "" :
-		" (still more than the room: see the other causes)");
+	/* the plateau is RSS, the room what the cgroup or the system has left: say both */
+	fprintf(f, " keep%s the plateau at %s", cs->nsuggest == 1 ? "s" : "",
+		util__fmt_bytes(b, sizeof(b), cs->suggest_plateau > 0 ? cs->suggest_plateau : 0));
+	if (cs->suggest_plateau - cs->rss < cs->room)
+		fprintf(f, ", %s of the room left\n", util__fmt_bytes(a, sizeof(a),
+			cs->room - (cs->suggest_plateau - cs->rss)));
+	else
+		fprintf(f, " (still more than the room: see the other causes)\n");
 }
 
 /* Where host RAM levels off, and whether that fits: the summary's lines, the JSON's text. */
