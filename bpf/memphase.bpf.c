@@ -59,7 +59,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct mp_config cfg = {};
 const volatile __u32 nr_cpus = 1;	/* possible CPUs, set by user space */
-const volatile __u32 map_slots_shift = MP_MAP_SLOTS_SHIFT;	/* log2 mapslots per CPU */
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
  * probed. Writable: user space turns it off before it stops listening. */
 __u32 stop_on_map = 0;
@@ -268,19 +267,6 @@ struct {
 	__type(key, struct mp_map_key);
 	__type(value, struct mp_map_val);
 } mappings SEC(".maps");
-
-/*
- * Each CPU's growth per mapping (see struct mp_map_slot): a thread's batched bytes go to a
- * slot of its CPU's, one cache line that no other CPU writes, instead of a shared hash entry
- * (a lookup and an atomic add, about twice the cost when every fault is in another mapping).
- * Sized nr_cpus << map_slots_shift by user space.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1U << MP_MAP_SLOTS_SHIFT);
-	__type(key, __u32);
-	__type(value, struct mp_map_slot);
-} mapslots SEC(".maps");
 
 /* Global stack-sample rate cap (GCRA): when the next sample is due. */
 struct rate_window {
@@ -892,7 +878,7 @@ int BPF_PROG(handle_fault_kernel, unsigned long addr, struct pt_regs *regs,
  * Adds bytes to a key's entry in the shared mappings hash (nv: the bytes, the VMA last seen
  * and a process that maps it): one insert that carries them when the key is new, else a
  * lookup and an atomic add. A full table keeps the bytes under the (phase, class)'s unknown
- * entry. The path of slots taken over by another key: a subprogram, verified once.
+ * entry. The path of batches that find the ring buffer full: a subprogram, verified once.
  */
 __noinline int mapping_store(const struct mp_map_key *key_in, struct mp_map_val *nv)
 {
@@ -941,109 +927,15 @@ __noinline int mapping_store(const struct mp_map_key *key_in, struct mp_map_val 
 	return 0;
 }
 
-static __always_inline bool map_slot_is(const struct mp_map_slot *s, const struct mp_map_key *k)
-{
-	return s->start == k->start && s->ino == k->ino && s->dev == k->dev &&
-	       s->kind == k->kind && s->cls == k->cls && s->phase == k->phase;
-}
-
-/* the first slot of key's pair on this CPU (multiply-shift hashing of the key's fields) */
-static __always_inline __u32 map_slot_index(const struct mp_map_key *k)
-{
-	__u64 h = k->start ^ k->ino ^ (k->dev << 1) ^
-		  ((__u64)k->phase << 40 | (__u64)k->cls << 36 | (__u64)k->kind << 32);
-
-	h *= 0x9E3779B97F4A7C15ULL;
-	return bpf_get_smp_processor_id() << map_slots_shift |
-	       ((__u32)(h >> (64 - map_slots_shift)) & ~1U);
-}
-
-/* a slot's key (its fields as in mp_map_key) */
-static __always_inline void slot_key(struct mp_map_key *k, const struct mp_map_slot *s)
-{
-	k->phase = s->phase;
-	k->cls = s->cls;
-	k->kind = s->kind;
-	k->pad = 0;
-	k->dev = s->dev;
-	k->ino = s->ino;
-	k->start = s->start;
-}
-
-/*
- * Adds a slot-shaped record's bytes (in: its key, bytes, VMA and process) to its key's
- * slot on this CPU: the first slot of the key's pair that holds the key or is free, else
- * the second, whose bytes then move to the shared hash (mapping_store) before the key
- * takes it over. Without a slot (more CPUs than the map was sized for) straight to the
- * hash. A subprogram, verified once: the path of growth that cannot go to user space in
- * a thread's batch (struct mp_maplog_event).
- */
-__noinline int slot_add(const struct mp_map_slot *in)
-{
-	struct mp_map_slot *s, *s2;
-	struct mp_map_val nv;
-	struct mp_map_key key;
-	__u32 i;
-
-	if (!in || !in->bytes)
-		return 0;
-	slot_key(&key, in);
-	i = map_slot_index(&key);
-	s = bpf_map_lookup_elem(&mapslots, &i);
-	if (s && s->bytes && !map_slot_is(s, &key)) {
-		i++;
-		s2 = bpf_map_lookup_elem(&mapslots, &i);
-		if (s2 && s2->bytes && !map_slot_is(s2, &key)) {
-			/* both taken by other keys: the second one's bytes go to the hash */
-			struct mp_map_key k2;
-
-			slot_key(&k2, s2);
-			nv.bytes = s2->bytes;
-			nv.vm_start = s2->vm_start;
-			nv.vm_end = s2->vm_end;
-			nv.tgid = s2->tgid;
-			nv.pad = 0;
-			mapping_store(&k2, &nv);
-			s2->bytes = 0;
-		}
-		s = s2;
-	}
-	if (!s) {
-		nv.bytes = in->bytes;
-		nv.vm_start = in->vm_start;
-		nv.vm_end = in->vm_end;
-		nv.tgid = in->tgid;
-		nv.pad = 0;
-		mapping_store(&key, &nv);
-		return 0;
-	}
-	if (!s->bytes) {
-		s->phase = in->phase;
-		s->cls = in->cls;
-		s->kind = in->kind;
-		s->dev = in->dev;
-		s->ino = in->ino;
-		s->start = in->start;
-		s->tgid = in->tgid;
-		s->vm_start = s->vm_end = 0;
-	}
-	s->bytes += in->bytes;
-	if (in->kind != MP_MAP_UNKNOWN) {
-		s->vm_start = in->vm_start;
-		s->vm_end = in->vm_end;
-		s->tgid = in->tgid;
-	}
-	return 0;
-}
-
 /*
  * Sends the thread's batch of mapping growth (MP_EV_MAPLOG) and empties it; when the ring
- * buffer is full, each entry goes to its slot instead (nothing is lost).
+ * buffer is full, each entry goes to the shared mappings hash instead (nothing is lost).
  */
 __noinline int maplog_send(struct thread_state *ts)
 {
 	struct mp_maplog_event *lg;
-	struct mp_map_slot in;
+	struct mp_map_key key;
+	struct mp_map_val nv;
 	struct mp_map_rec *r;
 	__u64 flags = BPF_RB_NO_WAKEUP;
 	struct mp_drops *d;
@@ -1071,17 +963,19 @@ __noinline int maplog_send(struct thread_state *ts)
 		if (i >= n)
 			break;
 		r = &lg->r[i];
-		in.phase = r->phase;
-		in.cls = r->cls;
-		in.kind = r->kind;
-		in.tgid = lg->tgid;
-		in.dev = r->dev;
-		in.ino = r->ino;
-		in.start = r->start;
-		in.bytes = r->bytes;
-		in.vm_start = r->vm_start;
-		in.vm_end = r->vm_start + ((__u64)r->vm_pages << 12);
-		slot_add(&in);
+		key.phase = r->phase;
+		key.cls = r->cls;
+		key.kind = r->kind;
+		key.pad = 0;
+		key.dev = r->dev;
+		key.ino = r->ino;
+		key.start = r->start;
+		nv.bytes = r->bytes;
+		nv.vm_start = r->vm_start;
+		nv.vm_end = r->vm_start + ((__u64)r->vm_pages << 12);
+		nv.tgid = lg->tgid;
+		nv.pad = 0;
+		mapping_store(&key, &nv);
 	}
 	lg->n = 0;
 	return 0;
@@ -1124,8 +1018,7 @@ __noinline int pend_end(struct thread_state *ts, __u32 i)
 	lg->tgid = p->tgid;
 	lg->n = n + 1;
 	ts->maplog_bytes += bytes;
-	/* full, or holding as much as the thread batches: user space sees it as soon as
-	 * it saw a flush to a slot before batches existed */
+	/* full, or holding as much as the thread batches (MAP_FLUSH_BYTES) */
 	if (n + 1 >= MP_MAPLOG_LEN || ts->maplog_bytes >= MAP_FLUSH_BYTES)
 		maplog_send(ts);
 	return 0;

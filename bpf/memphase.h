@@ -416,41 +416,12 @@ struct mp_map_val {
 };
 
 /*
- * mapslots: each CPU's growth per mapping, before it reaches mappings. CPU c owns the slots
- * [c << shift, (c + 1) << shift), shift = map_slots_shift (user space sets it: at most
- * MP_MAP_SLOTS_SHIFT, less on machines with many possible CPUs so that the map stays within
- * MP_MAP_SLOTS_MAX slots), two ways per hash of the key; a slot whose bytes are 0 is free.
- * They take the threads' batches (struct mp_maplog_event) that find the ring buffer full.
- * A mapping's growth is its entry in mappings, its slots on every CPU and the batches user
- * space received. The key's fields as in mp_map_key, with the tgid of a process that maps
- * it in the place of the padding: one cache line a slot.
- */
-#define MP_MAP_SLOTS_SHIFT	13		/* 8192 slots (512 KiB) per CPU */
-#define MP_MAP_SLOTS_MIN_SHIFT	9		/* at least 512 per CPU */
-#define MP_MAP_SLOTS_MAX	(1U << 18)	/* 16 MiB in all, unless the minimum needs more */
-
-struct mp_map_slot {
-	__u32 phase;
-	__u32 cls;
-	__u32 kind;
-	__u32 tgid;
-	__u64 dev;
-	__u64 ino;
-	__u64 start;
-	__u64 bytes;
-	__u64 vm_start;
-	__u64 vm_end;
-};
-
-/*
  * A thread's growth per mapping, batched in the thread (a batch that reaches
  * MAP_FLUSH_BYTES or makes room for another mapping's becomes an entry) and sent to user
  * space MP_MAPLOG_LEN entries at a time, at a phase change or when the thread ends
  * (MP_EV_MAPLOG): a fault that hops to another mapping writes the next entry of a buffer
- * the thread reuses, where a slot of its key's (a cache line in 1 MiB of mapslots, cold
- * every time) cost 260-370 ns. When the ring
- * buffer is full the entries go to their slots. User space adds them to the key's entry
- * and slots: a mapping's growth is all three.
+ * the thread reuses. When the ring buffer is full the entries go to the mappings hash.
+ * User space adds the batches to the key's entry there: a mapping's growth is both.
  */
 #define MP_MAPLOG_LEN	32
 
@@ -493,7 +464,7 @@ struct mp_drops {
 	__u64 allocs_full;	/* allocation-probe records that did not fit (calls, pointers) */
 	__u64 alloc_unread;	/* a returned pointer could not be read (counted, not tracked) */
 	__u64 rss_unread;	/* RSS events whose per-CPU counter could not be summed */
-	__u64 maplog_full;	/* mapping batches that found the ring buffer full (to slots) */
+	__u64 maplog_full;	/* mapping batches that found the ring buffer full (to the hash) */
 };
 
 enum mp_event_type {

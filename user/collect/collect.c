@@ -207,7 +207,7 @@ static void drops_sum(const struct mp_drops *v, int n, struct mp_drops *sum)
 #define MAPLOG_COMPACT		16384	/* entries added before they are merged by key */
 
 struct collect_maplog {
-	struct slot_sum *v;
+	struct map_sum *v;
 	size_t n, cap;
 	size_t nsorted;		/* v[0, nsorted): sorted, one per key */
 	__u64 full;		/* entries kept under [unknown] for want of room */
@@ -435,33 +435,17 @@ void collect__mapping_origin(struct model *m, const struct model_mapping *mm)
 	m->origins.v[mm->origin - 1].grown += mm->bytes;
 }
 
-/* A key's growth held in the per-CPU slots (struct mp_map_slot), summed over the CPUs. */
-struct slot_sum {
+/* A key's growth in the threads' batches, summed. */
+struct map_sum {
 	struct mp_map_key key;
 	struct mp_map_val val;
 	bool merged;		/* added to the key's entry in mappings */
 };
 
-static int slot_sum_cmp(const void *a, const void *b)
+static int map_sum_cmp(const void *a, const void *b)
 {
-	return memcmp(&((const struct slot_sum *)a)->key, &((const struct slot_sum *)b)->key,
+	return memcmp(&((const struct map_sum *)a)->key, &((const struct map_sum *)b)->key,
 		      sizeof(struct mp_map_key));
-}
-
-/* one slot into v[n] (v has room): the key, its bytes, its VMA */
-static void slot_take(struct slot_sum *e, const struct mp_map_slot *sl)
-{
-	memset(e, 0, sizeof(*e));
-	e->key.phase = sl->phase;
-	e->key.cls = sl->cls;
-	e->key.kind = sl->kind;
-	e->key.dev = sl->dev;
-	e->key.ino = sl->ino;
-	e->key.start = sl->start;
-	e->val.bytes = sl->bytes;
-	e->val.vm_start = sl->vm_start;
-	e->val.vm_end = sl->vm_end;
-	e->val.tgid = sl->tgid;
 }
 
 /* a's VMA (and process) for b's when b's is the larger: each CPU keeps the last one it saw */
@@ -477,14 +461,14 @@ static void vma_keep_larger(struct mp_map_val *a, const struct mp_map_val *b)
 }
 
 /* v[0, *n) sorted by key, one entry per key (the same key's bytes added up) */
-static void sums_merge(struct slot_sum *v, size_t *n)
+static void sums_merge(struct map_sum *v, size_t *n)
 {
 	size_t i, j;
 
 	if (*n)
-		qsort(v, *n, sizeof(*v), slot_sum_cmp);
+		qsort(v, *n, sizeof(*v), map_sum_cmp);
 	for (i = 0, j = 0; i < *n; i++) {
-		if (j && !slot_sum_cmp(&v[j - 1], &v[i])) {
+		if (j && !map_sum_cmp(&v[j - 1], &v[i])) {
 			v[j - 1].val.bytes += v[i].val.bytes;
 			vma_keep_larger(&v[j - 1].val, &v[i].val);
 			continue;
@@ -517,7 +501,7 @@ int collect__maplog_add(struct collect_maplog *ml, const void *data, size_t len)
 {
 	const struct mp_maplog_event *e = data;
 	const size_t head = offsetof(struct mp_maplog_event, r);
-	struct slot_sum s;
+	struct map_sum s;
 	__u32 i;
 	int err;
 
@@ -541,7 +525,7 @@ int collect__maplog_add(struct collect_maplog *ml, const void *data, size_t len)
 			s.val.vm_end = r->vm_start + ((__u64)r->vm_pages << 12);
 		}
 		if (ml->nsorted >= MAPLOG_MAX_KEYS &&
-		    !bsearch(&s, ml->v, ml->nsorted, sizeof(s), slot_sum_cmp)) {
+		    !bsearch(&s, ml->v, ml->nsorted, sizeof(s), map_sum_cmp)) {
 			memset(&s.key, 0, sizeof(s.key));
 			s.key.phase = r->phase;
 			s.key.cls = r->cls;
@@ -561,79 +545,36 @@ int collect__maplog_add(struct collect_maplog *ml, const void *data, size_t len)
 __u64 collect__maplog_bytes(struct collect_maplog *ml, const struct mp_map_key *key,
 			   __u64 *full)
 {
-	struct slot_sum probe, *e;
+	struct map_sum probe, *e;
 
 	*full = ml->full;
 	maplog_compact(ml);
 	memset(&probe, 0, sizeof(probe));
 	probe.key = *key;
-	e = ml->n ? bsearch(&probe, ml->v, ml->n, sizeof(*ml->v), slot_sum_cmp) : NULL;
+	e = ml->n ? bsearch(&probe, ml->v, ml->n, sizeof(*ml->v), map_sum_cmp) : NULL;
 	return e ? e->val.bytes : 0;
 }
 
 /*
- * Reads every CPU's mapping slots in batches, and takes the threads' batches in ml (NULL:
- * none): the keys they hold, one entry per key with the bytes of all, sorted by key, into
- * *out (NULL when none).
+ * The threads' batches in ml (NULL: none): the keys they hold, one entry per key with the
+ * bytes of all, sorted by key, into *out (NULL when none).
  */
-static int slots_read(struct memphase_bpf *skel, struct collect_maplog *ml,
-		      struct slot_sum **out, size_t *nout)
+static int batches_read(struct collect_maplog *ml, struct map_sum **out, size_t *nout)
 {
-	enum { CHUNK = 1024 };
-	int fd = bpf_map__fd(skel->maps.mapslots), err = 0;
-	struct slot_sum *v = NULL;
-	struct mp_map_slot *vals;
-	size_t n = 0, cap = 0, i;
-	__u32 *keys, batch, count;
-	void *in = NULL;
+	struct map_sum *v;
 
 	*out = NULL;
 	*nout = 0;
-	keys = calloc(CHUNK, sizeof(*keys));
-	vals = calloc(CHUNK, sizeof(*vals));
-	if (!keys || !vals) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (;;) {
-		int rc;
-
-		count = CHUNK;
-		rc = bpf_map_lookup_batch(fd, in, &batch, keys, vals, &count, NULL);
-		if (rc && errno != ENOENT) {
-			err = -errno;
-			goto cleanup;
-		}
-		for (i = 0; i < count; i++) {
-			if (!vals[i].bytes)
-				continue;
-			err = util__grow((void **)&v, &cap, n, sizeof(*v));
-			if (err)
-				goto cleanup;
-			slot_take(&v[n++], &vals[i]);
-		}
-		if (rc)
-			break;	/* ENOENT: all read */
-		in = &batch;
-	}
-	if (ml && ml->n) {
-		maplog_compact(ml);
-		for (i = 0; i < ml->n; i++) {
-			err = util__grow((void **)&v, &cap, n, sizeof(*v));
-			if (err)
-				goto cleanup;
-			v[n++] = ml->v[i];
-		}
-	}
-	sums_merge(v, &n);
+	if (!ml || !ml->n)
+		return 0;
+	maplog_compact(ml);
+	v = malloc(ml->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, ml->v, ml->n * sizeof(*v));
 	*out = v;
-	*nout = n;
-	v = NULL;
-cleanup:
-	free(v);
-	free(keys);
-	free(vals);
-	return err;
+	*nout = ml->n;
+	return 0;
 }
 
 static void mapping_offer(struct model *m, struct strmap *paths, struct userfs *fs,
@@ -657,22 +598,21 @@ static void mapping_offer(struct model *m, struct strmap *paths, struct userfs *
 }
 
 /*
- * Every mapping's growth: its entry in the mappings hash plus what the CPUs' slots hold
- * for it (a key may be in either or both). While targets run, a slot moving to the hash
- * during the read may count twice or not at all for that read; once they stopped, exact.
+ * Every mapping's growth: its entry in the mappings hash plus what the threads' batches
+ * brought user space (a key may be in either or both).
  */
 int collect__mappings(struct memphase_bpf *skel, struct collect_maplog *ml, struct model *m,
 		      struct strmap *paths, struct userfs *fs, struct recorder *rec)
 {
 	int fd = bpf_map__fd(skel->maps.mappings), err;
 	struct mp_map_key key, next, *prev = NULL;
-	struct slot_sum *slots, *e, probe;
+	struct map_sum *slots, *e, probe;
 	struct mp_map_val v;
 	size_t nslots, i;
 
-	err = slots_read(skel, ml, &slots, &nslots);
+	err = batches_read(ml, &slots, &nslots);
 	if (err)
-		fprintf(stderr, "failed to read mapping slots: %s\n", strerror(-err));
+		fprintf(stderr, "failed to read mapping batches: %s\n", strerror(-err));
 	collect__mappings_clear(m);
 	recorder__mappings_begin(rec);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -681,9 +621,9 @@ int collect__mappings(struct memphase_bpf *skel, struct collect_maplog *ml, stru
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
 		probe.key = key;
-		e = nslots ? bsearch(&probe, slots, nslots, sizeof(*slots), slot_sum_cmp) : NULL;
+		e = nslots ? bsearch(&probe, slots, nslots, sizeof(*slots), map_sum_cmp) : NULL;
 		if (e) {
-			/* the slots saw the key last: their VMA, unless the hash's is larger */
+			/* the batches saw the key last: their VMA, unless the hash's is larger */
 			v.bytes += e->val.bytes;
 			vma_keep_larger(&e->val, &v);
 			v.vm_start = e->val.vm_start;
@@ -1029,7 +969,7 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 		       const struct collect_config *cc)
 {
 	struct mp_config *cfg = (struct mp_config *)&skel->rodata->cfg;
-	unsigned int kib = cc->ringbuf_kib, shift;
+	unsigned int kib = cc->ringbuf_kib;
 	int err;
 
 	phases__fill_cfg(ph, cfg);
@@ -1043,16 +983,6 @@ int collect__configure(struct memphase_bpf *skel, const struct phases *ph,
 	cfg->origin_small_per_sec = COLLECT_ORIGINS_SMALL_PER_SEC;
 	cfg->origin_small_max = COLLECT_ORIGINS_SMALL_MAX;
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus() > 0 ? libbpf_num_possible_cpus() : 1;
-	/* each CPU's mapping slots (none without mapping tracking): fewer when CPUs are many */
-	shift = MP_MAP_SLOTS_SHIFT;
-	while (shift > MP_MAP_SLOTS_MIN_SHIFT &&
-	       ((__u64)skel->rodata->nr_cpus << shift) > MP_MAP_SLOTS_MAX)
-		shift--;
-	skel->rodata->map_slots_shift = shift;
-	err = bpf_map__set_max_entries(skel->maps.mapslots,
-				       cc->mappings ? skel->rodata->nr_cpus << shift : 1);
-	if (err)
-		return err;
 	/*
 	 * dwarf samples are 16 KiB each: room for twice the samples the cap lets through
 	 * between two polls (100 ms), 8 MiB without a cap. The ring's pages count twice in
