@@ -8,7 +8,8 @@ CC ?= gcc
 PREFIX ?= /usr/local
 DESTDIR ?=
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
-ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/mips.*/mips/')
+# x86-64 only (bpf/arch.h: syscall numbers, argument registers)
+ARCH := x86
 VERSION := 0.1.0
 
 ifeq ($(V),1)
@@ -56,11 +57,21 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
-$(OUTPUT)/%.tmp.bpf.o: bpf/%.bpf.c bpf/memphase.h $(OUTPUT)/vmlinux.h | $(OUTPUT)
+# memphase's BPF side is several units (bpf/*.bpf.c but watch's) linked into one object:
+# they share maps and globals (bpf/shared.h) and call each other's global subprograms.
+# maps.bpf.c, which defines what the others use extern, is linked first
+BPF_UNITS := maps $(filter-out maps watch,$(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c)))
+
+$(OUTPUT)/bpf/%.tmp.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/%.bpf.o: $(OUTPUT)/%.tmp.bpf.o
+$(OUTPUT)/memphase.bpf.o: $(patsubst %,$(OUTPUT)/bpf/%.tmp.bpf.o,$(BPF_UNITS))
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/watch.bpf.o: $(OUTPUT)/bpf/watch.tmp.bpf.o
 	$(call msg,GEN-OBJ,$@)
 	$(Q)$(BPFTOOL) gen object $@ $<
 

@@ -307,7 +307,7 @@ static __u64 vma_end(pid_t pid, __u64 addr)
 }
 
 /*
- * Copies regs and the stack the way bpf/memphase.bpf.c does. Returns 1 on success, 0 if
+ * Copies regs and the stack the way bpf/stacks.bpf.c does. Returns 1 on success, 0 if
  * ptrace is not permitted (the test is skipped), -1 on failure.
  */
 static int child_capture(struct child *c)

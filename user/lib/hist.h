@@ -8,7 +8,7 @@
 
 /*
  * Slot of a value: 0 for 0, else floor(log2(v)) + 1, clamped to nslots - 1.
- * Slot s >= 1 holds [2^(s-1), 2^s - 1]. bpf/memphase.bpf.c computes the same.
+ * Slot s >= 1 holds [2^(s-1), 2^s - 1]. bpf/helpers.h computes the same.
  */
 unsigned int hist__slot(__u64 v, unsigned int nslots);
 /* Inclusive bounds of a slot. */

@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The inline helpers every unit uses: counters and drops, the histograms, the target of a
+ * process (its slot or the hash), the ring buffer's events, a target's per-CPU counts of
+ * its interval, and an address space's id.
+ */
+#ifndef __MP_HELPERS_H
+#define __MP_HELPERS_H
+
+#include "shared.h"
+
+static __always_inline struct mp_drops *drops_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&drops, &zero);
+}
+
+static __always_inline struct mp_phase_stats *stats_get(__u32 phase)
+{
+	phase &= MP_MAX_PHASES - 1;
+	return bpf_map_lookup_elem(&stats, &phase);
+}
+
+/* log2 slot by shifts: __builtin_clzll crashes clang 14's BPF backend. */
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	if (!v)
+		return 0;
+	shift = (v > 0xFFFFFFFFULL) << 5; v >>= shift; r = shift;
+	shift = (v > 0xFFFF) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xFF) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xF) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	r += 1;
+	return r < MP_MAX_SLOTS ? r : MP_MAX_SLOTS - 1;
+}
+
+static __always_inline void hist_add(struct mp_phase_stats *s, int h, __u64 v)
+{
+	__u32 slot = log2_slot(v);
+
+	/* the mask lets the verifier bound the index */
+	if (h < MP_NR_HISTS && slot < MP_MAX_SLOTS)
+		s->hist[h][slot & 63]++;
+}
+
+/* The process's state: its slot (an array lookup) or, on a collision, the hash. */
+static __always_inline struct mp_target *target_lookup(__u32 tgid)
+{
+	__u32 slot = tgid & (MP_TSLOTS - 1);
+	struct mp_target *t = bpf_map_lookup_elem(&tslots, &slot);
+
+	if (!t || !tgid)
+		return NULL;
+	if (t->tgid == tgid)
+		return t;
+	if (!t->collided)
+		return NULL;
+	return bpf_map_lookup_elem(&targets, &tgid);
+}
+
+/* Adds a process: its free slot, or the hash (marking the slot). 0 or -errno. */
+static __always_inline int target_add(__u32 tgid, const struct mp_target *nt)
+{
+	__u32 slot = tgid & (MP_TSLOTS - 1);
+	struct mp_target *t = bpf_map_lookup_elem(&tslots, &slot);
+	__u32 collided;
+
+	if (!t)
+		return -1;
+	if (!t->tgid || t->tgid == tgid) {
+		collided = t->collided;
+		*t = *nt;
+		t->tgid = tgid;
+		t->collided = collided;
+		return 0;
+	}
+	t->collided = 1;
+	return bpf_map_update_elem(&targets, &tgid, nt, BPF_ANY);
+}
+
+static __always_inline struct mp_target *target_of_current(__u32 *tgid_out)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mp_target *t = target_lookup(tgid);
+
+	/* not yet exec'd (run), sizes not yet read (attach), or exited: a recycled pid is
+	 * not ours */
+	if (!t || (t->flags & (MP_T_WAIT_EXEC | MP_T_SEEDING | MP_T_EXITED)))
+		return NULL;
+	if (tgid_out)
+		*tgid_out = tgid;
+	return t;
+}
+
+/* Rare events: wake the reader only when a quarter of the ring is pending or on request. */
+static __always_inline void event_submit(struct mp_event *e, bool urgent)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (urgent || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 64 * 1024)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline struct mp_event *event_new(__u32 type, __u32 tgid, __u32 phase)
+{
+	struct mp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct mp_drops *d;
+
+	if (!e) {
+		d = drops_get();
+		if (d)
+			d->ringbuf++;
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->pid = tgid;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->ts_ns = bpf_ktime_get_ns();
+	e->old_phase = phase;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+/* Whether tgid's state is its slot of tslots (else it is in the targets hash). */
+static __always_inline bool target_in_slot(__u32 tgid)
+{
+	__u32 slot = tgid & (MP_TSLOTS - 1);
+	struct mp_target *st = bpf_map_lookup_elem(&tslots, &slot);
+
+	return st && st->tgid == tgid;
+}
+
+/* This CPU's counts of the target in its slot (NULL: the target is in the hash). */
+static __always_inline struct call_pc *call_pc_get(__u32 tgid)
+{
+	__u32 slot = tgid & (MP_TSLOTS - 1), c;
+	struct call_pc *pc;
+
+	if (!target_in_slot(tgid))
+		return NULL;
+	pc = bpf_map_lookup_elem(&call_pc, &slot);
+	if (pc && pc->tgid != tgid) {
+		pc->tgid = tgid;
+		pc->growth = 0;
+		pc->ivl_faults = 0;
+		for (c = 0; c < MP_NR_CLASSES; c++) {
+			pc->ivl_growth[c] = 0;
+			pc->ivl_shrink[c] = 0;
+		}
+	}
+	return pc;
+}
+
+/* delta bytes of growth of class member in the target's phase interval and marker call */
+static __always_inline void call_add(struct mp_target *t, __u32 tgid, __u32 member,
+				     __u64 delta)
+{
+	struct call_pc *c = call_pc_get(tgid);
+
+	member &= MP_NR_CLASSES - 1;
+	if (!c) {
+		__sync_fetch_and_add(&t->ivl_growth[member], delta);
+		if (member != MP_SWAP)
+			__sync_fetch_and_add(&t->call_growth, delta);
+		return;
+	}
+	c->ivl_growth[member] += delta;
+	if (member != MP_SWAP)
+		c->growth += delta;
+}
+
+/* delta bytes of shrink of class member in the target's phase interval */
+static __always_inline void ivl_shrink_add(struct mp_target *t, __u32 tgid, __u32 member,
+					   __u64 delta)
+{
+	struct call_pc *c = call_pc_get(tgid);
+
+	member &= MP_NR_CLASSES - 1;
+	if (c)
+		c->ivl_shrink[member] += delta;
+	else
+		__sync_fetch_and_add(&t->ivl_shrink[member], delta);
+}
+
+struct call_sum_ctx {
+	__u32 slot;
+	__u32 tgid;
+	__u64 sum;
+};
+
+static __maybe_unused long call_sum_cb(__u64 cpu, void *data)
+{
+	struct call_sum_ctx *x = data;
+	struct call_pc *c;
+
+	if (cpu >= nr_cpus)
+		return 1;
+	c = bpf_map_lookup_percpu_elem(&call_pc, &x->slot, cpu);
+	if (c && c->tgid == x->tgid)
+		x->sum += __sync_lock_test_and_set(&c->growth, 0);
+	return 0;
+}
+
+struct ivl_sum_ctx {
+	__u32 slot;
+	__u32 tgid;
+	__u64 faults;
+	__u64 growth[MP_NR_CLASSES];
+	__u64 shrink[MP_NR_CLASSES];
+};
+
+static __maybe_unused long ivl_sum_cb(__u64 cpu, void *data)
+{
+	struct ivl_sum_ctx *x = data;
+	struct call_pc *c;
+	__u32 i;
+
+	if (cpu >= nr_cpus)
+		return 1;
+	c = bpf_map_lookup_percpu_elem(&call_pc, &x->slot, cpu);
+	if (!c || c->tgid != x->tgid)
+		return 0;
+	x->faults += c->ivl_faults;
+	for (i = 0; i < MP_NR_CLASSES; i++) {
+		x->growth[i] += c->ivl_growth[i];
+		x->shrink[i] += c->ivl_shrink[i];
+	}
+	return 0;
+}
+
+/*
+ * What the target counted since its previous phase event: faults f, growth g and shrink sh
+ * per class, address-space bytes mp. The per-CPU sums less the sums the last event took
+ * (exchanged, so two events at once still add up: one may see a negative difference).
+ */
+static __always_inline void ivl_take(struct mp_target *t, __u32 tgid, __u64 *f, __u64 *g,
+				     __u64 *sh, __u64 *mp)
+{
+	struct ivl_sum_ctx x = { .slot = tgid & (MP_TSLOTS - 1), .tgid = tgid };
+	__u32 c;
+
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		g[c] = __sync_lock_test_and_set(&t->ivl_growth[c], 0);
+		sh[c] = __sync_lock_test_and_set(&t->ivl_shrink[c], 0);
+	}
+	for (c = 0; c < MP_NR_IVL_MAP; c++)
+		mp[c] = __sync_lock_test_and_set(&t->ivl_map[c], 0);
+	*f = __sync_lock_test_and_set(&t->ivl_faults, 0);
+	if (!target_in_slot(tgid))
+		return;
+	bpf_loop(MP_MAX_CPUS, ivl_sum_cb, &x, 0);
+	for (c = 0; c < MP_NR_CLASSES; c++) {
+		g[c] += x.growth[c] - __sync_lock_test_and_set(&t->ivl_base_growth[c], x.growth[c]);
+		sh[c] += x.shrink[c] - __sync_lock_test_and_set(&t->ivl_base_shrink[c], x.shrink[c]);
+	}
+	*f += x.faults - __sync_lock_test_and_set(&t->ivl_base_faults, x.faults);
+}
+
+/* The growth since the previous marker call ends one "call" of the phase it ran in. */
+static __always_inline void call_flush(struct mp_target *t, __u32 tgid)
+{
+	struct mp_phase_stats *s = stats_get(t->phase);
+	struct call_sum_ctx x = { .slot = tgid & (MP_TSLOTS - 1), .tgid = tgid };
+	__u64 g = __sync_lock_test_and_set(&t->call_growth, 0);
+
+	if (target_in_slot(tgid)) {
+		bpf_loop(MP_MAX_CPUS, call_sum_cb, &x, 0);
+		g += x.sum;
+	}
+	/* startup is not a marker call (and a process without markers has only that) */
+	if (s && t->phase)
+		hist_add(s, MP_HIST_CALL_GROWTH, g);
+}
+
+/*
+ * The mm's mm_lock_seq across kernels: a seqcount since 6.13 (odd while a writer holds the
+ * mmap lock, bumped at its lock and unlock; read as the even value it had before the writer),
+ * an int bumped at each write unlock in 6.4-6.12 (per-VMA locks), absent before: 0 there, and
+ * the VMA cache is then never invalidated (a mapping replaced under the cached range keeps
+ * the old answer until a fault falls outside the cached VMAs).
+ */
+struct mm_struct___seqcount {
+	seqcount_t mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___seqint {
+	int mm_lock_seq;
+} __attribute__((preserve_access_index));
+
+/* mm: a BTF pointer (plain loads, no bpf_probe_read: this runs on every fault) */
+static __always_inline __u32 mm_seq(struct mm_struct *mm)
+{
+	if (bpf_core_field_exists(((struct mm_struct___seqcount *)mm)->mm_lock_seq))
+		return ((struct mm_struct___seqcount *)mm)->mm_lock_seq.sequence & ~1U;
+	if (bpf_core_field_exists(((struct mm_struct___seqint *)mm)->mm_lock_seq))
+		return ((struct mm_struct___seqint *)mm)->mm_lock_seq;
+	return 0;
+}
+
+/*
+ * An address space's id: x86's context id, unique and never reused (a freed mm's struct
+ * can come back as another process's). Truncated: 2^32 address spaces apart to collide.
+ */
+static __always_inline __u32 mm_id_of(struct mm_struct *mm)
+{
+	return (__u32)mm->context.ctx_id;
+}
+
+struct classify_ctx {
+	struct thread_state *ts;
+	__u64 sp;
+	__u64 addr;
+	__u32 seq;
+	__u32 mm_id;
+};
+
+/*
+ * One stack record in the scratch entry, sent: the header (every field, since the entry
+ * keeps the previous record's), the comm, then the user stack in mode. 0, or -errno when
+ * no scratch entry or the ring buffer had no room (the caller counts its own drop).
+ */
+static __always_inline int stack_send(void *ctx, __u32 type, __u32 tgid, __u32 phase,
+				      __u32 mode, __u32 cls, __u64 weight, __u64 addr,
+				      __u32 prot, __u32 how)
+{
+	struct mp_stack_event *h;
+	__u32 zero = 0;
+
+	h = bpf_map_lookup_elem(&scratch, &zero);
+	if (!h)
+		return -ENOENT;
+	h->type = type;
+	h->pid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->phase = phase;
+	h->ts_ns = bpf_ktime_get_ns();
+	h->weight = weight;
+	h->addr = addr;
+	h->mode = mode;
+	h->cls = cls;
+	h->nframes = 0;
+	h->stack_len = 0;
+	h->err = 0;
+	h->map_prot = prot;
+	h->map_how = how;
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+	return stack_capture(ctx, h);
+}
+
+/* Integer argument n (1..6) at function entry. */
+static __always_inline __u64 rule_arg(struct pt_regs *ctx, __u32 n)
+{
+	/* probe reads, one per case: the compiler would fold direct ctx loads into a
+	 * computed ctx offset, which the verifier refuses */
+	switch (n) {
+	case 1:
+		return PT_REGS_PARM1_CORE(ctx);
+	case 2:
+		return PT_REGS_PARM2_CORE(ctx);
+	case 3:
+		return PT_REGS_PARM3_CORE(ctx);
+	case 4:
+		return PT_REGS_PARM4_CORE(ctx);
+	case 5:
+		return PT_REGS_PARM5_CORE(ctx);
+	case 6:
+		return PT_REGS_PARM6_CORE(ctx);
+	}
+	return 0;
+}
+
+/*
+ * Looks addr's mapping up into the thread's cache (ts->map, [vm_start, vm_end)), reusing
+ * the last answer while addr stays inside it (sequential touches almost always do), or one
+ * of the VMA_CACHE before it (faults that alternate between a few mappings), unless fresh
+ * (the caller wants the VMA as it is now) or the address space changed since: a writer
+ * finished a section of the mmap lock (mm_seq() moved), or the thread has another one
+ * (an exec). A writer still in its section may
+ * be changing other VMAs, but not the one this fault holds (a VMA it changes stays
+ * write-locked until its unlock, so a fault in it waits for the mmap lock, after that).
+ * mm: current's (unused when fresh). 0: found; -EBUSY: another thread holds the address space locked (mmap, mprotect), the
+ * cache keeps its last answer; another -errno: no mapping there (ts->map is unknown).
+ */
+static __always_inline long vma_lookup(struct thread_state *ts, struct mm_struct *mm,
+					      __u64 addr, bool fresh)
+{
+	if (!fresh && mm && mm_seq(mm) == ts->vma_seq && mm_id_of(mm) == ts->vma_mm) {
+		if (ts->map.kind != MP_MAP_UNKNOWN && addr >= ts->vm_start && addr < ts->vm_end)
+			return 0;
+		if (vma_recall(ts, addr))
+			return 0;
+	}
+	return vma_find(ts, addr);
+}
+
+/*
+ * One stack sample per cfg.sample_bytes of a thread's growth, weighted by the bytes it
+ * stands for, so that weights add up to the growth. Bytes left when the thread's phase
+ * changes stay unsampled (user space reports them as such).
+ */
+static __always_inline void stack_account(void *ctx, struct thread_state *ts, __u32 tgid,
+					  __u32 phase, __u32 cls, __u64 bytes)
+{
+	if (ts->acc_phase != phase || !ts->acc_next) {
+		ts->acc_bytes = 0;
+		ts->acc_next = cfg.sample_bytes;
+		ts->acc_phase = phase;
+	}
+	ts->acc_bytes += bytes;
+	if (ts->acc_bytes < ts->acc_next)
+		return;
+	stack_sample(ctx, ts, tgid, (__u64)phase << 32 | cls);
+}
+
+#endif
