@@ -44,7 +44,7 @@ LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%.o,$(UNIT_SRCS))
 
-.PHONY: all clean test unit-test demo install deps workload bench
+.PHONY: all clean test unit-test demo install deps workload bench asan
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -97,8 +97,13 @@ $(OUTPUT)/kbtf_data.h: $(OUTPUT)/kbtf-gen $(OUTPUT)/memphase.min.btf $(OUTPUT)/m
 		$(OUTPUT)/memphase.bpf.o > $@
 $(OUTPUT)/user/kbtf.o: $(OUTPUT)/kbtf_data.h
 
-# Every user object may include the skeleton.
-$(USER_OBJS): $(OUTPUT)/memphase.skel.h $(OUTPUT)/watch.skel.h
+# The skeletons are prerequisites of the sources that include them only (a BPF change
+# rebuilds those; the compiler's .d files track every other header).
+SKEL_SRCS := $(shell grep -l '"memphase.skel.h"' $(USER_SRCS))
+WATCH_SKEL_SRCS := $(shell grep -l '"watch.skel.h"' $(USER_SRCS))
+$(patsubst user/%.c,$(OUTPUT)/user/%.o,$(SKEL_SRCS)): $(OUTPUT)/memphase.skel.h
+$(patsubst user/%.c,$(OUTPUT)/user/%.o,$(WATCH_SKEL_SRCS)): $(OUTPUT)/watch.skel.h
+# memphase.h (the BPF/user structs) is a plain header: the .d files see it
 $(OUTPUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -120,13 +125,46 @@ $(OUTPUT)/memphase: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
 
-$(OUTPUT)/tests/unit/%.o: tests/unit/%.c $(OUTPUT)/memphase.skel.h | $(OUTPUT)/tests/unit
+$(OUTPUT)/tests/unit/%.o: tests/unit/%.c | $(OUTPUT)/tests/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests -c $< -o $@
 
 $(OUTPUT)/unit-tests: $(UNIT_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
+
+# `make asan`: the unit tests (the recording fuzz corpus and crashers included) built with
+# AddressSanitizer and UndefinedBehaviorSanitizer, -O1, every finding fatal; `make test` runs
+# them too. Objects in build/asan/, beside the normal ones.
+ASAN_CFLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+ASAN_LIB_OBJS := $(patsubst $(OUTPUT)/user/%.o,$(OUTPUT)/asan/user/%.o,$(LIB_OBJS))
+ASAN_UNIT_OBJS := $(patsubst $(OUTPUT)/tests/unit/%.o,$(OUTPUT)/asan/tests/unit/%.o,$(UNIT_OBJS))
+
+$(patsubst user/%.c,$(OUTPUT)/asan/user/%.o,$(SKEL_SRCS)): $(OUTPUT)/memphase.skel.h
+$(patsubst user/%.c,$(OUTPUT)/asan/user/%.o,$(WATCH_SKEL_SRCS)): $(OUTPUT)/watch.skel.h
+$(OUTPUT)/asan/user/%.o: user/%.c
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(ASAN_CFLAGS) -c $< -o $@
+$(OUTPUT)/asan/user/report/html.o: $(OUTPUT)/report/html_assets.h
+$(OUTPUT)/asan/user/kbtf.o: $(OUTPUT)/kbtf_data.h
+$(OUTPUT)/asan/user/collect/causes_data.o: data/causes.rules
+
+$(OUTPUT)/asan/tests/unit/%.o: tests/unit/%.c
+	$(call msg,CC-ASAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(ASAN_CFLAGS) -Wno-missing-field-initializers -Itests -c $< -o $@
+
+$(OUTPUT)/asan/unit-tests: $(ASAN_UNIT_OBJS) $(ASAN_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(ASAN_CFLAGS) $^ -o $@ $(LIBS)
+
+asan: deps
+	$(Q)$(MAKE) --no-print-directory $(OUTPUT)/asan/unit-tests && \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(OUTPUT)/asan/unit-tests; \
+		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
 -include tests/workload/workload.mk
 
@@ -142,7 +180,7 @@ LLAMA_BIN ?= $(wildcard $(abspath ../shared/llama/bin))
 
 # under sudo, build/ goes back to the user who ran it afterwards (scripts/own-build.sh)
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/unit-tests && \
+	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/unit-tests $(OUTPUT)/asan/unit-tests && \
 		LLAMA_BIN="$(LLAMA_BIN)" tests/run-all.sh; \
 		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
@@ -154,13 +192,20 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all && scripts/bench.sh; \
 		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
+# the binary, its man page, the docs the man page and the systemd unit point to
 install: $(OUTPUT)/memphase
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/doc/memphase/docs
 	install -m 0755 $(OUTPUT)/memphase $(DESTDIR)$(PREFIX)/bin/memphase
+	install -m 0644 docs/memphase.1 $(DESTDIR)$(PREFIX)/share/man/man1/memphase.1
+	install -m 0644 README.md ARCHITECTURE.md $(DESTDIR)$(PREFIX)/share/doc/memphase/
+	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/memphase/docs/
+	install -m 0644 scripts/memphase-watch.service $(DESTDIR)$(PREFIX)/share/doc/memphase/
 
 clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT)
 
 -include $(wildcard $(OUTPUT)/user/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/user/*/*/*.d \
-	$(OUTPUT)/tests/unit/*.d)
+	$(OUTPUT)/tests/unit/*.d $(OUTPUT)/asan/user/*.d $(OUTPUT)/asan/user/*/*.d \
+	$(OUTPUT)/asan/user/*/*/*.d $(OUTPUT)/asan/tests/unit/*.d)

@@ -7,7 +7,7 @@
 # memphase given (build/memphase by default; give an older build beside it to compare)
 # attaches to a fresh one for SECONDS (40) and writes its JSON. Printed per build: its peak
 # RSS (VmHWM), the JSON's size, the intervals the JSON lists and those merged past the
-# history's bound. Figures for the README ("Its own memory").
+# history's bound. Figures for docs/watch.md ("Its own memory").
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUTPUT:-$top/build}

@@ -7,7 +7,7 @@
 # (1000) short-lived matching processes start and end beside it (one in 50 lives ~6 s and is
 # observed to its end; the others end within milliseconds). The RSS of the supervisor, and
 # of the supervisor and its attach children together, is sampled every 0.5 s; printed:
-# start, end and peak of each, and what watch counted. Figures for the README.
+# start, end and peak of each, and what watch counted. Figures for docs/watch.md.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUTPUT:-$top/build}

@@ -28,6 +28,17 @@ echo "== unit tests"
 "$out/unit-tests" $filter 2>&1 | tee "$log"
 tally "$log" unit
 
+echo "== unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (make asan)"
+if [ -x "$out/asan/unit-tests" ]; then
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		"$out/asan/unit-tests" $filter 2>&1 | tee "$log"
+	tally "$log" sanitizers
+else
+	echo "SKIP sanitizers: $out/asan/unit-tests was not built (make asan builds it)"
+	ts=$((ts + 1))
+fi
+
 echo "== integration tests"
 python3 "$top/tests/integration/run.py" $filter 2>&1 | tee "$log"
 tally "$log" integration

@@ -98,12 +98,12 @@ def test_checker_catches_upward_includes():
     assert not violations(good), violations(good)
 
 
-def test_readme_layout_names_every_module():
-    """The README's layout section names every module of every layer."""
-    with open(os.path.join(TOP, "README.md"), encoding="utf-8") as f:
+def test_architecture_layout_names_every_module():
+    """ARCHITECTURE.md's layout section names every module of every layer."""
+    with open(os.path.join(TOP, "ARCHITECTURE.md"), encoding="utf-8") as f:
         readme = f.read()
     m = re.search(r"^## Layout\n(.*?)(^## |\Z)", readme, re.M | re.S)
-    assert m, "README has no '## Layout' section"
+    assert m, "ARCHITECTURE.md has no '## Layout' section"
     layout = m.group(1)
     missing = []
     for rel in tree():
@@ -111,6 +111,6 @@ def test_readme_layout_names_every_module():
         if "`%s`" % name not in layout:
             missing.append(rel)
     missing = sorted(set(missing))
-    assert not missing, "README layout does not name: " + ", ".join(missing)
+    assert not missing, "ARCHITECTURE.md layout does not name: " + ", ".join(missing)
     for layer in ALLOWED:
-        assert "user/%s/" % layer in layout, "README layout does not name user/%s/" % layer
+        assert "user/%s/" % layer in layout, "ARCHITECTURE.md layout does not name user/%s/" % layer

@@ -451,7 +451,8 @@ def _unit_caps():
 
 
 def test_watch_service_unit_verifies():
-    """systemd-analyze verify accepts the unit (its ExecStart pointed at this build)."""
+    """systemd-analyze verify accepts the unit (its ExecStart pointed at this build, its
+    man page where `make install` puts it: verify runs man for Documentation=man:...)."""
     if not shutil.which("systemd-analyze"):
         raise harness.Skip("systemd-analyze is not installed")
     with harness.workdir() as d:
@@ -460,8 +461,11 @@ def test_watch_service_unit_verifies():
         path = os.path.join(d, "memphase-watch.service")
         with open(path, "w") as f:
             f.write(text)
+        man1 = os.path.join(d, "man", "man1")
+        os.makedirs(man1)
+        shutil.copy(os.path.join(harness.ROOT, "docs", "memphase.1"), man1)
         r = subprocess.run(["systemd-analyze", "verify", path], capture_output=True, text=True,
-                           timeout=60)
+                           timeout=60, env=dict(os.environ, MANPATH=os.path.join(d, "man")))
         assert r.returncode == 0 and "memphase-watch" not in r.stderr, r.stderr
         for key in ("ProtectSystem=strict", "ProtectHome=read-only", "PrivateTmp=yes",
                     "NoNewPrivileges=yes", "ReadWritePaths=/var/lib/memphase"):

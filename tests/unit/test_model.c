@@ -43,6 +43,7 @@ TEST(model_phase_time_follows_root)
 	ASSERT_EQ(model__phase_time(m, 1, 0), 300 * MS, "load");
 	ASSERT_EQ(model__phase_time(m, 2, 0), 600 * MS, "generate");
 	ASSERT_EQ(m->norder, 3, "order");
+	model__free(m);
 	free(m);
 }
 
@@ -60,6 +61,7 @@ TEST(model_phase_time_follows_child_under_wrapper)
 	ASSERT_EQ(model__phase_time(m, 0, 0), 200 * MS, "startup");
 	ASSERT_EQ(model__phase_time(m, 1, 0), 300 * MS, "load");
 	ASSERT_EQ(model__phase_time(m, 2, 0), 100 * MS, "generate");
+	model__free(m);
 	free(m);
 }
 
@@ -89,6 +91,7 @@ TEST(model_exit_and_oom)
 	ASSERT_EQ(m->ooms[0].phase, 2, "oom phase");
 	ASSERT_EQ(m->ooms[0].cgroup_oom, -1, "cgroup unknown until told");
 	ASSERT_TRUE(model__root(m)->oom_killed, "root oom_killed");
+	model__free(m);
 	free(m);
 }
 
@@ -108,6 +111,7 @@ TEST(model_top_mappings_sorted_and_bounded)
 	ASSERT_EQ(m->ntop[1], MODEL_TOP_MAPPINGS, "kept");
 	for (i = 1; i < m->ntop[1]; i++)
 		ASSERT_GE(m->top[1][i - 1].bytes, m->top[1][i].bytes, "largest first");
+	model__free(m);
 	free(m);
 }
 
@@ -136,6 +140,7 @@ TEST(oom_window_per_phase)
 	ASSERT_TRUE(span > 4.99 && span < 5.01, "span");
 cleanup:
 	free(r);
+	model__free(m);
 	free(m);
 }
 

@@ -114,6 +114,7 @@ TEST(requests_from_phase_events)
 	ASSERT_EQ(model__request_of(m, 100, m->requests[2].end_ns + 1), -1, "after teardown");
 	ASSERT_EQ(model__steady_requests(m, idx), 2, "steady: two");
 	ASSERT_TRUE(idx[0] == 1 && idx[1] == 2, "requests 2 and 3");
+	model__free(m);
 	free(m);
 }
 
@@ -170,6 +171,7 @@ TEST(requests_projection_and_oom)
 	ASSERT_TRUE(strstr(out, "prompt +5.00 MiB (OOM-killed)") != NULL, "killed in prompt");
 	ASSERT_TRUE(strstr(out, "(after request 3)") != NULL, "projected after a whole one");
 	free(out);
+	model__free(m);
 	free(m);
 }
 
@@ -253,6 +255,7 @@ TEST(requests_pinned_managed_and_vram)
 	ASSERT_EQ(m->gpu.alloc_bytes[MP_ALLOC_PINNED][PROMPT], 0, "pinning from the window");
 	ASSERT_EQ(m->gpu.peak[MP_ALLOC_PINNED], m->gpu.current[MP_ALLOC_PINNED], "peak: held");
 	ASSERT_EQ(m->gpu.vram_peak, 2600, "VRAM peak: the last reading");
+	model__free(m);
 	free(m);
 }
 

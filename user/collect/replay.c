@@ -543,12 +543,16 @@ bad:
 static __u64 record_time(const struct recfile_rec *rec)
 {
 	struct reccur cur;
+	__u64 ts = 0;
 
 	reccur__init(&cur, rec->data, rec->len);
 	switch (rec->type) {
 	case REC_EVENT:
-		return rec->len >= offsetof(struct mp_event, ts_ns) + sizeof(__u64) ?
-		       ((const struct mp_event *)rec->data)->ts_ns : 0;
+		/* a record's data need not be aligned: copied, not read through a struct */
+		if (rec->len >= offsetof(struct mp_event, ts_ns) + sizeof(ts))
+			memcpy(&ts, (const char *)rec->data + offsetof(struct mp_event, ts_ns),
+			       sizeof(ts));
+		return ts;
 	case REC_SAMPLE:
 		reccur__u32(&cur);
 		reccur__u32(&cur);

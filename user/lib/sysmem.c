@@ -198,11 +198,13 @@ int sysmem__read_cgroup(struct sysmem *sm, const char *proc_root, const char *sy
 		rel = v2;
 		/* pure v2 mounts at fs/cgroup; hybrid systems at fs/cgroup/unified */
 		snprintf(base, sizeof(base), "%s/fs/cgroup", sys);
-		snprintf(dir, sizeof(dir), "%s%s/memory.current", base, rel);
+		if (snprintf(dir, sizeof(dir), "%s%s/memory.current", base, rel) >=
+		    (int)sizeof(dir))
+			return 0;	/* a path no file can have */
 		if (access(dir, R_OK)) {
 			snprintf(base, sizeof(base), "%s/fs/cgroup/unified", sys);
-			snprintf(dir, sizeof(dir), "%s%s/memory.current", base, rel);
-			if (access(dir, R_OK))
+			if (snprintf(dir, sizeof(dir), "%s%s/memory.current", base, rel) >=
+			    (int)sizeof(dir) || access(dir, R_OK))
 				return 0;	/* no memory controller for v2 */
 		}
 	} else {

@@ -530,7 +530,8 @@ static int set_aside(struct uf_ent *e, const char *name, struct uf_rep *r)
 		return -EINVAL;
 	if (renameat2(e->dirfd, e->base, e->dirfd, name, RENAME_NOREPLACE))
 		return -errno;
-	snprintf(e->base, sizeof(e->base), "%s", name);
+	/* NAME_MAX fits: checked above */
+	snprintf(e->base, sizeof(e->base), "%.*s", NAME_MAX, name);
 	return 0;
 }
 

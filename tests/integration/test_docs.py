@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The documents: a short README beside docs/, a man page that names every option and
+renders without a warning, links that lead somewhere, and `make install` putting the man
+page where man finds it."""
+import os
+import re
+import shutil
+import subprocess
+
+import harness
+
+TOP = harness.ROOT
+MAN = os.path.join(TOP, "docs", "memphase.1")
+
+
+def docs():
+    out = [os.path.join(TOP, "README.md"), os.path.join(TOP, "ARCHITECTURE.md")]
+    d = os.path.join(TOP, "docs")
+    out += sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".md"))
+    return out
+
+
+def anchor(title):
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes."""
+    t = re.sub(r"[`*_]", "", title.strip().lower())
+    t = re.sub(r"[^\w\- ]", "", t)
+    return t.replace(" ", "-")
+
+
+def headings(path):
+    text = open(path, encoding="utf-8").read()
+    text = re.sub(r"(?ms)^```.*?^```", "", text)
+    return {anchor(m.group(1)) for m in re.finditer(r"(?m)^#+ (.*)$", text)}
+
+
+def test_readme_is_short_and_points_to_the_docs():
+    lines = open(os.path.join(TOP, "README.md"), encoding="utf-8").read().splitlines()
+    assert len(lines) < 300, "README.md has %d lines" % len(lines)
+    text = "\n".join(lines)
+    for f in os.listdir(os.path.join(TOP, "docs")):
+        if f.endswith(".md"):
+            assert "docs/%s" % f in text, "README does not point to docs/%s" % f
+    assert "sudo make demo" in text and "sudo make test" in text
+
+
+def test_links_lead_somewhere():
+    """Every relative link [..](path#anchor) in README, ARCHITECTURE and docs/ names a file
+    that exists, and a heading of it when it names an anchor."""
+    bad = []
+    for doc in docs():
+        text = open(doc, encoding="utf-8").read()
+        for m in re.finditer(r"\]\(([^)\s]+)\)", text):
+            target = m.group(1)
+            if re.match(r"[a-z]+://", target):
+                continue
+            path, _, frag = target.partition("#")
+            full = os.path.normpath(os.path.join(os.path.dirname(doc), path)) if path else doc
+            if not os.path.exists(full):
+                bad.append("%s: %s (no such file)" % (os.path.relpath(doc, TOP), target))
+            elif frag and full.endswith(".md") and frag not in headings(full):
+                bad.append("%s: %s (no such heading)" % (os.path.relpath(doc, TOP), target))
+    assert not bad, "\n".join(bad)
+
+
+def test_man_page_names_every_option_and_renders_cleanly():
+    if not shutil.which("groff"):
+        raise harness.Skip("no groff to render the man page")
+    help_text = subprocess.run([harness.MEMPHASE, "run", "--help"], capture_output=True,
+                               text=True, timeout=30).stdout
+    opts = set(re.findall(r"(?m)^\s+(?:-\w, )?(--[a-z0-9-]+)", help_text))
+    assert len(opts) > 30, help_text
+    page = open(MAN, encoding="utf-8").read().replace("\\-", "-")
+    missing = sorted(o for o in opts if o not in page)
+    assert not missing, "docs/memphase.1 lacks " + ", ".join(missing)
+    r = subprocess.run(["groff", "-man", "-ww", "-z", MAN], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr
+    r = subprocess.run(["groff", "-man", "-Tutf8", "-P-bcou", MAN], capture_output=True,
+                       text=True, timeout=30)
+    assert "EXIT STATUS" in r.stdout and "--max-rss" in r.stdout.replace("\u2010", "-"), \
+        r.stdout[:2000]
+
+
+def test_make_install_puts_the_man_page_where_man_finds_it():
+    if not shutil.which("man"):
+        raise harness.Skip("no man(1)")
+    with harness.workdir() as d:
+        r = subprocess.run(["make", "-s", "-C", TOP, "install", "DESTDIR=" + d, "PREFIX=/usr"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        man1 = os.path.join(d, "usr", "share", "man", "man1", "memphase.1")
+        assert os.path.isfile(man1) and os.path.isfile(os.path.join(d, "usr", "bin", "memphase"))
+        assert os.path.isfile(os.path.join(d, "usr", "share", "doc", "memphase", "docs",
+                                           "watch.md"))
+        r = subprocess.run(["man", "-M", os.path.join(d, "usr", "share", "man"), "memphase"],
+                           capture_output=True, text=True, timeout=30,
+                           env=dict(os.environ, MANPAGER="cat", PAGER="cat", MANWIDTH="80"))
+        assert r.returncode == 0 and "memphase attach" in r.stdout, r.stdout[:500] + r.stderr
