@@ -75,7 +75,7 @@ struct loader_late {
 	pthread_cond_t cond;
 	struct memphase_bpf *skel;	/* the first object, loaded */
 	const struct phases *phases;
-	struct collect_config cc;	/* copies: the caller's are gone by the load */
+	struct bpfmaps_config cc;	/* copies: the caller's are gone by the load */
 	struct bpf_object_open_opts oo;
 	char btf_path[32];		/* oo's: the minimal BTF, a descriptor of our own */
 	int btf_fd;
@@ -265,7 +265,7 @@ static void *side_load(void *arg)
 		sd->err = -errno;
 		return NULL;
 	}
-	err = collect__configure(side, sd->o->phases, sd->o->cc);
+	err = bpfmaps__configure(side, sd->o->phases, sd->o->cc);
 	/* configured as the first one was: the side programs it would have loaded */
 	if (!err)
 		err = autoload_only(side->obj, side_progs, NSIDE);
@@ -303,7 +303,7 @@ static void *late_load(void *arg)
 	int err;
 
 	obj = memphase_bpf__open_opts(&l->oo);
-	err = obj ? collect__configure(obj, l->phases, &l->cc) : -errno;
+	err = obj ? bpfmaps__configure(obj, l->phases, &l->cc) : -errno;
 	if (!err)
 		err = autoload_only(obj->obj, lp->names, lp->n);
 	if (!err)

@@ -23,14 +23,14 @@
 
 #include <stdbool.h>
 #include <bpf/libbpf.h>
-#include "collect/collect.h"
+#include "collect/bpfmaps.h"
 #include "collect/phases.h"
 
 struct memphase_bpf;
 
 /* programs verified (and tp_btf ones attached) on the second CPU: the heaviest, the rarely
  * hit ones whose links (~0.7 ms each) the first CPU need not make after its last program,
- * and the iterators only user space runs (collect__flush_threads(), collect__seed_attach()) */
+ * and the iterators only user space runs (bpfmaps__flush_threads(), bpfmaps__seed_attach()) */
 #define LOADER_SIDE_PROGS { "handle_rss_stat", "handle_mark_victim",			\
 			    "handle_reclaim_begin", "handle_reclaim_end",			\
 			    "handle_memcg_reclaim_begin", "handle_memcg_reclaim_end",		\
@@ -46,7 +46,7 @@ struct memphase_bpf;
 struct loader_opts {
 	const struct bpf_object_open_opts *oo;	/* how skel was opened */
 	const struct phases *phases;		/* ... and configured */
-	const struct collect_config *cc;
+	const struct bpfmaps_config *cc;
 	bool split;				/* the kbtf handler is in use */
 	int btf_fd;				/* ... and its minimal BTF (oo's path) */
 };

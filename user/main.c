@@ -2,6 +2,7 @@
 /* memphase: where host RAM goes during LLM inference. Entry point: dispatch only. */
 #include <stdio.h>
 #include "env.h"
+#include "report_command.h"
 #include "session.h"
 #include "watch.h"
 #include "collect/target.h"
@@ -16,7 +17,7 @@ int main(int argc, char **argv)
 	if (err)
 		return err > 0 ? 0 : TARGET_EXIT_FAILED;
 	if (env.mode == MODE_REPORT)
-		session__report(&env, &status);
+		report_command__run(&env, &status);
 	else if (env.mode == MODE_WATCH)
 		watch__run(&env, &status);
 	else

@@ -15,7 +15,5 @@
  */
 int session__run(const struct env *e, int *status);
 
-/* `memphase report FILE`: a recording read back, the summary and the files asked for. */
-int session__report(const struct env *e, int *status);
 
 #endif

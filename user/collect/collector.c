@@ -10,7 +10,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
-#include "collect/collect.h"
+#include "collect/bpfmaps.h"
+#include "collect/mappings.h"
 #include "collect/collector.h"
 #include "collect/engine.h"
 #include "collect/nvml.h"
@@ -27,52 +28,7 @@
 #include "model/oom.h"
 #include "memphase.skel.h"
 
-#define NOTICE_AFTER_NS	1000000000ULL
-/* stack records held back past mapping events, at most (see on_event()) */
-#define DEFER_MAX	16
-
-struct collector {
-	struct memphase_bpf *skel;
-	struct model *m;
-	const struct phases *phases;
-	struct probes *probes;
-	struct collector_hooks hooks;
-	/* the cause rules' sources, for the recording */
-	const char *preset;
-	const char *const *allocators, *const *cause_files, *const *cause_texts;
-	unsigned int nallocators, ncause_files;
-	struct recorder *rec;		/* --record: every input is written here too */
-	struct userfs *fs;		/* the invoking user: what root reads for them */
-	int rec_mode;			/* REC_MODE_RUN, REC_MODE_ATTACH */
-	bool replay;			/* fed by collect/replay.c: no BPF, no /proc */
-	struct replay_base *base;	/* replay: the counters where a window opened */
-	bool mappings;
-	bool stop_on_map;
-	struct bpf_object *side;	/* collector_opts.side */
-	bool keep_raw;
-	bool bpf_stats;
-	struct ring_buffer *rb;
-	struct unwinder *unwinder;
-	struct stacks *stacks;
-	struct strmap paths;		/* mapping "dev:ino" -> path */
-	struct collect_maplog *maplog;	/* the threads' batches of mapping growth */
-	struct causerules rules;	/* read at start, moved into the model when it begins */
-	struct oom_ring *growth_ring;	/* recent per-phase growth, for OOM reports */
-	struct timeline *tl;
-	struct sysmem sm;
-	bool have_sm;
-	unsigned int sm_seq;
-	char exe[PATH_MAX];		/* run: the command, for the marker notice */
-	bool root_exited;
-	bool notice_done;
-	struct nvml *nvml;		/* NULL: no NVML (m->gpu.nvml_why says why) */
-	bool phase_changed;		/* a phase event since the last NVML reading */
-	__u64 last_tick_ns, last_names_ns, last_sysmem_ns;
-	__u64 last_room_ns;		/* room_refresh() */
-	/* stack records (copies) not resolved yet, in ring order */
-	struct { void *data; size_t len; } defer[DEFER_MAX];
-	unsigned int ndefer;
-};
+#include "collect/collector_int.h"
 
 static void notice(struct collector *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -101,10 +57,10 @@ static void markers_count(struct collector *c)
 	c->m->gpu.probes = na;
 }
 
-/* The counters collect__maps() read into the model. */
+/* The counters bpfmaps__maps() read into the model. */
 static void read_maps(struct collector *c)
 {
-	collect__maps(c->skel, c->maplog, c->m);
+	bpfmaps__maps(c->skel, c->maplog, c->m);
 	recorder__counters(c->rec, c->m);
 }
 
@@ -120,7 +76,7 @@ static void exec_scan(struct collector *c, __u32 pid)
 	name[n] = '\0';
 	probes__scan_file(c->probes, name, link);
 	markers_count(c);
-	collect__learn_file(&c->paths, link, name);
+	mappings__learn_file(&c->paths, link, name);
 }
 
 /* What killed it (the BPF side saw whether a memory cgroup was at its limit) and what
@@ -143,7 +99,7 @@ static void oom_forensics(struct collector *c, const struct mp_event *e)
 		o->cgroup_limit = e->cg_limit;
 	}
 	/* the counters as of now hold everything up to the kill */
-	collect__maps(c->skel, c->maplog, m);
+	bpfmaps__maps(c->skel, c->maplog, m);
 	recorder__counters_all(c->rec, m);
 	oom__ring_add(c->growth_ring, m, util__now_ns());
 	o->have_window = !oom__ring_window(c->growth_ring, util__now_ns(), OOM_WINDOW_S,
@@ -155,7 +111,7 @@ static void oom_forensics(struct collector *c, const struct mp_event *e)
  * A preset's relabels, by the model's phase names (live: the preset's; a replay: the
  * recording's). A name the model lacks leaves that pair out.
  */
-static int relabels_set(struct model *m, const struct preset *p)
+int collector__relabels_set(struct model *m, const struct preset *p)
 {
 	__u32 from[MP_MAX_PHASES], to[MP_MAX_PHASES], at;
 	unsigned int k, i, n;
@@ -191,7 +147,7 @@ static int relabels_set(struct model *m, const struct preset *p)
 }
 
 /* What an event does to the model: the same live and in a replay. */
-static void apply_event(struct collector *c, const struct mp_event *e)
+void collector__apply_event(struct collector *c, const struct mp_event *e)
 {
 	unsigned int nrelabeled = c->m->nrelabeled;
 	char comm[MP_COMM_LEN + 1];
@@ -293,7 +249,7 @@ static void defer_stack(struct collector *c, const void *data, size_t len)
 }
 
 /* Everything in the ring buffer, the stack records held back included. */
-static void consume(struct collector *c)
+void collector__consume(struct collector *c)
 {
 	ring_buffer__consume(c->rb);
 	defer_flush(c);
@@ -311,7 +267,7 @@ static void library_mark(struct collector *c, const struct mp_event *e)
 {
 	char path[PATH_MAX];
 
-	if (collect__file_name(&c->paths, e->dev, e->ino, path, sizeof(path)))
+	if (mappings__file_name(&c->paths, e->dev, e->ino, path, sizeof(path)))
 		snprintf(path, sizeof(path), "[inode %llu]", (unsigned long long)e->ino);
 	mark(c, e->ts_ns, HISTORY_LIBRARY, e->pid, path);
 }
@@ -353,7 +309,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	 * wait for the next other event, or the end of the ring's batch.
 	 */
 	if (len >= sizeof(__u32) && e->type == MP_EV_MAPLOG) {
-		if (collect__maplog_add(c->maplog, data, len) == -ENOMEM)
+		if (mappings__maplog_add(c->maplog, data, len) == -ENOMEM)
 			return -ENOMEM;
 		return 0;
 	}
@@ -384,7 +340,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;
 	case MP_EV_EXEC:
 		stacks__note_process(c->stacks, e->pid);
-		collect__learn_paths(&c->paths, c->fs, e->pid);
+		mappings__learn_paths(&c->paths, c->fs, e->pid);
 		/* a program reached by exec (env, sh -c, a launcher): probe its markers */
 		if (e->ino)
 			exec_scan(c, e->pid);
@@ -392,10 +348,10 @@ static int on_event(void *ctx, void *data, size_t len)
 			kill(e->pid, SIGCONT);	/* held by the BPF side until now */
 		break;
 	case MP_EV_FILE_MAP:
-		collect__learn_paths(&c->paths, c->fs, e->pid);
+		mappings__learn_paths(&c->paths, c->fs, e->pid);
 		break;
 	case MP_EV_EXEC_MAP:
-		collect__learn_paths(&c->paths, c->fs, e->pid);
+		mappings__learn_paths(&c->paths, c->fs, e->pid);
 		library_mark(c, e);
 		probes__scan_mapping(c->probes, e->pid, e->addr);
 		/* before SIGCONT: the library is in the snapshot before it runs */
@@ -418,14 +374,14 @@ static int on_event(void *ctx, void *data, size_t len)
 		stacks__forget_process(c->stacks, e->pid);
 		/* BPF's open allocations of the process: freed with it (recorded as frees) */
 		if (c->m->gpu.probes)
-			collect__allocs_exit(c->skel, c->m, e->pid, e->old_phase, c->rec);
+			bpfmaps__allocs_exit(c->skel, c->m, e->pid, e->old_phase, c->rec);
 		break;
 	case MP_EV_OOM:
-		apply_event(c, e);
+		collector__apply_event(c, e);
 		oom_forensics(c, e);
 		return 0;
 	case MP_EV_GUARD:
-		apply_event(c, e);
+		collector__apply_event(c, e);
 		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, e->comm);
 		if (c->hooks.max_rss)
 			c->hooks.max_rss(c->hooks.ctx, e->pid, comm);
@@ -439,7 +395,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	default:
 		break;
 	}
-	apply_event(c, e);
+	collector__apply_event(c, e);
 	return 0;
 }
 
@@ -520,7 +476,7 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	err = -ENOMEM;
 	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
 	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
-	c->maplog = collect__maplog_new();
+	c->maplog = mappings__maplog_new();
 	if (!c->growth_ring || !c->tl || !c->maplog)
 		goto fail;
 	if (o->stacks) {
@@ -558,13 +514,13 @@ void collector__free(struct collector *c)
 	timeline__free(c->tl);
 	free(c->growth_ring);
 	strmap__free(&c->paths);
-	collect__maplog_free(c->maplog);
+	mappings__maplog_free(c->maplog);
 	free(c->base);
 	causerules__free(&c->rules);
 	free(c);
 }
 
-static void record_setup(struct collector *c)
+void collector__record_setup(struct collector *c)
 {
 	recorder__setup(c->rec, c->m, c->preset, c->allocators, c->nallocators, c->cause_files,
 			c->cause_texts, c->ncause_files);
@@ -598,7 +554,7 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 		if (err)
 			return err;
 	}
-	err = relabels_set(c->m, c->phases->preset);
+	err = collector__relabels_set(c->m, c->phases->preset);
 	if (err)
 		return err;
 	return argv ? model__set_argv(c->m, argv) : 0;
@@ -613,7 +569,7 @@ int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], con
 		return err;
 	c->rec_mode = REC_MODE_RUN;
 	recorder__begin(c->rec, c->m, REC_MODE_RUN);
-	record_setup(c);
+	collector__record_setup(c);
 	snprintf(c->exe, sizeof(c->exe), "%s", exe);
 	err = probes__scan_file(c->probes, exe, NULL);
 	if (err < 0 && err != -ENOENT) {
@@ -622,7 +578,7 @@ int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], con
 		notice(c, "cannot read symbols of %s: %s", utf8__esc_term(p, sizeof(p), exe),
 		       strerror(-err));
 	}
-	collect__learn_file(&c->paths, exe, exe);
+	mappings__learn_file(&c->paths, exe, exe);
 	markers_count(c);
 	return 0;
 }
@@ -667,7 +623,7 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 		return err;
 	c->rec_mode = REC_MODE_ATTACH;
 	recorder__begin(c->rec, c->m, REC_MODE_ATTACH);
-	record_setup(c);
+	collector__record_setup(c);
 	root = model__root(c->m);
 	if (root) {
 		target__comm(pid, root->comm, sizeof(root->comm));
@@ -678,19 +634,19 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	recorder__counters_all(c->rec, c->m);
 	probes__scan_pid(c->probes, pid);
 	stacks__note_process(c->stacks, pid);
-	collect__learn_paths(&c->paths, c->fs, pid);
+	mappings__learn_paths(&c->paths, c->fs, pid);
 	markers_count(c);
 	return 0;
 }
 
 /* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
-static void apply_tick(struct collector *c, __u64 now)
+void collector__apply_tick(struct collector *c, __u64 now)
 {
 	oom__ring_add(c->growth_ring, c->m, now);
 	timeline__add_model(c->tl, c->m, now);
 }
 
-static void apply_started(struct collector *c, __u64 ts)
+void collector__apply_started(struct collector *c, __u64 ts)
 {
 	c->m->start_ns = c->m->phase_since_ns = ts;
 }
@@ -706,9 +662,9 @@ void collector__started(struct collector *c)
 	__u64 now = util__now_ns();
 
 	recorder__started(c->rec, now);
-	apply_started(c, now);
+	collector__apply_started(c, now);
 	recorder__tick(c->rec, c->m, now);
-	apply_tick(c, now);
+	collector__apply_tick(c, now);
 	nvml_tick(c, now);
 	c->last_tick_ns = c->last_names_ns = now;
 }
@@ -735,7 +691,7 @@ static void marker_notice(struct collector *c)
  * phase the root is in now.
  */
 /* The room before an OOM kill, for the request projection (not after the process ended). */
-static void room_apply(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
+void collector__room_apply(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
 		       __s64 sys)
 {
 	struct model_proc *p = model__proc(c->m, c->m->focus_pid ? c->m->focus_pid :
@@ -751,7 +707,7 @@ static void room_note(struct collector *c, const struct sysmem *sm)
 	__s64 cg = 0;
 	bool cg_known = !sysmem__headroom(sm, SYSMEM_CGROUP, &cg);
 
-	room_apply(c, cg_known, cg, sm->have_meminfo, (__s64)sm->mem_available);
+	collector__room_apply(c, cg_known, cg, sm->have_meminfo, (__s64)sm->mem_available);
 }
 
 /* At a request boundary, at most every COLLECTOR_ROOM_NS: the room read afresh. */
@@ -769,11 +725,11 @@ static void room_refresh(struct collector *c)
 
 		recorder__room(c->rec, now, cg_known, cg, sm.have_meminfo,
 			       (__s64)sm.mem_available);
-		room_apply(c, cg_known, cg, sm.have_meminfo, (__s64)sm.mem_available);
+		collector__room_apply(c, cg_known, cg, sm.have_meminfo, (__s64)sm.mem_available);
 	}
 }
 
-static void apply_sysmem(struct collector *c, struct sysmem sm, __u64 ts)
+void collector__apply_sysmem(struct collector *c, struct sysmem sm, __u64 ts)
 {
 	struct sysmem old = c->sm;
 	struct model *m = c->m;
@@ -826,7 +782,7 @@ static void sysmem_tick(struct collector *c)
 		return;
 	now = util__now_ns();
 	recorder__sysmem(c->rec, &sm, now);
-	apply_sysmem(c, sm, now);
+	collector__apply_sysmem(c, sm, now);
 }
 
 int collector__poll(struct collector *c, int timeout_ms)
@@ -841,21 +797,21 @@ int collector__poll(struct collector *c, int timeout_ms)
 	}
 	/* events submitted without a wakeup (phase changes) would wait for a forced one:
 	 * drain them every tick so the phase shown live is the current one */
-	consume(c);
+	collector__consume(c);
 	now = util__now_ns();
 	if (now - c->last_tick_ns >= COLLECTOR_TICK_NS) {
 		read_maps(c);
-		if (collect__reap(c->skel, c->m, c->stacks, now) > 0)
+		if (bpfmaps__reap(c->skel, c->m, c->stacks, now) > 0)
 			recorder__forgotten(c->rec, c->m);
 		recorder__tick(c->rec, c->m, now);
-		apply_tick(c, now);
+		collector__apply_tick(c, now);
 		nvml_tick(c, now);
 		c->last_tick_ns = now;
 	} else if (c->phase_changed) {
 		nvml_tick(c, now);
 	}
 	if (c->mappings && now - c->last_names_ns >= COLLECTOR_NAMES_NS) {
-		collect__mappings(c->skel, c->maplog, c->m, &c->paths, c->fs, c->rec);
+		mappings__read(c->skel, c->maplog, c->m, &c->paths, c->fs, c->rec);
 		c->last_names_ns = now;
 	}
 	if (now - c->last_sysmem_ns >= COLLECTOR_SYSMEM_NS) {
@@ -921,14 +877,14 @@ void collector__release(struct collector *c)
 		return;
 	c->skel->bss->stop_on_map = 0;
 	c->stop_on_map = false;
-	consume(c);
+	collector__consume(c);
 	for (i = 0; i < c->m->nprocs; i++)
 		if (!c->m->procs[i].exited)
 			kill(c->m->procs[i].pid, SIGCONT);
 }
 
 /* The final word on the root's exit in run mode is wait(2)'s. */
-static void root_status(struct collector *c, int st)
+void collector__root_status(struct collector *c, int st)
 {
 	struct model_proc *root = model__root(c->m);
 
@@ -973,12 +929,12 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	/* what threads still running hold, then everything still in the ring buffer and the
 	 * maps belongs to the run */
 	if (c->mappings)
-		collect__flush_threads(c->skel, c->side);
-	consume(c);
-	collect__maps(c->skel, c->maplog, m);
+		bpfmaps__flush_threads(c->skel, c->side);
+	collector__consume(c);
+	bpfmaps__maps(c->skel, c->maplog, m);
 	recorder__counters_all(c->rec, m);
 	if (c->mappings)
-		collect__mappings(c->skel, c->maplog, m, &c->paths, c->fs, c->rec);
+		mappings__read(c->skel, c->maplog, m, &c->paths, c->fs, c->rec);
 	if (c->stacks && !stacks__finish(c->stacks, m))
 		recorder__profile(c->rec, &m->profile);
 	nvml_tick(c, end);
@@ -988,11 +944,11 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 
 		if (c->hooks.late)
 			n += c->hooks.late(c->hooks.ctx, others + 1, COLLECTOR_MAX_LATE);
-		collect__bpf_stats(c->skel, others, n, m);
+		bpfmaps__bpf_stats(c->skel, others, n, m);
 		recorder__bpf_stats(c->rec, &m->bpf_stats);
 	}
 	if (reaped)
-		root_status(c, wait_status);
+		collector__root_status(c, wait_status);
 	root = model__root(m);
 	if (root && root->exited && root->exit_ns && root->exit_ns < end)
 		end = root->exit_ns;
@@ -1001,491 +957,4 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	unmatched_markers(c);
 	recorder__flush(c->rec);
 	marker_notice(c);
-}
-
-void collector__segment_end(struct collector *c)
-{
-	__u64 now = util__now_ns();
-
-	if (!c->rec)
-		return;
-	consume(c);
-	collect__maps(c->skel, c->maplog, c->m);
-	recorder__counters_all(c->rec, c->m);
-	if (c->mappings)
-		collect__mappings(c->skel, c->maplog, c->m, &c->paths, c->fs, c->rec);
-	if (c->stacks && !stacks__finish(c->stacks, c->m))
-		recorder__profile(c->rec, &c->m->profile);
-	recorder__finish(c->rec, now);
-}
-
-void collector__segment_begin(struct collector *c, struct recorder *rec)
-{
-	struct model *m = c->m;
-	struct model_proc *root = model__root(m);
-	unsigned int i;
-
-	c->rec = rec;
-	if (!rec)
-		return;
-	recorder__begin(rec, m, c->rec_mode);
-	record_setup(c);
-	if (root && root->comm[0])
-		recorder__root_comm(rec, root->pid, root->comm);
-	recorder__markers(rec, m->markers_attached, m->gpu.probes);
-	recorder__engine(rec, &m->engine);
-	recorder__started(rec, m->start_ns);
-	/* the process table: each process as a fork from its parent (or an exec) */
-	for (i = 0; i < m->nprocs; i++) {
-		const struct model_proc *p = &m->procs[i];
-		struct mp_event e = { .type = p->parent ? MP_EV_FORK : MP_EV_EXEC,
-				      .ts_ns = m->start_ns };
-
-		if (p->pid == m->root_pid || p->forgotten)
-			continue;
-		e.pid = p->parent ? p->parent : p->pid;
-		e.tid = e.pid;
-		e.arg = p->pid;
-		memcpy(e.comm, p->comm, MP_COMM_LEN);
-		recorder__event(rec, &e, sizeof(e));
-	}
-	recorder__carry(rec, m);
-	recorder__origins(rec, &m->origins);
-	recorder__counters_all(rec, m);
-	if (c->mappings)
-		collect__mappings(c->skel, c->maplog, m, &c->paths, c->fs, rec);
-	recorder__flush(rec);
-}
-
-/* ---- replay (collect/replay.c): each recorded input, applied as it was live ---- */
-
-struct collector *collector__new_replay(struct model *m, bool keep_raw,
-					const struct collector_hooks *hooks)
-{
-	struct collector *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->m = m;
-	c->replay = true;
-	c->keep_raw = keep_raw;
-	if (hooks)
-		c->hooks = *hooks;
-	strmap__init(&c->paths, strmap__free_ptr);
-	c->growth_ring = calloc(1, sizeof(*c->growth_ring));
-	c->tl = timeline__new(COLLECTOR_TIMELINE_CAP, COLLECTOR_RATE_WINDOW_S);
-	if (!c->growth_ring || !c->tl) {
-		collector__free(c);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return c;
-}
-
-int collector__replay_begin(struct collector *c, __u32 pid, __u64 init_ns, __u64 wall_ns,
-			    char names[][PHASE_NAME_MAX], unsigned int nphases, char *const argv[])
-{
-	unsigned int i;
-	int err;
-
-	model__init(c->m, pid, init_ns);
-	c->m->start_wall_ns = wall_ns;
-	c->m->profile.keep_raw = c->keep_raw;
-	for (i = 0; i < nphases; i++) {
-		err = model__set_phase_name(c->m, i, names[i]);
-		if (err)
-			return err;
-	}
-	return argv ? model__set_argv(c->m, argv) : 0;
-}
-
-void collector__replay_started(struct collector *c, __u64 ts_ns)
-{
-	apply_started(c, ts_ns);
-}
-
-void collector__replay_event(struct collector *c, const struct mp_event *e)
-{
-	apply_event(c, e);
-}
-
-int collector__replay_sample(struct collector *c, const struct stacks_sample *s)
-{
-	return stacks__apply(c->m, s);
-}
-
-int collector__replay_origin(struct collector *c, const struct stacks_sample *s)
-{
-	return stacks__origin_apply(c->m, s);
-}
-
-void collector__replay_alloc(struct collector *c, const struct mp_alloc_event *e)
-{
-	model__on_alloc(c->m, e);
-}
-
-void collector__replay_room(struct collector *c, bool cg_known, __s64 cg, bool sys_known,
-			    __s64 sys)
-{
-	room_apply(c, cg_known, cg, sys_known, sys);
-}
-
-void collector__replay_vram(struct collector *c, __u64 ts_ns, __u32 phase,
-			    const struct model_gpu_device *dev, unsigned int n)
-{
-	model__on_vram(c->m, phase, ts_ns, dev, n);
-}
-
-void collector__replay_nvml(struct collector *c, bool loaded, const char *why)
-{
-	c->m->gpu.nvml = loaded;
-	snprintf(c->m->gpu.nvml_why, sizeof(c->m->gpu.nvml_why), "%s", why);
-}
-
-void collector__replay_alloc_probes(struct collector *c, unsigned int n)
-{
-	c->m->gpu.probes = n;
-}
-
-int collector__replay_setup(struct collector *c, int request_phase, __u32 idle, __u32 end,
-			    __u32 lead, bool by_marker, const char *preset,
-			    const char *const *allocators, unsigned int nallocators,
-			    const char *const *names, const char *const *texts, unsigned int nfiles)
-{
-	struct causerules *r = &c->m->rules;
-	char err[512];
-	unsigned int i;
-	int ret;
-
-	model__set_requests(c->m, request_phase, idle, end, lead);
-	c->m->request_by_marker = by_marker;
-	c->m->nrelabels = 0;
-	ret = relabels_set(c->m, preset[0] ? presets__find(preset) : NULL);
-	if (ret)
-		return ret;
-	causerules__free(r);
-	causerules__init(r);
-	ret = causerules__parse(r, presets__causes(), "data/causes.rules", err, sizeof(err));
-	for (i = 0; !ret && i < nfiles; i++)
-		ret = causerules__parse(r, texts[i], names[i], err, sizeof(err));
-	for (i = 0; !ret && i < nallocators; i++)
-		ret = causerules__add_allocator(r, allocators[i]);
-	if (!ret)
-		ret = causerules__use_preset(r, preset[0] ? preset : NULL);
-	if (ret)
-		fprintf(stderr, "memphase: the recording's cause rules: %s\n",
-			ret == -ENOMEM ? strerror(ENOMEM) : err);
-	return ret;
-}
-
-void collector__replay_carry(struct collector *c, const struct collector_carry *k)
-{
-	struct model *m = c->m;
-	unsigned int i;
-
-	if (k->cur_phase >= MP_MAX_PHASES || k->norder > MP_MAX_PHASES)
-		return;
-	m->cur_phase = k->cur_phase;
-	m->phase_since_ns = k->phase_since_ns;
-	m->focus_pid = k->focus_pid;
-	m->root_phased = k->root_phased;
-	m->req_last_phase = k->req_last_phase;
-	m->norder = 0;
-	for (i = 0; i < k->norder; i++)
-		if (k->order[i] < MP_MAX_PHASES)
-			m->order[m->norder++] = k->order[i];
-	memcpy(m->time_ns, k->time_ns, sizeof(m->time_ns));
-	memcpy(m->moved_in, k->moved_in, sizeof(m->moved_in));
-	memcpy(m->moved_out, k->moved_out, sizeof(m->moved_out));
-	memcpy(m->relabel_acc, k->relabel_acc, sizeof(m->relabel_acc));
-	m->relabel_since_ns = k->relabel_since_ns;
-	/* a phase whose counters never change again still shows what was moved into it */
-	for (i = 0; i < m->nphases; i++)
-		model__set_stats(m, i, &m->counted[i]);
-}
-
-void collector__replay_stats(struct collector *c, unsigned int id,
-			     const struct mp_phase_stats *st)
-{
-	model__set_stats(c->m, id, st);
-}
-
-void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR_CLASSES],
-			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total)
-{
-	model__set_rss(c->m, pid, rss, peak, peak_total);
-}
-
-void collector__replay_drops(struct collector *c, const __u64 *d)
-{
-	c->m->lost_kernel = d[0];
-	c->m->lost_stacks = d[1];
-	c->m->mapping_lost_bytes = d[2];
-	c->m->vma_busy = d[3];
-	c->m->mappings_full = d[4];
-	c->m->stacks_capped = d[5];
-	c->m->vma_deferred = d[6];
-	c->m->origins_lost = d[7];
-	c->m->origins_capped = d[8];
-	c->m->origins_same = d[9];
-	c->m->gpu.allocs_full = d[10];
-	c->m->gpu.unread = d[11];
-}
-
-void collector__replay_tick(struct collector *c, __u64 now_ns)
-{
-	apply_tick(c, now_ns);
-}
-
-void collector__replay_forget(struct collector *c, __u32 pid)
-{
-	struct model_proc *p = model__proc(c->m, pid, false);
-
-	if (p)
-		p->forgotten = true;
-}
-
-void collector__replay_mappings_clear(struct collector *c)
-{
-	collect__mappings_clear(c->m);
-}
-
-void collector__replay_mapping(struct collector *c, unsigned int phase,
-			       const struct model_mapping *mm)
-{
-	collect__mapping_origin(c->m, mm);
-	model__offer_mapping(c->m, phase, mm);
-}
-
-void collector__replay_sysmem(struct collector *c, const struct sysmem *sm, __u64 ts_ns)
-{
-	apply_sysmem(c, *sm, ts_ns);
-}
-
-void collector__replay_mark(struct collector *c, __u64 ts_ns, __u32 kind, __u32 pid,
-			    const char *text)
-{
-	model__add_mark(c->m, ts_ns, kind, pid, text);
-}
-
-void collector__replay_oom_info(struct collector *c, const struct model_oom *info)
-{
-	struct model *m = c->m;
-	struct model_oom *o;
-
-	if (!m->nooms || m->ooms[m->nooms - 1].ts_ns != info->ts_ns)
-		return;
-	o = &m->ooms[m->nooms - 1];
-	o->cgroup_oom = info->cgroup_oom;
-	memcpy(o->cgroup, info->cgroup, sizeof(o->cgroup));
-	o->cgroup_limit = info->cgroup_limit;
-	o->have_window = info->have_window;
-	o->window_s = info->window_s;
-	memcpy(o->before, info->before, sizeof(o->before));
-}
-
-void collector__replay_markers(struct collector *c, unsigned int n)
-{
-	c->m->markers_attached = n;
-}
-
-void collector__replay_root_comm(struct collector *c, const char *comm)
-{
-	struct model_proc *root = model__root(c->m);
-
-	if (root)
-		snprintf(root->comm, sizeof(root->comm), "%.*s", (int)sizeof(root->comm) - 1,
-			 comm);
-}
-
-void collector__replay_unmatched(struct collector *c, const struct model_unmatched *u)
-{
-	model__add_unmatched(c->m, u->phase, u->binary, u->symbol, u->reason);
-}
-
-int collector__replay_profile_proc(struct collector *c, bool first, __u32 pid,
-				   const char *comm)
-{
-	if (first)
-		c->m->profile.nmaps = 0;
-	return profile__add_proc(&c->m->profile, pid, comm);
-}
-
-int collector__replay_profile_map(struct collector *c, __u32 pid, __u64 start, __u64 end,
-				  __u64 pgoff, const char *path, const unsigned char *build_id,
-				  int build_id_len)
-{
-	return profile__add_map(&c->m->profile, pid, start, end, pgoff, path, build_id,
-				build_id_len);
-}
-
-void collector__replay_profile_end(struct collector *c)
-{
-	profile__sort_raw(&c->m->profile);
-}
-
-void collector__replay_bpf_stats(struct collector *c, const struct model_bpf_stats *st)
-{
-	c->m->bpf_stats = *st;
-}
-
-void collector__replay_root_status(struct collector *c, int wait_status)
-{
-	root_status(c, wait_status);
-}
-
-void collector__replay_finish(struct collector *c, __u64 end_ns)
-{
-	model__finish(c->m, end_ns);
-}
-
-/* ---- a window of a replayed run (report --from/--to/--phase) ---- */
-
-struct replay_base {
-	struct mp_phase_stats stats[MP_MAX_PHASES];
-	__u64 psi_some_us[MP_MAX_PHASES], psi_full_us[MP_MAX_PHASES];
-	/* totals the drop records carry, and the arenas seen */
-	__u64 origins_lost, origins_capped, origins_same, arenas, allocs_full, unread;
-};
-
-static __u64 counted_since(__u64 now, __u64 base)
-{
-	return now > base ? now - base : 0;
-}
-
-void collector__replay_window_open(struct collector *c)
-{
-	struct model *m = c->m;
-
-	if (!c->base)
-		c->base = calloc(1, sizeof(*c->base));
-	if (!c->base)
-		return;
-	memcpy(c->base->stats, m->stats, sizeof(m->stats));
-	memcpy(c->base->psi_some_us, m->psi_some_us, sizeof(m->psi_some_us));
-	memcpy(c->base->psi_full_us, m->psi_full_us, sizeof(m->psi_full_us));
-	c->base->origins_lost = m->origins_lost;
-	c->base->origins_capped = m->origins_capped;
-	c->base->origins_same = m->origins_same;
-	c->base->arenas = m->origins.arenas;
-	c->base->allocs_full = m->gpu.allocs_full;
-	c->base->unread = m->gpu.unread;
-	/* what counts starts here; state (mappings, origins, memory held) stays */
-	model__window_open(m);
-}
-
-static bool in_window(__u64 ts, __u64 from, __u64 to)
-{
-	return ts >= from && ts <= to;
-}
-
-/* Clips the history to [from, to] (and to one phase, when phase >= 0). */
-static void clip_history(struct history *h, __u64 from, __u64 to, int phase)
-{
-	size_t i, n;
-
-	for (i = n = 0; i < h->niv; i++) {
-		struct history_interval iv = h->iv[i];
-
-		if (iv.end_ns < from || iv.start_ns > to || (phase >= 0 && (int)iv.phase != phase))
-			continue;
-		iv.start_ns = iv.start_ns < from ? from : iv.start_ns;
-		iv.end_ns = iv.end_ns > to ? to : iv.end_ns;
-		h->iv[n++] = iv;
-	}
-	h->niv = n;
-	for (i = n = 0; i < h->nch; i++)
-		if (in_window(h->ch[i].ts_ns, from, to))
-			h->ch[n++] = h->ch[i];
-	h->nch = n;
-	for (i = n = 0; i < h->nmk; i++)
-		if (in_window(h->mk[i].ts_ns, from, to))
-			h->mk[n++] = h->mk[i];
-	h->nmk = n;
-	for (i = n = 0; i < h->nmem; i++)
-		if (in_window(h->mem[i].ts_ns, from, to))
-			h->mem[n++] = h->mem[i];
-	h->nmem = n;
-	for (i = n = 0; i < h->ngpu; i++)
-		if (in_window(h->gpu[i].ts_ns, from, to))
-			h->gpu[n++] = h->gpu[i];
-	h->ngpu = n;
-}
-
-void collector__replay_window_close(struct collector *c, __u64 from, __u64 to, int phase)
-{
-	struct model *m = c->m;
-	struct history *h = &m->history;
-	__u64 since, *s, *b;
-	unsigned int i, j, n;
-
-	if (!m->finished || m->end_ns > to)
-		m->end_ns = m->end_ns > to || !m->finished ? to : m->end_ns;
-	m->finished = true;
-	/* the open interval of the timeline becomes a closed one, to be clipped */
-	since = h->niv ? h->iv[h->niv - 1].end_ns : m->start_ns;
-	if (m->end_ns > since)
-		history__add_interval(h, m->cur_phase, m->focus_pid ? m->focus_pid : m->root_pid,
-				      since, m->end_ns);
-	if (from < m->start_ns)
-		from = m->start_ns;
-	clip_history(h, from, m->end_ns, phase);
-	/* the counters are totals: what the window added is the difference */
-	for (i = 0; c->base && i < MP_MAX_PHASES; i++) {
-		s = (__u64 *)&m->stats[i];
-		b = (__u64 *)&c->base->stats[i];
-		for (j = 0; j < sizeof(m->stats[i]) / sizeof(__u64); j++)
-			s[j] = s[j] >= b[j] ? s[j] - b[j] : 0;
-		m->psi_some_us[i] -= m->psi_some_us[i] >= c->base->psi_some_us[i] ?
-				     c->base->psi_some_us[i] : m->psi_some_us[i];
-		m->psi_full_us[i] -= m->psi_full_us[i] >= c->base->psi_full_us[i] ?
-				     c->base->psi_full_us[i] : m->psi_full_us[i];
-	}
-	if (c->base) {
-		m->origins_lost = counted_since(m->origins_lost, c->base->origins_lost);
-		m->origins_capped = counted_since(m->origins_capped, c->base->origins_capped);
-		m->origins_same = counted_since(m->origins_same, c->base->origins_same);
-		m->origins.arenas = counted_since(m->origins.arenas, c->base->arenas);
-		m->gpu.allocs_full = counted_since(m->gpu.allocs_full, c->base->allocs_full);
-		m->gpu.unread = counted_since(m->gpu.unread, c->base->unread);
-	}
-	/* origins from before the window still name what grew in it; counted from its start */
-	m->origins.since_ns = from;
-	model_gpu__window_close(&m->gpu, phase);
-	memset(m->time_ns, 0, sizeof(m->time_ns));
-	for (i = 0; i < h->niv; i++)
-		if (h->iv[i].phase < MP_MAX_PHASES)
-			m->time_ns[h->iv[i].phase] += h->iv[i].end_ns - h->iv[i].start_ns;
-	h->closed = true;
-	m->start_ns = from;
-	for (i = n = 0; i < m->nooms; i++)
-		if (in_window(m->ooms[i].ts_ns, from, m->end_ns) &&
-		    (phase < 0 || m->ooms[i].phase == (__u32)phase))
-			m->ooms[n++] = m->ooms[i];
-	m->nooms = n;
-	/* phases the window saw nothing of are left out of the tables */
-	for (i = n = 0; i < m->norder; i++) {
-		const struct mp_phase_stats *st = &m->stats[m->order[i]];
-		bool seen = m->time_ns[m->order[i]] || st->calls || st->faults;
-		int k;
-
-		for (k = 0; k < MP_NR_CLASSES; k++)
-			seen |= st->growth[k] || st->shrink[k];
-		if (seen)
-			m->order[n++] = m->order[i];
-	}
-	m->norder = n;
-	if (phase < 0)
-		return;
-	/* one phase: the others are left out */
-	for (i = 0; i < MP_MAX_PHASES; i++) {
-		if ((int)i == phase)
-			continue;
-		memset(&m->stats[i], 0, sizeof(m->stats[i]));
-		m->time_ns[i] = m->samples[i] = m->sampled_bytes[i] = 0;
-		m->psi_some_us[i] = m->psi_full_us[i] = 0;
-		m->ntop[i] = 0;
-	}
-	m->order[0] = phase;
-	m->norder = 1;
 }

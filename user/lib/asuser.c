@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <linux/types.h>
 #include "lib/asuser.h"
+#include "lib/fdpass.h"
 
 struct as_rep {
 	int err;		/* 0 or -errno */
@@ -50,36 +51,12 @@ static __u64 now_ms(void)
 	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int send_rep(int sock, const struct as_rep *r, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
-	struct iovec iov = { .iov_base = (void *)r, .iov_len = sizeof(*r) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	if (fd >= 0) {
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
-}
-
 /* The reply, within the time left: its err, *fd when it carried one. */
 static int recv_rep(int sock, struct as_rep *r, int *fd, int timeout_ms)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = r, .iov_len = sizeof(*r) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
-	struct cmsghdr *cm;
 	ssize_t n;
-	int got, p;
+	int p;
 
 	*fd = -1;
 	do
@@ -89,20 +66,9 @@ static int recv_rep(int sock, struct as_rep *r, int *fd, int timeout_ms)
 		return -ETIMEDOUT;
 	if (p < 0)
 		return -errno;
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	n = fdpass__recv(sock, r, sizeof(*r), fd);
 	if (n < 0)
-		return -errno;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		memcpy(&got, CMSG_DATA(cm), sizeof(int));
-		if (*fd < 0)
-			*fd = got;
-		else
-			close(got);
-	}
+		return (int)n;
 	if ((size_t)n < sizeof(*r)) {
 		if (*fd >= 0)
 			close(*fd);
@@ -146,7 +112,7 @@ static int as_user(const struct creds *c, as_fn fn, const void *arg, int *fd, ch
 		r.err = creds__drop(c);
 		if (!r.err)
 			r.err = fn(arg, &cfd, &r);
-		send_rep(sv[1], &r, r.err ? -1 : cfd);
+		fdpass__send(sv[1], &r, sizeof(r), r.err ? -1 : cfd);
 		_exit(0);
 	}
 	close(sv[1]);

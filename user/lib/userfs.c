@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include "lib/fdpass.h"
 #include "lib/userfs.h"
 
 #define UF_MAX_FILES	32
@@ -551,56 +552,6 @@ static int remove_file(struct uf_ent *e)
 	return err;
 }
 
-/* One message, with fd (SCM_RIGHTS) when it is one. 0 or -errno. */
-static int send_msg(int sock, const void *buf, size_t len, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = {};
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	if (fd >= 0) {
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 ? -errno : 0;
-}
-
-/* One message into buf: its length (0: the other end is gone), *fd the descriptor it
- * carried (-1: none; more than one: the rest closed), or -errno. */
-static ssize_t recv_msg(int sock, void *buf, size_t len, int *fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
-	ssize_t n;
-	int got;
-
-	*fd = -1;
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		memcpy(&got, CMSG_DATA(cm), sizeof(int));
-		if (*fd < 0)
-			*fd = got;
-		else
-			close(got);
-	}
-	return n;
-}
-
 /*
  * The kernel's answer for the user: can they open the file open as fd for reading
  * (reopened through /proc/self/fd, the inode's permissions and the LSMs decide)?
@@ -737,11 +688,11 @@ static void helper_run(const struct creds *c)
 	for (i = 0; i < UF_MAX_FILES; i++)
 		h.ents[i].dirfd = -1;
 	r.err = creds__drop(c);
-	send_msg(UF_SOCK_FD, &r, sizeof(r), -1);
+	fdpass__send(UF_SOCK_FD, &r, sizeof(r), -1);
 	if (r.err)
 		_exit(1);
 	for (;;) {
-		n = recv_msg(UF_SOCK_FD, &q, sizeof(q), &in);
+		n = fdpass__recv(UF_SOCK_FD, &q, sizeof(q), &in);
 		if (n <= 0)
 			break;
 		memset(&r, 0, sizeof(r));
@@ -752,7 +703,7 @@ static void helper_run(const struct creds *c)
 			serve(&h, &q, in, &r, &fd);
 		if (in >= 0)
 			close(in);
-		send_msg(UF_SOCK_FD, &r, sizeof(r), fd);
+		fdpass__send(UF_SOCK_FD, &r, sizeof(r), fd);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -775,10 +726,10 @@ static int call_fd(struct userfs *u, const struct uf_req *q, int in, struct uf_r
 
 	if (fd)
 		*fd = -1;
-	err = send_msg(u->sock, q, sizeof(*q), in);
+	err = fdpass__send(u->sock, q, sizeof(*q), in);
 	if (err)
 		return err;
-	n = recv_msg(u->sock, r, sizeof(*r), &got);
+	n = fdpass__recv(u->sock, r, sizeof(*r), &got);
 	if (n < 0)
 		return n;
 	if ((size_t)n < sizeof(*r)) {

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The metrics while the run goes: --metrics served from the poll loop, --metrics-textfile
+ * every few seconds, and under watch the exposition sent on its channel.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "collect/collector.h"
+#include "lib/httpd.h"
+#include "lib/util.h"
+#include "report/metrics.h"
+#include "report/outputs.h"
+#include "session_int.h"
+
+/* The model as things stand, with the system's memory and memphase's own cost. */
+struct output_ctx session_metrics__ctx(struct session *s, __u64 now)
+{
+	struct output_ctx oc = {
+		.m = &s->model,
+		.tl = collector__timeline(s->collector),
+		.sm = collector__sysmem(s->collector, NULL),
+		.now_ns = s->model.finished ? 0 : now,
+		.self = &s->self,
+	};
+
+	util__self_usage(&s->self.cpu_s, &s->self.rss_bytes);
+	return oc;
+}
+
+/* GET /metrics: OpenMetrics when the client asks for it, else text format 0.0.4. */
+static int metrics_get(void *ctx, const struct httpd_request *rq, FILE *body,
+		       const char **content_type)
+{
+	struct session *s = ctx;
+	__u64 t0 = util__now_ns();
+	struct output_ctx oc = session_metrics__ctx(s, t0);
+	double om = httpd__accept_q(rq->accept, "application/openmetrics-text", false);
+	/* no Accept header: the text format, as Prometheus's own exporters answer */
+	bool use_om = rq->accept[0] && om > 0 &&
+		      om >= httpd__accept_q(rq->accept, "text/plain", true);
+	int err;
+
+	if (s->scrape_ns)
+		s->scrape_gap_ns = t0 - s->scrape_ns;
+	s->scrape_ns = t0;
+	s->scrapes++;
+
+	err = metrics__render(body, &oc, 1, use_om ? METRICS_OPENMETRICS : METRICS_TEXT);
+	*content_type = use_om ? METRICS_CT_OPENMETRICS : METRICS_CT_TEXT;
+	s->self.render_s = (util__now_ns() - t0) / 1e9;
+	s->self.render_bytes = ftell(body) > 0 ? (__u64)ftell(body) : 0;
+	return err;
+}
+
+/* --metrics: listen before the target starts (a port in use fails the run at once). */
+int session_metrics__open(struct session *s)
+{
+	char why[256];
+	int k = outputs__find(metrics_textfile_format.name);
+
+	s->textfile = k >= 0 && s->env->out_paths[k] ? k : -1;
+	if (!s->env->metrics)
+		return 0;
+	s->httpd = httpd__new(s->env->metrics, "/metrics", metrics_get, s, &s->user, why,
+			      sizeof(why));
+	if (!s->httpd) {
+		fprintf(stderr, "memphase: --metrics %s: %s\n", s->env->metrics, why);
+		return -errno;
+	}
+	if (s->env->verbose)
+		fprintf(stderr, "memphase: metrics on http://%s/metrics\n",
+			httpd__addr(s->httpd));
+	return 0;
+}
+
+/*
+ * Under watch (--metrics-fd): the exposition (OpenMetrics) to the supervisor as one
+ * message of its socket (SOCK_SEQPACKET: it gets whole ones or none). One it has no room
+ * for is skipped (the next follows in CHANNEL_NS), except the last (final), which waits for
+ * room a little. A supervisor gone ends the sending.
+ */
+void session_metrics__send(struct session *s, __u64 now, bool final)
+{
+	int fd = s->channel;
+	struct output_ctx oc;
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	__u64 t0 = util__now_ns();
+	char *buf = NULL;
+	size_t len = 0;
+	ssize_t n;
+	FILE *f;
+	int err;
+
+	if (fd < 0)
+		return;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	oc = session_metrics__ctx(s, now);
+	err = metrics__render(f, &oc, 1, METRICS_OPENMETRICS);
+	if (fclose(f) || err) {
+		free(buf);
+		return;
+	}
+	s->self.render_s = (util__now_ns() - t0) / 1e9;
+	s->self.render_bytes = len;
+	for (;;) {
+		n = send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n >= 0 || errno != EAGAIN || !final ||
+		    poll(&pfd, 1, CHANNEL_FINAL_MS) <= 0)
+			break;
+	}
+	if (n < 0 && errno == EMSGSIZE && !s->channel_big) {
+		s->channel_big = true;
+		fprintf(stderr, "memphase: the metrics (%zu bytes) do not fit the channel to "
+				"watch: left out until they do\n", len);
+	}
+	if (n < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN)) {
+		close(fd);
+		s->channel = -1;
+	}
+	free(buf);
+}
+
+/* From the poll loop: scrapes answered, the textfile rewritten every TEXTFILE_NS. */
+void session_metrics__tick(struct session *s, __u64 now)
+{
+	struct output_ctx oc;
+
+	httpd__serve(s->httpd, now);
+	if (s->channel >= 0 && now >= s->channel_next) {
+		s->channel_next = now + CHANNEL_NS;
+		session_metrics__send(s, now, false);
+	}
+	if (s->textfile < 0 || now < s->textfile_next)
+		return;
+	s->textfile_next = now + TEXTFILE_NS;
+	oc = session_metrics__ctx(s, now);
+	outputs__write_one(&s->out, s->textfile, &oc);
+}
+
+/*
+ * The run is over and the model final: a scraper has not seen its last figures (the
+ * growth at the end, an OOM kill). Serve them until the next scrape, at most one scrape
+ * interval as measured (capped), unless nothing ever scraped or a signal comes.
+ */
+void session_metrics__linger(struct session *s)
+{
+	__u64 now = util__now_ns(), seen = s->scrapes, until;
+
+	if (!s->httpd || !s->scrape_gap_ns)
+		return;
+	until = s->scrape_ns + s->scrape_gap_ns + METRICS_LINGER_SLACK_NS;
+	if (until > now + METRICS_LINGER_MAX_NS)
+		until = now + METRICS_LINGER_MAX_NS;
+	if (until <= now)
+		return;
+	if (s->env->verbose || until - now > 2000000000ULL)
+		fprintf(stderr, "memphase: serving the final metrics until the next scrape "
+				"(at most %.0f s)\n", (until - now) / 1e9);
+	while (!session_exiting_sig && now < until) {
+		httpd__serve(s->httpd, now);
+		/* the answer to a scrape after the end is out: done */
+		if (s->scrapes > seen && !httpd__writing(s->httpd))
+			return;
+		usleep(POLL_MS * 1000 / 4);
+		now = util__now_ns();
+	}
+}
