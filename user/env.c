@@ -496,6 +496,83 @@ static void parse_watch_end(struct argp_state *state)
 		env.out_paths[outputs__find("json")] = "";
 }
 
+/*
+ * The options that take a number in a range: its kind (a time, a size, a whole number),
+ * the range, what the message says of it, and where it goes (a double for a time, else an
+ * unsigned int or unsigned long long, by width).
+ */
+enum ranged_kind { RANGED_SECONDS, RANGED_SIZE, RANGED_UINT };
+
+struct ranged {
+	int key;
+	const char *name;
+	enum ranged_kind kind;
+	double min, max;
+	const char *range;
+	size_t off, width;	/* the field in struct env, and its size */
+	bool pow2;		/* a power of 2 */
+};
+
+#define RANGED(k, n, kd, lo, hi, what, field, ...)					\
+	{ .key = k, .name = n, .kind = kd, .min = lo, .max = hi, .range = what,		\
+	  .off = offsetof(struct env, field), .width = sizeof(((struct env *)0)->field),	\
+	  __VA_ARGS__ }
+
+static const struct ranged ranged[] = {
+	RANGED(OPT_DURATION, "--duration", RANGED_SECONDS, 0.001, YEAR_S,
+	       "1ms to 365d: 90, 2.5, 500ms, 10m, 2h", duration),
+	RANGED(OPT_INTERVAL, "--interval", RANGED_SECONDS, 0.05, 3600, "50ms to 1h", interval),
+	RANGED(OPT_GRACE, "--grace", RANGED_SECONDS, 0, 3600, "0 to 1h", grace),
+	RANGED(OPT_OOM_WARN, "--oom-warn", RANGED_SECONDS, 0, YEAR_S, "0 to 365d", oom_warn),
+	RANGED(OPT_SAMPLE_BYTES, "--sample-bytes", RANGED_SIZE, 4 * KIB, TIB, "4K to 1T",
+	       sample_bytes),
+	RANGED(OPT_MAX_RSS, "--max-rss", RANGED_SIZE, MIB, PIB, "1M to 1P, e.g. 8G", max_rss),
+	RANGED(OPT_MIN_AVAILABLE, "--min-available", RANGED_SIZE, MIB, PIB, "1M to 1P, e.g. 2G",
+	       min_available),
+	RANGED(OPT_RECORD_MAX, "--record-max", RANGED_SIZE, 64 * KIB, PIB, "a size from 64K to 1P",
+	       record_max),
+	RANGED(OPT_MAX_SAMPLES, "--max-samples", RANGED_UINT, 0, 1000000,
+	       "a whole number, 0 to 1000000", max_samples),
+	RANGED(OPT_MAX_PROCS, "--max-procs", RANGED_UINT, 1, 1024, "a whole number, 1 to 1024",
+	       max_procs),
+	RANGED(OPT_RECORD_KEEP, "--record-keep", RANGED_UINT, 1, RECORD_KEEP_MAX,
+	       "a number from 1 to 16", record_keep),
+	RANGED(OPT_RINGBUF, "--ringbuf-kib", RANGED_UINT, 16, 1024 * 1024,
+	       "a power of 2, 16..1048576", ringbuf_kib, .pow2 = true),
+};
+
+/* A ranged option into its field of env: true if key is one, false else; fails on a bad one. */
+static bool ranged_set(struct argp_state *state, int key, const char *arg)
+{
+	const struct ranged *r = NULL;
+	unsigned long long u = 0;
+	double d = 0;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(ranged) / sizeof(ranged[0]) && !r; i++)
+		if (ranged[i].key == key)
+			r = &ranged[i];
+	if (!r)
+		return false;
+	if (r->kind == RANGED_SECONDS)
+		err = opt_seconds(arg, r->min, r->max, &d);
+	else if (r->kind == RANGED_SIZE)
+		err = opt_size(arg, (__u64)r->min, (__u64)r->max, &u);
+	else
+		err = opt_uint(arg, (__u64)r->min, (__u64)r->max, &u);
+	if (err || (r->pow2 && (u & (u - 1))))
+		argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid %s '%s' (%s)", r->name, arg,
+			     r->range);
+	if (r->kind == RANGED_SECONDS)
+		*(double *)((char *)&env + r->off) = d;
+	else if (r->width == sizeof(unsigned int))
+		*(unsigned int *)((char *)&env + r->off) = (unsigned int)u;
+	else
+		*(unsigned long long *)((char *)&env + r->off) = u;
+	return true;
+}
+
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	char err[256];
@@ -503,6 +580,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	if (env.mode == MODE_WATCH && is_passed_on(key))
 		pass_on(state, key, arg);
+	/* a number in a range (the interval and --max-procs check their mode first) */
+	if (key != OPT_INTERVAL && key != OPT_MAX_PROCS && ranged_set(state, key, arg))
+		return 0;
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->err_stream = err_stream();
@@ -557,13 +637,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_OUT_DIR:
 		watch_only(state, "--out-dir");
 		env.out_dir = arg;
-		break;
-	case OPT_MAX_PROCS:
-		watch_only(state, "--max-procs");
-		if (opt_uint(arg, 1, 1024, &v))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --max-procs '%s' (a whole number, 1 to 1024)", arg);
-		env.max_procs = v;
 		break;
 	case OPT_WATCHED:
 		if (env.mode != MODE_ATTACH)
@@ -686,31 +759,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_LIST_PRESETS:
 		env.list_presets = true;
 		break;
-	case OPT_DURATION:
-		if (opt_seconds(arg, 0.001, YEAR_S, &env.duration))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --duration '%s' (1ms to 365d: 90, 2.5, 500ms, 10m, 2h)",
-				     arg);
-		break;
 	case OPT_INTERVAL:
 		if (env.mode == MODE_WATCH)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "--interval belongs to run and attach (watch prints no status "
 				     "lines)");
-		if (opt_seconds(arg, 0.05, 3600, &env.interval))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --interval '%s' (50ms to 1h)", arg);
+		ranged_set(state, key, arg);
 		break;
-	case OPT_GRACE:
-		if (opt_seconds(arg, 0, 3600, &env.grace))
-			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid --grace '%s' (0 to 1h)",
-				     arg);
-		break;
-	case OPT_RINGBUF:
-		if (opt_uint(arg, 16, 1024 * 1024, &v) || (v & (v - 1)))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --ringbuf-kib '%s' (a power of 2, 16..1048576)", arg);
-		env.ringbuf_kib = v;
+	case OPT_MAX_PROCS:
+		watch_only(state, "--max-procs");
+		ranged_set(state, key, arg);
 		break;
 	case OPT_STACKS:
 		if (!strcmp(arg, "dwarf"))
@@ -722,35 +780,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "invalid --stacks '%s' (dwarf, fp or none)", arg);
-		break;
-	case OPT_SAMPLE_BYTES:
-		if (opt_size(arg, 4 * KIB, TIB, &v))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --sample-bytes '%s' (4K to 1T)", arg);
-		env.sample_bytes = v;
-		break;
-	case OPT_MAX_SAMPLES:
-		if (opt_uint(arg, 0, 1000000, &v))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --max-samples '%s' (a whole number, 0 to 1000000)", arg);
-		env.max_samples = v;
-		break;
-	case OPT_MAX_RSS:
-		if (opt_size(arg, MIB, PIB, &v))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --max-rss '%s' (1M to 1P, e.g. 8G)", arg);
-		env.max_rss = v;
-		break;
-	case OPT_MIN_AVAILABLE:
-		if (opt_size(arg, MIB, PIB, &v))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --min-available '%s' (1M to 1P, e.g. 2G)", arg);
-		env.min_available = v;
-		break;
-	case OPT_OOM_WARN:
-		if (opt_seconds(arg, 0, YEAR_S, &env.oom_warn))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "invalid --oom-warn '%s' (0 to 365d)", arg);
 		break;
 	case OPT_NO_MAPPINGS:
 		env.no_mappings = true;
@@ -802,19 +831,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "--%s '%s': a time from 0 to 365d",
 				     key == OPT_FROM ? "from" : "to", arg);
-		break;
-	case OPT_RECORD_MAX:
-		if (opt_size(arg, 64 * KIB, PIB, &v))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--record-max '%s': a size from 64K to 1P", arg);
-		env.record_max = v;
-		break;
-	case OPT_RECORD_KEEP:
-		if (opt_uint(arg, 1, RECORD_KEEP_MAX, &v))
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--record-keep '%s': a number from 1 to %d", arg,
-				     RECORD_KEEP_MAX);
-		env.record_keep = v;
 		break;
 	case ARGP_KEY_ARG:
 		if (env.mode == MODE_REPORT && !env.report_file) {

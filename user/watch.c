@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "collect/target.h"
+#include "lib/procpid.h"
 #include "lib/userfs.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
@@ -97,47 +98,19 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 /* ---- /proc ---- */
 
-/* pid's comm, parent, flags and start time. 0 or -ESRCH (gone, or not readable). */
+/* pid's comm, parent, flags and start time. 0 or -ESRCH (gone, not readable, a zombie). */
 static int pinfo_read(pid_t pid, struct pinfo *p)
 {
-	char fn[64], buf[1024], *lp, *rp;
-	unsigned long long start;
-	unsigned int flags;
-	size_t len;
-	int fd, ppid;
-	ssize_t n;
+	struct procpid_stat st;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = 0;
-	/* "pid (comm) state ppid ..." where comm may hold anything, ')' included */
-	lp = strchr(buf, '(');
-	rp = strrchr(buf, ')');
-	if (!lp || !rp || rp < lp)
-		return -ESRCH;
-	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
-	 * cutime cstime priority nice threads itrealvalue starttime */
 	/* a zombie has nothing left to observe: gone */
-	if (rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+	if (procpid__stat(-1, pid, &st) || st.state == 'Z' || st.state == 'X')
 		return -ESRCH;
-	if (sscanf(rp + 2, "%*c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-		   "%*d %*d %llu", &ppid, &flags, &start) != 3)
-		return -ESRCH;
-	len = rp - lp - 1;
-	if (len >= sizeof(p->comm))
-		len = sizeof(p->comm) - 1;
-	memcpy(p->comm, lp + 1, len);
-	p->comm[len] = 0;
+	snprintf(p->comm, sizeof(p->comm), "%s", st.comm);
 	p->pid = pid;
-	p->ppid = ppid;
-	p->flags = flags;
-	p->start = start;
+	p->ppid = st.ppid;
+	p->flags = st.flags;
+	p->start = st.start;
 	return 0;
 }
 

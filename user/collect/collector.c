@@ -22,6 +22,7 @@
 #include "collect/stacks.h"
 #include "collect/target.h"
 #include "collect/unwind.h"
+#include "lib/procpid.h"
 #include "lib/strmap.h"
 #include "lib/utf8.h"
 #include "lib/util.h"
@@ -589,22 +590,15 @@ static void rss_from_proc(struct collector *c, pid_t pid)
 	static const struct {
 		const char *key;
 		int cls;
-	} keys[] = { { "RssAnon:", MP_ANON }, { "RssFile:", MP_FILE },
-		     { "RssShmem:", MP_SHMEM }, { "VmSwap:", MP_SWAP } };
+	} keys[] = { { "RssAnon", MP_ANON }, { "RssFile", MP_FILE },
+		     { "RssShmem", MP_SHMEM }, { "VmSwap", MP_SWAP } };
 	__s64 rss[MP_NR_CLASSES] = {};
-	char fn[64], line[128];
 	unsigned int i;
-	FILE *f;
+	char v[64];
 
-	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (!strncmp(line, keys[i].key, strlen(keys[i].key)))
-				rss[keys[i].cls] = atoll(line + strlen(keys[i].key)) * 1024;
-	fclose(f);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!procpid__status(-1, pid, keys[i].key, v, sizeof(v)))
+			rss[keys[i].cls] = atoll(v) * 1024;
 	model__set_rss(c->m, pid, rss, rss, rss[MP_ANON] + rss[MP_FILE] + rss[MP_SHMEM]);
 }
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include "lib/procpid.h"
 #include "lib/creds.h"
 #include "lib/userfs.h"
 #include "collect/target.h"
@@ -231,45 +232,22 @@ int target__resume(struct target *t)
 	return 0;
 }
 
-/* starttime (field 22) of the stat file open as fd. */
-static int starttime_of(int fd, unsigned long long *out)
-{
-	char buf[1024], *p;
-	ssize_t n;
-	int i;
-
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = '\0';
-	/* comm may hold spaces and parens: fields resume after the last ')' */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	/* starttime is field 22; after ')' comes field 3 */
-	for (i = 3; i <= 22 && p; i++)
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", out) != 1)
-		return -EINVAL;
-	return 0;
-}
-
 static int read_starttime(pid_t pid, unsigned long long *out)
 {
-	char fn[64];
-	int fd;
+	struct procpid_stat st;
+	int err = procpid__stat(-1, pid, &st);
 
-	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : starttime_of(fd, out);
+	*out = st.start;
+	return err;
 }
 
 static int read_starttime_at(int dirfd, unsigned long long *out)
 {
-	int fd = openat(dirfd, "stat", O_RDONLY | O_CLOEXEC);
+	struct procpid_stat st;
+	int err = procpid__stat(dirfd, 0, &st);
 
-	return fd < 0 ? -ESRCH : starttime_of(fd, out);
+	*out = st.start;
+	return err;
 }
 
 int target__attach(struct target *t, pid_t pid)
@@ -293,23 +271,14 @@ int target__attach(struct target *t, pid_t pid)
 
 bool target__alive(struct target *t)
 {
-	unsigned long long st;
-	char fn[64], state = 0;
-	FILE *f;
+	struct procpid_stat st;
 
 	if (t->spawned)
 		return !target__poll_exit(t);
-	if (read_starttime(t->pid, &st) || st != t->start_time)
+	/* the same process (its start time), and not a zombie: one that has exited */
+	if (procpid__stat(-1, t->pid, &st) || st.start != t->start_time)
 		return false;
-	/* a zombie has exited */
-	snprintf(fn, sizeof(fn), "/proc/%d/stat", t->pid);
-	f = fopen(fn, "re");
-	if (f) {
-		if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-			state = 0;
-		fclose(f);
-	}
-	return state != 'Z' && state != 'X';
+	return st.state != 'Z' && st.state != 'X';
 }
 
 bool target__poll_exit(struct target *t)
@@ -403,30 +372,6 @@ out:
 	return argv;
 }
 
-/* A line "key\t..." of the process's status (dirfd: its /proc directory) into val. */
-static int status_line(int dirfd, const char *key, char *val, size_t len)
-{
-	size_t n = strlen(key);
-	char line[256];
-	int fd, found = 0;
-	FILE *f;
-
-	fd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
-	f = fd >= 0 ? fdopen(fd, "re") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return -ESRCH;
-	}
-	while (!found && fgets(line, sizeof(line), f)) {
-		found = !strncmp(line, key, n) && line[n] == ':';
-		if (found)
-			snprintf(val, len, "%s", line + n + 1);
-	}
-	fclose(f);
-	return found ? 0 : -ENOENT;
-}
-
 /* Why the kernel said no to c for the process (what ptrace(2) checks), on stderr. */
 static void say_why_not(pid_t pid, int dirfd, const struct creds *c)
 {
@@ -434,11 +379,11 @@ static void say_why_not(pid_t pid, int dirfd, const struct creds *c)
 	unsigned long long caps = 0;
 	char v[128];
 
-	if (!status_line(dirfd, "Uid", v, sizeof(v)))
+	if (!procpid__status(dirfd, 0, "Uid", v, sizeof(v)))
 		sscanf(v, "%u %u %u %u", &uid[0], &uid[1], &uid[2], &uid[3]);
-	if (!status_line(dirfd, "Gid", v, sizeof(v)))
+	if (!procpid__status(dirfd, 0, "Gid", v, sizeof(v)))
 		sscanf(v, "%u %u %u %u", &gid[0], &gid[1], &gid[2], &gid[3]);
-	if (!status_line(dirfd, "CapPrm", v, sizeof(v)))
+	if (!procpid__status(dirfd, 0, "CapPrm", v, sizeof(v)))
 		caps = strtoull(v, NULL, 16);
 	if (uid[0] != c->uid || uid[1] != c->uid || uid[2] != c->uid || gid[0] != c->gid ||
 	    gid[1] != c->gid || gid[2] != c->gid)
@@ -471,7 +416,7 @@ int target__may_observe(const struct target *t, struct userfs *fs, const struct 
 		err = -ESRCH;
 		goto cleanup;
 	}
-	if (!status_line(dirfd, "State", state, sizeof(state)) && strchr(state, 'Z')) {
+	if (!procpid__status(dirfd, 0, "State", state, sizeof(state)) && strchr(state, 'Z')) {
 		err = -ECHILD;
 		goto cleanup;
 	}
@@ -493,19 +438,9 @@ cleanup:
 
 bool target__is_kthread(pid_t pid)
 {
-	char fn[64], line[128];
-	bool k = false;
-	FILE *f;
+	char v[16];
 
-	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
-	f = fopen(fn, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Kthread:", 8))
-			k = atoi(line + 8) == 1;
-	fclose(f);
-	return k;
+	return !procpid__status(-1, pid, "Kthread", v, sizeof(v)) && !strcmp(v, "1");
 }
 
 bool target__stdio(int log, bool tui, bool out_is_stdout, int fds[3], int *devnull)

@@ -31,6 +31,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "lib/util.h"
 #include "lib/elfsym.h"
 #include "lib/procmaps.h"
 #include "lib/userfs.h"
@@ -471,7 +472,7 @@ static int uw_map_from(const struct procmaps_entry *e, struct uw_map *m)
 
 int unwinder__snapshot(struct unwinder *u, pid_t pid)
 {
-	struct uw_map *fresh = NULL, *merged = NULL, *tmp, m;
+	struct uw_map *fresh = NULL, *merged = NULL, m;
 	size_t nfresh = 0, cap = 0, nmerged = 0, i, j;
 	struct procmaps *pm = NULL;
 	struct procmaps_entry e;
@@ -496,15 +497,10 @@ int unwinder__snapshot(struct unwinder *u, pid_t pid)
 		}
 		if (!r)
 			continue;
-		if (nfresh == cap) {
-			cap = cap ? cap * 2 : 64;
-			tmp = realloc(fresh, cap * sizeof(*fresh));
-			if (!tmp) {
-				free(m.path);
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			fresh = tmp;
+		if (util__grow((void **)&fresh, &cap, nfresh, sizeof(*fresh))) {
+			free(m.path);
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		m.file = uw_file_get(u, pid, &m);
 		if (m.file && m.file->elf)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/elfsym.h"
+#include "lib/util.h"
 
 /* what to prefer when a name occurs more than once, best first */
 enum elfsym_rank {
@@ -51,14 +52,8 @@ static int elfsym__add(struct elfsym *e, const char *name, size_t len, __u64 off
 	void *tmp;
 	size_t cap;
 
-	if (e->nents == e->cap) {
-		cap = e->cap ? e->cap * 2 : 256;
-		tmp = realloc(e->ents, cap * sizeof(*e->ents));
-		if (!tmp)
-			return -ENOMEM;
-		e->ents = tmp;
-		e->cap = cap;
-	}
+	if (util__grow((void **)&e->ents, &e->cap, e->nents, sizeof(*e->ents)))
+		return -ENOMEM;
 	if (e->pool_len + len + 1 > e->pool_cap) {
 		cap = e->pool_cap ? e->pool_cap : 4096;
 		while (e->pool_len + len + 1 > cap)
@@ -603,14 +598,8 @@ int elfsym_table__add(struct elfsym_table *t, Elf *elf, const char *name, const 
 	if (!elfsym__is_function(elf, name, sym, shndx, true))
 		return 0;
 	len = strcspn(name, "@");	/* without "@VERSION" / "@@VERSION" */
-	if (t->nsyms == t->cap) {
-		c = t->cap ? t->cap * 2 : 1024;
-		tmp = realloc(t->syms, c * sizeof(*t->syms));
-		if (!tmp)
-			return -ENOMEM;
-		t->syms = tmp;
-		t->cap = c;
-	}
+	if (util__grow((void **)&t->syms, &t->cap, t->nsyms, sizeof(*t->syms)))
+		return -ENOMEM;
 	if (t->strs_len + len + 1 > t->strs_cap) {
 		c = t->strs_cap ? t->strs_cap : 16384;
 		while (t->strs_len + len + 1 > c)

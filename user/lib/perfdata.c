@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 
 #include "lib/perfdata.h"
+#include "lib/util.h"
 
 #ifndef MEMPHASE_VERSION
 #define MEMPHASE_VERSION "unknown"
@@ -284,15 +285,8 @@ static int perfdata__add_build_id(struct perfdata *p, const char *filename,
 		if (b->len == len && !memcmp(b->id, id, len) && !strcmp(b->filename, filename))
 			return 0;
 	}
-	if (p->nr_bids == p->cap_bids) {
-		size_t cap = p->cap_bids ? p->cap_bids * 2 : 16;
-
-		b = realloc(p->bids, cap * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		p->bids = b;
-		p->cap_bids = cap;
-	}
+	if (util__grow((void **)&p->bids, &p->cap_bids, p->nr_bids, sizeof(*p->bids)))
+		return -ENOMEM;
 	b = &p->bids[p->nr_bids];
 	memset(b, 0, sizeof(*b));
 	b->filename = strdup(filename);
