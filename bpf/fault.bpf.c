@@ -204,11 +204,9 @@ int BPF_PROG(handle_fault, unsigned long addr, struct pt_regs *regs, unsigned lo
 	s = stats_get(t->phase);
 	if (s)
 		s->faults++;
-	c = call_pc_get(tgid);
+	c = call_pc_get(t);
 	if (c)
 		c->ivl_faults++;
-	else
-		__sync_fetch_and_add(&t->ivl_faults, 1);
 	/* it runs: whatever held it was let go */
 	if (t->flags & MP_T_HELD)
 		__sync_fetch_and_and(&t->flags, ~MP_T_HELD);

@@ -48,39 +48,65 @@ static __always_inline void hist_add(struct mp_phase_stats *s, int h, __u64 v)
 		s->hist[h][slot & 63]++;
 }
 
-/* The process's state: its slot (an array lookup) or, on a collision, the hash. */
+/* The process's state: its home slot or, when the home is chained, one of the others. */
 static __always_inline struct mp_target *target_lookup(__u32 tgid)
 {
-	__u32 slot = tgid & (MP_TSLOTS - 1);
+	__u32 i, slot = mp_tslot(tgid, 0);
 	struct mp_target *t = bpf_map_lookup_elem(&tslots, &slot);
 
 	if (!t || !tgid)
 		return NULL;
 	if (t->tgid == tgid)
 		return t;
-	if (!t->collided)
+	if (!t->chained)
 		return NULL;
-	return bpf_map_lookup_elem(&targets, &tgid);
+	for (i = 1; i < MP_T_PROBES; i++) {
+		slot = mp_tslot(tgid, i);
+		t = bpf_map_lookup_elem(&tslots, &slot);
+		if (t && t->tgid == tgid)
+			return t;
+	}
+	return NULL;
 }
 
-/* Adds a process: its free slot, or the hash (marking the slot). 0 or -errno. */
+/* Adds a process to its home or, chaining the home, to the first free other slot (one it
+ * holds already first). 0, or -1 when all are taken. */
 static __always_inline int target_add(__u32 tgid, const struct mp_target *nt)
 {
-	__u32 slot = tgid & (MP_TSLOTS - 1);
-	struct mp_target *t = bpf_map_lookup_elem(&tslots, &slot);
-	__u32 collided;
+	__u32 i, slot, chained, want = MP_T_PROBES;
+	struct mp_target *home, *t;
 
+	slot = mp_tslot(tgid, 0);
+	home = bpf_map_lookup_elem(&tslots, &slot);
+	if (!home)
+		return -1;
+	if (home->tgid && home->tgid != tgid) {
+		for (i = 1; i < MP_T_PROBES; i++) {
+			slot = mp_tslot(tgid, i);
+			t = bpf_map_lookup_elem(&tslots, &slot);
+			if (!t)
+				return -1;
+			if (t->tgid == tgid) {
+				want = i;
+				break;
+			}
+			if (!t->tgid && want == MP_T_PROBES)
+				want = i;
+		}
+		if (want == MP_T_PROBES)
+			return -1;
+		home->chained = 1;
+		slot = mp_tslot(tgid, want);
+	}
+	t = bpf_map_lookup_elem(&tslots, &slot);
 	if (!t)
 		return -1;
-	if (!t->tgid || t->tgid == tgid) {
-		collided = t->collided;
-		*t = *nt;
-		t->tgid = tgid;
-		t->collided = collided;
-		return 0;
-	}
-	t->collided = 1;
-	return bpf_map_update_elem(&targets, &tgid, nt, BPF_ANY);
+	chained = t->chained;
+	*t = *nt;
+	t->tgid = tgid;
+	t->slot = slot;
+	t->chained = chained;
+	return 0;
 }
 
 static __always_inline struct mp_target *target_of_current(__u32 *tgid_out)
@@ -128,26 +154,14 @@ static __always_inline struct mp_event *event_new(__u32 type, __u32 tgid, __u32 
 	return e;
 }
 
-/* Whether tgid's state is its slot of tslots (else it is in the targets hash). */
-static __always_inline bool target_in_slot(__u32 tgid)
+/* This CPU's counts of target t (its slot's, reset when the slot had another process). */
+static __always_inline struct call_pc *call_pc_get(const struct mp_target *t)
 {
-	__u32 slot = tgid & (MP_TSLOTS - 1);
-	struct mp_target *st = bpf_map_lookup_elem(&tslots, &slot);
+	__u32 slot = t->slot, c;
+	struct call_pc *pc = bpf_map_lookup_elem(&call_pc, &slot);
 
-	return st && st->tgid == tgid;
-}
-
-/* This CPU's counts of the target in its slot (NULL: the target is in the hash). */
-static __always_inline struct call_pc *call_pc_get(__u32 tgid)
-{
-	__u32 slot = tgid & (MP_TSLOTS - 1), c;
-	struct call_pc *pc;
-
-	if (!target_in_slot(tgid))
-		return NULL;
-	pc = bpf_map_lookup_elem(&call_pc, &slot);
-	if (pc && pc->tgid != tgid) {
-		pc->tgid = tgid;
+	if (pc && pc->tgid != t->tgid) {
+		pc->tgid = t->tgid;
 		pc->growth = 0;
 		pc->ivl_faults = 0;
 		for (c = 0; c < MP_NR_CLASSES; c++) {
@@ -159,34 +173,25 @@ static __always_inline struct call_pc *call_pc_get(__u32 tgid)
 }
 
 /* delta bytes of growth of class member in the target's phase interval and marker call */
-static __always_inline void call_add(struct mp_target *t, __u32 tgid, __u32 member,
-				     __u64 delta)
+static __always_inline void call_add(const struct mp_target *t, __u32 member, __u64 delta)
 {
-	struct call_pc *c = call_pc_get(tgid);
+	struct call_pc *c = call_pc_get(t);
 
-	member &= MP_NR_CLASSES - 1;
-	if (!c) {
-		__sync_fetch_and_add(&t->ivl_growth[member], delta);
-		if (member != MP_SWAP)
-			__sync_fetch_and_add(&t->call_growth, delta);
+	if (!c)
 		return;
-	}
+	member &= MP_NR_CLASSES - 1;
 	c->ivl_growth[member] += delta;
 	if (member != MP_SWAP)
 		c->growth += delta;
 }
 
 /* delta bytes of shrink of class member in the target's phase interval */
-static __always_inline void ivl_shrink_add(struct mp_target *t, __u32 tgid, __u32 member,
-					   __u64 delta)
+static __always_inline void ivl_shrink_add(const struct mp_target *t, __u32 member, __u64 delta)
 {
-	struct call_pc *c = call_pc_get(tgid);
+	struct call_pc *c = call_pc_get(t);
 
-	member &= MP_NR_CLASSES - 1;
 	if (c)
-		c->ivl_shrink[member] += delta;
-	else
-		__sync_fetch_and_add(&t->ivl_shrink[member], delta);
+		c->ivl_shrink[member & (MP_NR_CLASSES - 1)] += delta;
 }
 
 struct call_sum_ctx {
@@ -240,43 +245,32 @@ static __maybe_unused long ivl_sum_cb(__u64 cpu, void *data)
  * per class, address-space bytes mp. The per-CPU sums less the sums the last event took
  * (exchanged, so two events at once still add up: one may see a negative difference).
  */
-static __always_inline void ivl_take(struct mp_target *t, __u32 tgid, __u64 *f, __u64 *g,
-				     __u64 *sh, __u64 *mp)
+static __always_inline void ivl_take(struct mp_target *t, __u64 *f, __u64 *g, __u64 *sh,
+				     __u64 *mp)
 {
-	struct ivl_sum_ctx x = { .slot = tgid & (MP_TSLOTS - 1), .tgid = tgid };
+	struct ivl_sum_ctx x = { .slot = t->slot, .tgid = t->tgid };
 	__u32 c;
 
-	for (c = 0; c < MP_NR_CLASSES; c++) {
-		g[c] = __sync_lock_test_and_set(&t->ivl_growth[c], 0);
-		sh[c] = __sync_lock_test_and_set(&t->ivl_shrink[c], 0);
-	}
 	for (c = 0; c < MP_NR_IVL_MAP; c++)
 		mp[c] = __sync_lock_test_and_set(&t->ivl_map[c], 0);
-	*f = __sync_lock_test_and_set(&t->ivl_faults, 0);
-	if (!target_in_slot(tgid))
-		return;
 	bpf_loop(MP_MAX_CPUS, ivl_sum_cb, &x, 0);
 	for (c = 0; c < MP_NR_CLASSES; c++) {
-		g[c] += x.growth[c] - __sync_lock_test_and_set(&t->ivl_base_growth[c], x.growth[c]);
-		sh[c] += x.shrink[c] - __sync_lock_test_and_set(&t->ivl_base_shrink[c], x.shrink[c]);
+		g[c] = x.growth[c] - __sync_lock_test_and_set(&t->ivl_base_growth[c], x.growth[c]);
+		sh[c] = x.shrink[c] - __sync_lock_test_and_set(&t->ivl_base_shrink[c], x.shrink[c]);
 	}
-	*f += x.faults - __sync_lock_test_and_set(&t->ivl_base_faults, x.faults);
+	*f = x.faults - __sync_lock_test_and_set(&t->ivl_base_faults, x.faults);
 }
 
 /* The growth since the previous marker call ends one "call" of the phase it ran in. */
-static __always_inline void call_flush(struct mp_target *t, __u32 tgid)
+static __always_inline void call_flush(struct mp_target *t)
 {
 	struct mp_phase_stats *s = stats_get(t->phase);
-	struct call_sum_ctx x = { .slot = tgid & (MP_TSLOTS - 1), .tgid = tgid };
-	__u64 g = __sync_lock_test_and_set(&t->call_growth, 0);
+	struct call_sum_ctx x = { .slot = t->slot, .tgid = t->tgid };
 
-	if (target_in_slot(tgid)) {
-		bpf_loop(MP_MAX_CPUS, call_sum_cb, &x, 0);
-		g += x.sum;
-	}
+	bpf_loop(MP_MAX_CPUS, call_sum_cb, &x, 0);
 	/* startup is not a marker call (and a process without markers has only that) */
 	if (s && t->phase)
-		hist_add(s, MP_HIST_CALL_GROWTH, g);
+		hist_add(s, MP_HIST_CALL_GROWTH, x.sum);
 }
 
 /*
@@ -335,7 +329,7 @@ static __always_inline int stack_send(void *ctx, __u32 type, __u32 tgid, __u32 p
 
 	h = bpf_map_lookup_elem(&scratch, &zero);
 	if (!h)
-		return -ENOENT;
+		return -1;
 	h->type = type;
 	h->pid = tgid;
 	h->tid = (__u32)bpf_get_current_pid_tgid();

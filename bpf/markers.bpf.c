@@ -173,7 +173,7 @@ static __always_inline void phase_enter(struct mp_target *t, __u32 tgid, __u32 p
 			s->entries++;
 		/* the old phase's interval ends: take what it counted (lost if the event is) */
 		rss_sync(t, tgid);
-		ivl_take(t, tgid, &faults, g, sh, mp);
+		ivl_take(t, &faults, g, sh, mp);
 	}
 	e = event_new(MP_EV_PHASE, tgid, old);
 	if (!e)
@@ -236,7 +236,7 @@ int handle_marker(struct pt_regs *ctx)
 			__sync_fetch_and_and(&t->flags, ~MP_T_STICKY);
 	}
 	o.phase &= MP_MAX_PHASES - 1;
-	call_flush(t, tgid);
+	call_flush(t);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
 	if (ts) {
 		mapping_flush(ts);
@@ -265,7 +265,7 @@ int handle_marker_ret(struct pt_regs *ctx)
 		return 0;
 	if (t->flags & MP_T_STICKY)
 		return 0;
-	call_flush(t, tgid);
+	call_flush(t);
 	ts = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL, 0);
 	if (ts) {
 		mapping_flush(ts);

@@ -12,8 +12,10 @@
 #define MP_MAX_PHASES	32	/* phase ids 0..31; 0 is "startup" */
 #define MP_MAX_SLOTS	40	/* log2 buckets: [0], [1], [2,3], ... [2^38, 2^39) and up */
 #define MP_COMM_LEN	16
-#define MP_MAX_TARGETS	1024	/* targets whose slot is taken (hash) */
-#define MP_TSLOTS	4096	/* direct-mapped target slots, indexed by tgid % MP_TSLOTS */
+#define MP_MAX_TARGETS	1024	/* targets with orphaned mappings at once */
+#define MP_TSLOTS	4096	/* target slots (a power of two) */
+#define MP_T_PROBES	4	/* a target lives in one of MP_T_PROBES slots of its tgid ... */
+#define MP_T_STRIDE	1025	/* ... tgid + i * MP_T_STRIDE: a run of pids does not pile up */
 #define MP_MAX_CPUS	256	/* per-CPU counters summed by the BPF side */
 #define MP_MAX_MMS	4096	/* mms slots (a power of two) */
 #define MP_MM_PROBES	4	/* an mm lives in one of the MP_MM_PROBES slots after its hash */
@@ -301,31 +303,27 @@ struct mp_phase_stats {
 #define MP_LEFT_PRCTL	(1U << 5)	/* it made itself not dumpable (PR_SET_DUMPABLE 0) */
 
 /*
- * One observed process. It lives in tslots[tgid % MP_TSLOTS] (an array: the fault path
- * finds it without hashing) or, when that slot holds another process, in the targets
- * hash; `collided` on a slot says the hash may hold processes of that slot.
+ * One observed process, in one of the MP_T_PROBES slots of tslots from mp_tslot(tgid, 0)
+ * on (array lookups, no hashing): the first, its home, unless another process holds it;
+ * `chained` on a home says a process of it may be in one of the others.
  */
 struct mp_target {
 	__u32 tgid;		/* 0: free slot */
-	__u32 collided;		/* slots only */
+	__u32 chained;		/* of the slot, not of its process: kept when the slot frees */
+	__u32 slot;		/* where it is: its call_pc entry too */
 	__u32 phase;
 	__u32 flags;
 	__u32 parent;		/* tgid of the target it was forked from, 0 for roots */
 	__u32 mm_gen;		/* bumped at exec: address spaces of older images are dead */
 	__u32 seen;		/* bit per phase id: phases entered so far (rule guards) */
 	__u32 own_mm;		/* mm id of its own address space (its entry in mms: its RSS) */
-	__u64 call_growth;	/* RSS growth since the last marker call (targets in the hash;
-				 * those in their slot count it per CPU: the BPF side's call_pc) */
+	__u32 pad;
 	/*
-	 * The current phase interval's counts, sent with the phase event that ends it: what
-	 * the fault path counts (faults, growth, shrink) here only for a target in the hash
-	 * (reset at the event); one in its slot counts them per CPU (call_pc, monotonic) and
-	 * the event takes their sums less ivl_base, the sums at the previous event. The
-	 * syscalls' address-space bytes are counted here (reset at the event).
+	 * The current phase interval: the fault path counts its faults, growth and shrink per
+	 * CPU (the BPF side's call_pc, monotonic) and the phase event that ends it takes their
+	 * sums less ivl_base, the sums at the previous event. The syscalls' address-space
+	 * bytes are counted here (reset at the event).
 	 */
-	__u64 ivl_faults;
-	__u64 ivl_growth[MP_NR_CLASSES];
-	__u64 ivl_shrink[MP_NR_CLASSES];
 	__u64 ivl_map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
 	__u64 ivl_base_faults;
 	__u64 ivl_base_growth[MP_NR_CLASSES];
@@ -335,6 +333,12 @@ struct mp_target {
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;
 };
+
+/* The i-th slot of tgid's in tslots. */
+static inline __u32 mp_tslot(__u32 tgid, __u32 i)
+{
+	return (tgid + i * MP_T_STRIDE) & (MP_TSLOTS - 1);
+}
 
 /*
  * mms: RSS of one address space, in an array of MP_MAX_MMS slots (open addressing: an

@@ -24,7 +24,7 @@ __noinline int target_leave_current(__u32 why, __u64 path)
 		return 0;
 	/* a hold (new code to probe) would not be released: the target is no longer ours */
 	__sync_fetch_and_or(&t->flags, MP_T_LEFT | MP_T_EXITED);
-	call_flush(t, tgid);
+	call_flush(t);
 	e = event_new(MP_EV_LEFT, tgid, t->phase);
 	if (!e)
 		return 0;
@@ -303,7 +303,7 @@ int BPF_PROG(handle_exit, struct task_struct *task, bool group_dead)
 	if (!t || (t->flags & MP_T_EXITED))
 		return 0;
 	__sync_fetch_and_or(&t->flags, MP_T_EXITED);
-	call_flush(t, tgid);
+	call_flush(t);
 	e = event_new(MP_EV_EXIT, tgid, t->phase);
 	if (!e)
 		return 0;

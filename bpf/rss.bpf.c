@@ -264,7 +264,7 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm, struct mm_s
 			mm->floor[member] = size;
 		if (old > floor) {
 			s->shrink[member] += old - (size > floor ? size : floor);
-			ivl_shrink_add(t, tgid, member, old - (size > floor ? size : floor));
+			ivl_shrink_add(t, member, old - (size > floor ? size : floor));
 		}
 		return;
 	}
@@ -275,7 +275,7 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm, struct mm_s
 			guard_trip(t, tgid, total);
 	}
 	s->growth[member] += amount;
-	call_add(t, tgid, member, amount);
+	call_add(t, member, amount);
 	if (member == MP_SWAP)
 		return;	/* swap-out happens in reclaim, not in the target's code */
 	if (!curr)

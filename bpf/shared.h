@@ -66,16 +66,9 @@ extern struct mp_observer observer;
 MP_MAP struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MP_TSLOTS);
-	__type(key, __u32);			/* tgid % MP_TSLOTS */
+	__type(key, __u32);			/* mp_tslot() */
 	__type(value, struct mp_target);
 } tslots SEC(".maps");
-
-MP_MAP struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MP_MAX_TARGETS);
-	__type(key, __u32);			/* tgid */
-	__type(value, struct mp_target);
-} targets SEC(".maps");
 
 MP_MAP struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -101,8 +94,7 @@ MP_MAP struct {
 /*
  * Growth since the last marker call of the target in each slot of tslots, per CPU (the
  * fault path writes no line another CPU writes); the tgid tells a new occupant's count
- * from the last one's. Targets in the targets hash count in their call_growth. Also the
- * target's faults, growth and shrink, monotonic: a phase event takes their sums over the
+ * from the last one's. Also the target's faults, growth and shrink, monotonic: a phase event takes their sums over the
  * CPUs less the sums the previous one took (mp_target's ivl_base_*), reading the other
  * CPUs' lines, never writing them.
  */
@@ -118,7 +110,7 @@ struct call_pc {
 MP_MAP struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MP_TSLOTS);
-	__type(key, __u32);			/* tgid % MP_TSLOTS */
+	__type(key, __u32);			/* the target's slot */
 	__type(value, struct call_pc);
 } call_pc SEC(".maps");
 

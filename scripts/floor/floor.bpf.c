@@ -2,8 +2,8 @@
 /*
  * The floor of memphase's fault-path design, for scripts/bench.sh (floor_classic, floor_btf):
  * programs on the same tracepoints as memphase's that do nothing but find the target, the way
- * memphase's target_lookup() does (the tgid's slot in a direct-mapped array; the hash behind
- * it only when the slot collided), and count its event in a per-CPU counter. What memphase
+ * memphase's target_lookup() does (the tgid's home slot in an array; its other slots only
+ * when the home is chained), and count its event in a per-CPU counter. What memphase
  * spends per fault above these is its own work.
  *   floor_fault        tp_btf/page_fault_user (memphase: handle_fault)
  *   floor_rss_classic  tp/kmem/rss_stat, the classic tracepoint (memphase: handle_rss_stat)
@@ -21,16 +21,9 @@ char LICENSE[] SEC("license") = "GPL";
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FLOOR_TSLOTS);
-	__type(key, __u32);			/* tgid % FLOOR_TSLOTS */
+	__type(key, __u32);			/* floor_tslot() */
 	__type(value, struct floor_target);
 } tslots SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, FLOOR_MAX_TARGETS);
-	__type(key, __u32);			/* tgid */
-	__type(value, struct floor_target);
-} targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -39,19 +32,25 @@ struct {
 	__type(value, struct floor_counts);
 } counts SEC(".maps");
 
-/* memphase's target_lookup(): the slot, or the hash when the slot collided */
+/* memphase's target_lookup(): the home slot, or the others when the home is chained */
 static __always_inline struct floor_target *target_lookup(__u32 tgid)
 {
-	__u32 slot = tgid & (FLOOR_TSLOTS - 1);
+	__u32 i, slot = floor_tslot(tgid, 0);
 	struct floor_target *t = bpf_map_lookup_elem(&tslots, &slot);
 
 	if (!t || !tgid)
 		return NULL;
 	if (t->tgid == tgid)
 		return t;
-	if (!t->collided)
+	if (!t->chained)
 		return NULL;
-	return bpf_map_lookup_elem(&targets, &tgid);
+	for (i = 1; i < FLOOR_T_PROBES; i++) {
+		slot = floor_tslot(tgid, i);
+		t = bpf_map_lookup_elem(&tslots, &slot);
+		if (t && t->tgid == tgid)
+			return t;
+	}
+	return NULL;
 }
 
 static __always_inline struct floor_counts *counts_get(void)
@@ -98,19 +97,26 @@ int BPF_PROG(floor_rss_btf, struct mm_struct *mm, int member)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(floor_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid, ctgid = child->tgid, slot = ctgid & (FLOOR_TSLOTS - 1);
-	struct floor_target nt = { .tgid = ctgid }, *t;
+	__u32 ptgid = parent->tgid, ctgid = child->tgid, i, slot;
+	struct floor_target *home, *t;
 
 	if (ptgid == ctgid || !target_lookup(ptgid))
 		return 0;	/* a new thread, or not a target's child */
-	t = bpf_map_lookup_elem(&tslots, &slot);
-	if (!t)
-		return 0;
-	if (!t->tgid || t->tgid == ctgid) {
-		t->tgid = ctgid;
-		return 0;
+	/* memphase's target_add(): the home, or the first free other slot, chaining the home */
+	for (i = 0; i < FLOOR_T_PROBES; i++) {
+		slot = floor_tslot(ctgid, i);
+		t = bpf_map_lookup_elem(&tslots, &slot);
+		if (!t)
+			return 0;
+		if (!t->tgid || t->tgid == ctgid)
+			break;
 	}
-	t->collided = 1;
-	bpf_map_update_elem(&targets, &ctgid, &nt, BPF_ANY);
+	if (i == FLOOR_T_PROBES)
+		return 0;
+	t->tgid = ctgid;
+	slot = floor_tslot(ctgid, 0);
+	home = bpf_map_lookup_elem(&tslots, &slot);
+	if (i && home)
+		home->chained = 1;
 	return 0;
 }

@@ -33,7 +33,7 @@
 static int target_add(struct floor_bpf *skel, __u32 tgid)
 {
 	struct floor_target t = { .tgid = tgid };
-	__u32 slot = tgid & (FLOOR_TSLOTS - 1);
+	__u32 slot = floor_tslot(tgid, 0);
 
 	return bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &t, sizeof(t),
 				    BPF_ANY);

@@ -3,14 +3,20 @@
 #ifndef __FLOOR_H
 #define __FLOOR_H
 
-#define FLOOR_TSLOTS	4096	/* direct-mapped target slots, as memphase's MP_TSLOTS */
-#define FLOOR_MAX_TARGETS 64	/* the hash behind a collided slot */
+#define FLOOR_TSLOTS	4096	/* target slots, as memphase's MP_TSLOTS ... */
+#define FLOOR_T_PROBES	4	/* ... MP_T_PROBES */
+#define FLOOR_T_STRIDE	1025	/* ... MP_T_STRIDE */
 
-/* one observed process, in tslots[tgid % FLOOR_TSLOTS] or, on a collision, in targets */
+/* one observed process, in one of its slots (as memphase's struct mp_target) */
 struct floor_target {
 	__u32 tgid;
-	__u32 collided;
+	__u32 chained;
 };
+
+static inline __u32 floor_tslot(__u32 tgid, __u32 i)
+{
+	return (tgid + i * FLOOR_T_STRIDE) & (FLOOR_TSLOTS - 1);
+}
 
 /* per CPU: the events of the targets each program counted */
 struct floor_counts {

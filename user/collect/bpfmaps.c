@@ -228,23 +228,30 @@ static int collect_drops(struct memphase_bpf *skel, struct maplog *ml,
 	return 0;
 }
 
+/* tgid's entry into *t: which of its slots holds it, or -ENOENT. */
+static int target_find(struct memphase_bpf *skel, __u32 tgid, struct mp_target *t)
+{
+	int fd = bpf_map__fd(skel->maps.tslots);
+	__u32 i, slot;
+
+	for (i = 0; i < MP_T_PROBES; i++) {
+		slot = mp_tslot(tgid, i);
+		if (!bpf_map_lookup_elem(fd, &slot, t) && t->tgid == tgid)
+			return i;
+	}
+	return -ENOENT;
+}
+
 /* Per-process peaks, kept with the process (its address spaces' entries may be gone). */
 static void collect_peaks(struct memphase_bpf *skel, struct model *m)
 {
 	struct mp_target t;
 	unsigned int i;
-	__u32 slot;
 
 	for (i = 0; i < m->nprocs; i++) {
 		struct model_proc *p = &m->procs[i];
 
-		if (p->forgotten)
-			continue;
-		slot = p->pid % MP_TSLOTS;
-		if (bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &t, sizeof(t), 0) ||
-		    (t.tgid != p->pid &&
-		     bpf_map__lookup_elem(skel->maps.targets, &p->pid, sizeof(p->pid), &t,
-					  sizeof(t), 0)))
+		if (p->forgotten || target_find(skel, p->pid, &t) < 0)
 			continue;
 		model__raise_peaks(m, p->pid, t.peak, t.peak_total);
 	}
@@ -341,26 +348,34 @@ int bpfmaps__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st,
 	return n;
 }
 
-/* A process lives in its slot of tslots, or in the targets hash when the slot is taken
- * (the BPF side's target_add/target_lookup). */
+/* A process lives in one of its slots of tslots (the BPF side's target_add/target_lookup). */
 int bpfmaps__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags)
 {
-	struct mp_target t = { .tgid = tgid, .flags = flags }, cur;
-	__u32 slot = tgid % MP_TSLOTS;
+	struct mp_target t = { .tgid = tgid, .flags = flags }, home, cur;
+	int fd = bpf_map__fd(skel->maps.tslots);
+	__u32 i, slot = mp_tslot(tgid, 0);
 
-	if (bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0))
+	if (bpf_map_lookup_elem(fd, &slot, &home))
 		return -errno;
-	if (!cur.tgid || cur.tgid == tgid) {
-		t.collided = cur.collided;
-		if (bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &t, sizeof(t), 0))
+	for (i = 0; i < MP_T_PROBES; i++) {
+		slot = mp_tslot(tgid, i);
+		if (bpf_map_lookup_elem(fd, &slot, &cur))
 			return -errno;
-		return 0;
+		if (!cur.tgid || cur.tgid == tgid)
+			break;
 	}
-	cur.collided = 1;
-	if (bpf_map__update_elem(skel->maps.targets, &tgid, sizeof(tgid), &t, sizeof(t), 0) ||
-	    bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0))
-		return -errno;
-	return 0;
+	if (i == MP_T_PROBES)
+		return -ENOSPC;
+	if (i && !home.chained) {
+		home.chained = 1;
+		slot = mp_tslot(tgid, 0);
+		if (bpf_map_update_elem(fd, &slot, &home, BPF_ANY))
+			return -errno;
+		slot = mp_tslot(tgid, i);
+	}
+	t.chained = i ? cur.chained : home.chained;
+	t.slot = slot;
+	return bpf_map_update_elem(fd, &slot, &t, BPF_ANY) ? -errno : 0;
 }
 
 /*
@@ -369,44 +384,34 @@ int bpfmaps__add_target(struct memphase_bpf *skel, __u32 tgid, __u32 flags)
  */
 void bpfmaps__drop_targets(struct memphase_bpf *skel)
 {
-	int sfd = bpf_map__fd(skel->maps.tslots), hfd = bpf_map__fd(skel->maps.targets);
+	int fd = bpf_map__fd(skel->maps.tslots);
 	static const struct mp_target zero;
 	struct mp_target t;
-	__u32 key, next;
+	__u32 key;
 
 	for (key = 0; key < MP_TSLOTS; key++) {
-		if (bpf_map_lookup_elem(sfd, &key, &t) || !t.tgid)
+		if (bpf_map_lookup_elem(fd, &key, &t) || !t.tgid)
 			continue;
-		bpf_map_update_elem(sfd, &key, &zero, BPF_ANY);
+		bpf_map_update_elem(fd, &key, &zero, BPF_ANY);
 		if ((t.flags & MP_T_HELD) && !(t.flags & MP_T_EXITED))
 			kill(t.tgid, SIGCONT);
-	}
-	/* deleting the current key: start over from the first */
-	while (!bpf_map_get_next_key(hfd, NULL, &next)) {
-		if (!bpf_map_lookup_elem(hfd, &next, &t) && (t.flags & MP_T_HELD) &&
-		    !(t.flags & MP_T_EXITED))
-			kill(t.tgid, SIGCONT);
-		if (bpf_map_delete_elem(hfd, &next))
-			break;
 	}
 }
 
 void bpfmaps__del_target(struct memphase_bpf *skel, __u32 tgid)
 {
-	__u32 slot = tgid % MP_TSLOTS;
 	struct mp_target cur;
+	int i = target_find(skel, tgid, &cur);
+	__u32 slot, chained;
 
-	if (!bpf_map__lookup_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0) &&
-	    cur.tgid == tgid) {
-		/* the slot frees up; whether others of it wait in the hash stays known */
-		__u32 collided = cur.collided;
-
-		memset(&cur, 0, sizeof(cur));
-		cur.collided = collided;
-		bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0);
+	if (i < 0)
 		return;
-	}
-	bpf_map__delete_elem(skel->maps.targets, &tgid, sizeof(tgid), 0);
+	/* the slot frees up; whether its home's others may hold processes stays known */
+	slot = mp_tslot(tgid, i);
+	chained = cur.chained;
+	memset(&cur, 0, sizeof(cur));
+	cur.chained = chained;
+	bpf_map__update_elem(skel->maps.tslots, &slot, sizeof(slot), &cur, sizeof(cur), 0);
 }
 
 void bpfmaps__reserve_unknown(struct memphase_bpf *skel, unsigned int nphases)

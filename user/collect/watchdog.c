@@ -47,10 +47,9 @@ static void release(const struct mp_target *t)
 		kill(t->tgid, SIGCONT);
 }
 
-static void watchdog_run(int rfd, int bss_fd, size_t stop_off, size_t bss_size, int slots_fd,
-			 int hash_fd)
+static void watchdog_run(int rfd, int bss_fd, size_t stop_off, size_t bss_size, int slots_fd)
 {
-	__u32 key = 0, next, *prev = NULL;
+	__u32 key = 0;
 	struct mp_target t;
 	char c, *bss;
 
@@ -72,18 +71,12 @@ static void watchdog_run(int rfd, int bss_fd, size_t stop_off, size_t bss_size, 
 	for (key = 0; key < MP_TSLOTS; key++)
 		if (!bpf_map_lookup_elem(slots_fd, &key, &t))
 			release(&t);
-	while (!bpf_map_get_next_key(hash_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(hash_fd, &key, &t))
-			release(&t);
-	}
 	_exit(0);
 }
 
 int watchdog__start(struct watchdog *w, struct memphase_bpf *skel)
 {
-	int pfd[2], keep[4];
+	int pfd[2], keep[3];
 	size_t stop_off, bss_size;
 	pid_t pid;
 
@@ -103,9 +96,8 @@ int watchdog__start(struct watchdog *w, struct memphase_bpf *skel)
 		keep[0] = pfd[0];
 		keep[1] = bpf_map__fd(skel->maps.bss);
 		keep[2] = bpf_map__fd(skel->maps.tslots);
-		keep[3] = bpf_map__fd(skel->maps.targets);
-		close_others(keep, 4);
-		watchdog_run(keep[0], keep[1], stop_off, bss_size, keep[2], keep[3]);
+		close_others(keep, 3);
+		watchdog_run(keep[0], keep[1], stop_off, bss_size, keep[2]);
 	}
 	close(pfd[0]);
 	w->pid = pid;
