@@ -396,6 +396,12 @@ struct model_proc *model__main(struct model *m);
 /* The observed process holding the most RSS that has not exited (the root if none). */
 __u32 model__largest_live(const struct model *m);
 /* Everything observed but not kept. */
+/* Seconds from the start of the run to ts_ns (0 before it). */
+static inline double model__rel_s(const struct model *m, __u64 ts_ns)
+{
+	return ts_ns > m->start_ns ? (ts_ns - m->start_ns) / 1e9 : 0;
+}
+
 static inline __u64 model__lost_events(const struct model *m)
 {
 	return m->lost_kernel + m->lost_model;

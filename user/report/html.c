@@ -9,16 +9,12 @@
 #include "lib/strmap.h"
 #include "model/causes.h"
 #include "report/html.h"
+#include "report/phase_json.h"
 #include "report/plateau.h"
 #include "report/settings.h"
 #include "report/requests.h"
 /* html_js, html_css: generated from html.js and html.css into the build directory */
 #include "report/html_assets.h"
-
-static double rel_s(const struct model *m, __u64 ts)
-{
-	return ts > m->start_ns ? (ts - m->start_ns) / 1e9 : 0;
-}
 
 static void title(struct jsonw *w, const struct model *m)
 {
@@ -35,12 +31,11 @@ static void title(struct jsonw *w, const struct model *m)
 	jsonw__string_field(w, "title", buf);
 }
 
+/* phases[]: the JSON summary's shape (phase_json.h), with the id colours are chosen by and
+ * the bytes the stack samples carried */
 static void phases(struct jsonw *w, const struct model *m)
 {
-	const struct history *h = &m->history;
-	__u64 since = history__open_since(h, m->start_ns);
-	unsigned int i, c;
-	size_t k;
+	unsigned int i;
 
 	jsonw__name(w, "phase_names");
 	jsonw__start_array(w);
@@ -51,39 +46,11 @@ static void phases(struct jsonw *w, const struct model *m)
 	jsonw__start_array(w);
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
-		const struct mp_phase_stats *s = &m->stats[id];
 
 		jsonw__start_object(w);
 		jsonw__u64_field(w, "id", id);
-		jsonw__string_field(w, "name", m->names[id]);
-		jsonw__double_field(w, "time_s", model__phase_time(m, id, m->end_ns) / 1e9);
-		jsonw__u64_field(w, "calls", s->calls);
+		phase_json__fields(w, m, id);
 		jsonw__u64_field(w, "sampled_bytes", m->sampled_bytes[id]);
-		jsonw__name(w, "growth");
-		jsonw__start_object(w);
-		for (c = 0; c < MP_NR_CLASSES; c++)
-			jsonw__u64_field(w, mp_class_name(c), s->growth[c]);
-		jsonw__end_object(w);
-		jsonw__name(w, "intervals");
-		jsonw__start_array(w);
-		for (k = 0; k <= h->niv; k++) {
-			__u64 a, b;
-
-			if (k < h->niv && h->iv[k].phase == id) {
-				a = h->iv[k].start_ns;
-				b = h->iv[k].end_ns;
-			} else if (k == h->niv && since && m->cur_phase == id) {
-				a = since;
-				b = m->end_ns > since ? m->end_ns : since;
-			} else {
-				continue;
-			}
-			jsonw__start_array(w);
-			jsonw__double(w, rel_s(m, a));
-			jsonw__double(w, rel_s(m, b));
-			jsonw__end_array(w);
-		}
-		jsonw__end_array(w);
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
@@ -102,7 +69,7 @@ static void memory(struct jsonw *w, const struct model *m, const struct timeline
 		const struct timeline_sample *t = timeline__at(tl, i);
 
 		jsonw__start_array(w);
-		jsonw__double(w, rel_s(m, t->ts_ns));
+		jsonw__double(w, model__rel_s(m, t->ts_ns));
 		for (c = 0; c < MP_NR_CLASSES; c++)
 			jsonw__s64(w, t->rss[mp_class_order[c]]);
 		jsonw__end_array(w);
@@ -124,7 +91,7 @@ static void memory(struct jsonw *w, const struct model *m, const struct timeline
 
 		snprintf(comm, sizeof(comm), "%.*s", MP_COMM_LEN, m->ooms[i].comm);
 		jsonw__start_object(w);
-		jsonw__double_field(w, "t", rel_s(m, m->ooms[i].ts_ns));
+		jsonw__double_field(w, "t", model__rel_s(m, m->ooms[i].ts_ns));
 		jsonw__string_field(w, "comm", comm);
 		jsonw__u64_field(w, "pid", m->ooms[i].pid);
 		jsonw__end_object(w);
@@ -228,7 +195,7 @@ static int stacks(struct jsonw *w, const struct model *m)
 	jsonw__name(w, "samples");
 	jsonw__start_array(w);
 	for (i = 0; i < p->nwhen && !err; i++) {
-		jsonw__double(w, (double)(__s64)(rel_s(m, p->when[i].ts_ns) * 1e6) / 1e3);
+		jsonw__double(w, (double)(__s64)(model__rel_s(m, p->when[i].ts_ns) * 1e6) / 1e3);
 		jsonw__u64(w, p->when[i].stack);
 		jsonw__u64(w, p->when[i].weight);
 	}
@@ -257,7 +224,7 @@ static int data(FILE *f, const struct output_ctx *ctx)
 	}
 	jsonw__start_object(w);
 	title(w, m);
-	jsonw__double_field(w, "duration_s", rel_s(m, m->end_ns));
+	jsonw__double_field(w, "duration_s", model__rel_s(m, m->end_ns));
 	phases(w, m);
 	memory(w, m, ctx->tl);
 	requests__json(w, m);

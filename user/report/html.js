@@ -41,14 +41,14 @@ function drawChart() {
 	svg.setAttribute("viewBox", "0 0 " + W + " " + H);
 	for (const p of D.phases)
 		for (const iv of p.intervals) {
-			const r = el("rect", { class: "band", x: X(iv[0]), y: TOP,
-				width: Math.max(1, X(iv[1]) - X(iv[0])), height: H - 20 - TOP,
+			const r = el("rect", { class: "band", x: X(iv.start_s), y: TOP,
+				width: Math.max(1, X(iv.end_s) - X(iv.start_s)), height: H - 20 - TOP,
 				fill: phaseColor(p.id), opacity: 0.18, "data-phase": p.name }, svg);
-			el("title", {}, r).textContent = p.name + ": " + iv[0].toFixed(3) + "-" +
-				iv[1].toFixed(3) + " s";
+			el("title", {}, r).textContent = p.name + ": " + iv.start_s.toFixed(3) + "-" +
+				iv.end_s.toFixed(3) + " s";
 			r.addEventListener("click", (ev) => { ev.stopPropagation(); selectPhase(p.name); });
-			if (X(iv[1]) - X(iv[0]) > 40)
-				el("text", { x: X(iv[0]) + 3, y: H - 24, "font-size": 10, fill: "#333",
+			if (X(iv.end_s) - X(iv.start_s) > 40)
+				el("text", { x: X(iv.start_s) + 3, y: H - 24, "font-size": 10, fill: "#333",
 					"pointer-events": "none" }, svg).textContent = p.name;
 		}
 	// stacked areas, anon at the bottom
@@ -252,7 +252,7 @@ function drawTable() {
 		tr.className = "row";
 		tr.dataset.phase = p.name;
 		tr.innerHTML = "<td>" + esc(p.name) + "</td><td>" + p.time_s.toFixed(3) + " s</td><td>" +
-			p.calls + "</td>" + CLS.map((c) => "<td>" + fmt(p.growth[c]) + "</td>").join("") +
+			p.calls + "</td>" + CLS.map((c) => "<td>" + fmt(p.rss_growth_bytes[c]) + "</td>").join("") +
 			"<td>" + fmt(p.sampled_bytes) + "</td>";
 		tr.addEventListener("click", () => selectPhase(p.name));
 		tb.appendChild(tr);

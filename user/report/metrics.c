@@ -171,7 +171,7 @@ static void e_start(struct mw *w, const struct run *r)
 	if (!r->c->self || clock_gettime(CLOCK_REALTIME, &ts))
 		return;
 	sd(w, r, NULL, NULL, ts.tv_sec + ts.tv_nsec / 1e9 -
-	   (mono > r->m->start_ns ? (mono - r->m->start_ns) / 1e9 : 0));
+	   model__rel_s(r->m, mono));
 }
 
 static void e_ended(struct mw *w, const struct run *r)

@@ -10,18 +10,8 @@
 #include "report/plateau.h"
 #include "report/settings.h"
 #include "report/requests.h"
+#include "report/phase_json.h"
 #include "report/report_json.h"
-
-static void classes(struct jsonw *w, const char *name, const __u64 v[MP_NR_CLASSES])
-{
-	int c;
-
-	jsonw__name(w, name);
-	jsonw__start_object(w);
-	for (c = 0; c < MP_NR_CLASSES; c++)
-		jsonw__u64_field(w, mp_class_name(mp_class_order[c]), v[mp_class_order[c]]);
-	jsonw__end_object(w);
-}
 
 /* buckets from the first to the last non-empty one, empty ones between included (bcc) */
 static void histogram(struct jsonw *w, const char *name, const __u64 *slots)
@@ -265,34 +255,6 @@ static void top_mappings(struct jsonw *w, const struct model *m, unsigned int id
 
 /* "intervals": [ { "start_s", "end_s" } ]: when the phase timeline was in phase id,
  * seconds from the start; the last one is open until the end */
-static void intervals(struct jsonw *w, const struct model *m, unsigned int id)
-{
-	const struct history *h = &m->history;
-	size_t i;
-
-	jsonw__name(w, "intervals");
-	jsonw__start_array(w);
-	for (i = 0; i < h->niv; i++) {
-		if (h->iv[i].phase != id)
-			continue;
-		jsonw__start_object(w);
-		jsonw__double_field(w, "start_s", report_json__rel_s(m, h->iv[i].start_ns));
-		jsonw__double_field(w, "end_s", report_json__rel_s(m, h->iv[i].end_ns));
-		jsonw__end_object(w);
-	}
-	/* the intervals follow each other: the open one starts where the last ended */
-	if (m->cur_phase == id && history__open_since(h, m->start_ns)) {
-		__u64 since = history__open_since(h, m->start_ns);
-
-		jsonw__start_object(w);
-		jsonw__double_field(w, "start_s", report_json__rel_s(m, since));
-		jsonw__double_field(w, "end_s", report_json__rel_s(m, m->end_ns > since ?
-								  m->end_ns : since));
-		jsonw__end_object(w);
-	}
-	jsonw__end_array(w);
-}
-
 static void phases(struct jsonw *w, const struct model *m)
 {
 	unsigned int i;
@@ -304,13 +266,7 @@ static void phases(struct jsonw *w, const struct model *m)
 		const struct mp_phase_stats *s = &m->stats[id];
 
 		jsonw__start_object(w);
-		jsonw__string_field(w, "name", m->names[id]);
-		jsonw__u64_field(w, "entries", s->entries + (id == 0));
-		jsonw__u64_field(w, "calls", s->calls);
-		jsonw__double_field(w, "time_s", model__phase_time(m, id, m->end_ns) / 1e9);
-		jsonw__u64_field(w, "faults", s->faults);
-		classes(w, "rss_growth_bytes", s->growth);
-		classes(w, "rss_shrink_bytes", s->shrink);
+		phase_json__fields(w, m, id);
 		jsonw__u64_field(w, "mmap_bytes", s->mmap_bytes);
 		jsonw__u64_field(w, "munmap_bytes", s->munmap_bytes);
 		jsonw__u64_field(w, "brk_bytes", s->brk_bytes);
@@ -321,7 +277,6 @@ static void phases(struct jsonw *w, const struct model *m)
 		histogram(w, "mmap_size", s->hist[MP_HIST_MMAP_SIZE]);
 		jsonw__end_object(w);
 		top_mappings(w, m, id);
-		intervals(w, m, id);
 		jsonw__name(w, "pressure");
 		jsonw__start_object(w);
 		jsonw__double_field(w, "reclaim_s", s->reclaim_ns / 1e9);
@@ -449,8 +404,7 @@ static void processes(struct jsonw *w, const struct model *m)
 		if (p->left) {
 			jsonw__name(w, "left");
 			jsonw__start_object(w);
-			jsonw__double_field(w, "time_s", p->left_ns > m->start_ns ?
-					    (p->left_ns - m->start_ns) / 1e9 : 0);
+			jsonw__double_field(w, "time_s", model__rel_s(m, p->left_ns));
 			jsonw__string_field(w, "reason", model__left_reason(p->left));
 			jsonw__string_field(w, "program", p->left_path);
 			jsonw__end_object(w);
@@ -485,7 +439,7 @@ static void before_kill(struct jsonw *w, const struct model *m, const struct mod
 			continue;
 		jsonw__start_object(w);
 		jsonw__string_field(w, "name", m->names[id]);
-		classes(w, "growth_bytes", g);
+		phase_json__classes(w, "growth_bytes", g);
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
@@ -506,7 +460,7 @@ static void ooms(struct jsonw *w, const struct model *m)
 		jsonw__string_field(w, "comm", o->comm);
 		jsonw__string_field(w, "phase", o->phase < m->nphases ? m->names[o->phase] : "");
 		jsonw__double_field(w, "time_s",
-				    (o->ts_ns > m->start_ns ? o->ts_ns - m->start_ns : 0) / 1e9);
+				    model__rel_s(m, o->ts_ns));
 		jsonw__u64_field(w, "anon_rss_bytes", o->rss[MP_ANON]);
 		jsonw__u64_field(w, "file_rss_bytes", o->rss[MP_FILE]);
 		jsonw__u64_field(w, "shmem_rss_bytes", o->rss[MP_SHMEM]);
@@ -585,11 +539,6 @@ static void bpf_stats(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
-double report_json__rel_s(const struct model *m, __u64 ts_ns)
-{
-	return ts_ns > m->start_ns ? (ts_ns - m->start_ns) / 1e9 : 0;
-}
-
 /*
  * "timeline": { "samples": [ { "t_s", "phase", "anon", "file", "shmem", "swap" } ] }:
  * RSS of the observed processes over the run, at most REPORT_JSON_TIMELINE samples
@@ -611,7 +560,7 @@ static void timeline(struct jsonw *w, const struct model *m, const struct timeli
 		if (i % step && i != n - 1 && !(t->flags & TIMELINE_PHASE_CHANGED))
 			continue;
 		jsonw__start_object(w);
-		jsonw__double_field(w, "t_s", report_json__rel_s(m, t->ts_ns));
+		jsonw__double_field(w, "t_s", model__rel_s(m, t->ts_ns));
 		jsonw__string_field(w, "phase", t->phase < m->nphases ? m->names[t->phase] : "?");
 		for (c = 0; c < MP_NR_CLASSES; c++)
 			jsonw__s64_field(w, mp_class_name(mp_class_order[c]),
@@ -638,7 +587,7 @@ int report_json__write_tl(FILE *f, const struct model *m, const struct timeline 
 	jsonw__string_field(w, "memphase_version", MEMPHASE_VERSION);
 	target(w, m);
 	jsonw__double_field(w, "duration_s",
-			    (m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0) / 1e9);
+			    model__rel_s(m, m->end_ns));
 	peak(w, m);
 	causes(w, m);
 	jsonw__u64_field(w, "rss_peak_pid", model__main((struct model *)m) ?

@@ -15,8 +15,6 @@
 /* Writes the whole document (tl: the RSS history, or NULL); 0 or -EIO. */
 int report_json__write(FILE *f, const struct model *m);
 int report_json__write_tl(FILE *f, const struct model *m, const struct timeline *tl);
-/* Seconds from the start of the run to ts_ns (0 before it). */
-double report_json__rel_s(const struct model *m, __u64 ts_ns);
 
 extern const struct output_format report_json_format;
 

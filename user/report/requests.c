@@ -49,11 +49,6 @@ static const char *grouped(char *b, size_t len, long v)
 	return b;
 }
 
-static double secs(const struct model *m, __u64 ns)
-{
-	return (ns > m->start_ns ? ns - m->start_ns : 0) / 1e9;
-}
-
 /* The last whole request (its projection is the latest). */
 static const struct model_request *last_closed(const struct model *m)
 {
@@ -250,7 +245,7 @@ void requests__print(FILE *f, const struct model *m)
 				continue;
 			}
 			fprintf(f, "  %-4u %7.2fs %7.2fs %7" PRIu64 " %7" PRIu64 " %11s%s", i + 1,
-				secs(m, r->start_ns),
+				model__rel_s(m, r->start_ns),
 				(end > r->start_ns ? end - r->start_ns : 0) / 1e9,
 				(uint64_t)r->prompt_tokens, (uint64_t)r->gen_tokens,
 				signed_bytes(b[3], 32, req_growth(r)), gpu ? "" : "  ");
@@ -436,9 +431,9 @@ void requests__json(struct jsonw *w, const struct model *m)
 		const struct model_request *r = &m->requests[i];
 
 		jsonw__start_object(w);
-		jsonw__double_field(w, "start_s", secs(m, r->start_ns));
+		jsonw__double_field(w, "start_s", model__rel_s(m, r->start_ns));
 		if (r->end_ns)
-			jsonw__double_field(w, "end_s", secs(m, r->end_ns));
+			jsonw__double_field(w, "end_s", model__rel_s(m, r->end_ns));
 		else
 			jsonw__null_field(w, "end_s");
 		jsonw__bool_field(w, "oom_killed", r->oom);

@@ -50,7 +50,7 @@ static void print_cmd(FILE *f, const struct model *m)
 static void print_run_line(FILE *f, const struct model *m)
 {
 	const struct model_proc *root = model__root((struct model *)m);
-	double secs = (m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0) / 1e9;
+	double secs = model__rel_s(m, m->end_ns);
 
 	fprintf(f, "memphase: ");
 	print_cmd(f, m);
@@ -66,7 +66,7 @@ static void print_run_line(FILE *f, const struct model *m)
 		fprintf(f, ", still running (detached)");
 	if (root && root->left)
 		fprintf(f, "; no longer observed after %.2f s: %s",
-			root->left_ns > m->start_ns ? (root->left_ns - m->start_ns) / 1e9 : 0,
+			model__rel_s(m, root->left_ns),
 			model__left_reason(root->left));
 	fprintf(f, "\n");
 }
@@ -127,7 +127,7 @@ static void print_ooms(FILE *f, const struct model *m)
 
 	for (i = 0; i < m->nooms; i++) {
 		const struct model_oom *o = &m->ooms[i];
-		double t = (o->ts_ns > m->start_ns ? o->ts_ns - m->start_ns : 0) / 1e9;
+		double t = model__rel_s(m, o->ts_ns);
 
 		fprintf(f, "OOM-killed: %s (pid %u) during %s after %.1f s: anon %s, file %s, "
 			   "shmem %s\n",

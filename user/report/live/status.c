@@ -46,7 +46,7 @@ double status__elapsed(const struct model *m, __u64 now_ns)
 {
 	__u64 end = m->finished ? m->end_ns : now_ns;
 
-	return end > m->start_ns ? (end - m->start_ns) / 1e9 : 0;
+	return model__rel_s(m, end);
 }
 
 const char *status__phase_name(const struct model *m, unsigned int id)
