@@ -178,12 +178,12 @@ static int live_start(struct session *s)
 static int poll_loop(struct session *s)
 {
 	__u64 now, deadline = 0;
-	int err;
+	int err, wait_ms = POLL_MS;
 
 	if (s->env->duration > 0)
 		deadline = s->model.start_ns + (__u64)(s->env->duration * 1e9);
 	for (;;) {
-		err = collector__poll(s->collector, POLL_MS);
+		err = collector__poll(s->collector, wait_ms);
 		if (err)
 			return err;
 		session_record__rotate(s);
@@ -201,6 +201,10 @@ static int poll_loop(struct session *s)
 		if (s->target.spawned) {
 			if (target__poll_exit(&s->target))
 				return 0;
+			/* its exit event comes before it can be reaped (exit_mm(), exit_notify()):
+			 * the reap is near, not a tick away */
+			if (collector__root_exited(s->collector))
+				wait_ms = REAP_POLL_MS;
 		} else if (collector__root_exited(s->collector) || !target__alive(&s->target)) {
 			return 0;
 		}

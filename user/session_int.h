@@ -30,6 +30,7 @@
 #include "report/outputs.h"
 
 #define POLL_MS		100
+#define REAP_POLL_MS	2	/* ... once the command's exit was seen, until it is reaped */
 #define TEXTFILE_NS	(5ULL * 1000000000)	/* --metrics-textfile period */
 #define CHANNEL_NS	(1ULL * 1000000000)	/* under watch: the exposition sent this often */
 #define CHANNEL_FINAL_MS 2000			/* the last one may wait this long for room */
