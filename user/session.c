@@ -64,15 +64,6 @@ static void on_max_rss(void *ctx, pid_t pid, const char *comm)
 	guard__max_rss(s->guard, pid, comm);
 }
 
-_Static_assert(COLLECTOR_MAX_LATE >= LOADER_LATE_OBJS, "the collector takes every late object");
-
-static unsigned int late_objs(void *ctx, struct bpf_object **objs, unsigned int max)
-{
-	struct session *s = ctx;
-
-	return max >= LOADER_LATE_OBJS ? loader__late_done(s->late, objs) : 0;
-}
-
 /* The guard's snapshot: every regular output file as things stand. */
 static void on_snapshot(void *ctx)
 {
@@ -107,7 +98,7 @@ int session__start_collector(struct session *s)
 		.ncause_files = e->ncause_files,
 		.allocators = e->allocators,
 		.nallocators = e->nallocators,
-		.hooks = { .ctx = s, .notice = on_notice, .max_rss = on_max_rss, .late = late_objs },
+		.hooks = { .ctx = s, .notice = on_notice, .max_rss = on_max_rss },
 	};
 	struct guard_opts go = {
 		.max_rss = e->max_rss,
@@ -354,7 +345,6 @@ cleanup:
 	guard__free(s->guard);
 	collector__free(s->collector);
 	probes__free(s->probes);
-	loader__late_free(s->late);
 	memphase_bpf__destroy(s->side);
 	memphase_bpf__destroy(s->skel);
 	/* a detached command must not stay stopped by a library-load stop in flight */

@@ -81,8 +81,7 @@ static int bpf_load(struct session *s)
 	}
 	lo.oo = &oo;
 	lo.split = kb.fd >= 0;
-	lo.btf_fd = kb.fd;
-	err = loader__load(s->skel, &lo, &s->side, &s->late);
+	err = loader__load(s->skel, &lo, &s->side);
 	/* the minimal BTF is read by the load */
 	kbtf__close(&kb);
 	if (err) {
@@ -169,53 +168,25 @@ int session_bpf__join(struct session *s)
 	return s->load_err ? s->load_err : s->attach_err;
 }
 
-/* The program named name in one of objs[n] that loaded it, else NULL. */
-static struct bpf_program *prog_loaded(struct bpf_object *const *objs, unsigned int n,
-				       const char *name)
+/* The program named name, if it loaded (else NULL: not configured to). */
+static struct bpf_program *prog_loaded(struct memphase_bpf *skel, const char *name)
 {
-	struct bpf_program *prog;
-	unsigned int i;
+	struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, name);
 
-	for (i = 0; i < n; i++) {
-		prog = objs[i] ? bpf_object__find_program_by_name(objs[i], name) : NULL;
-		if (prog && bpf_program__fd(prog) >= 0)
-			return prog;
-	}
-	return NULL;
+	return prog && bpf_program__fd(prog) >= 0 ? prog : NULL;
 }
 
-/* The probes' programs: the first object's, or the late ones' once loaded (a failed
- * load said once). */
-static int probes_progs(void *ctx, struct probes_progs *pp)
-{
-	struct session *s = ctx;
-	struct bpf_object *objs[LOADER_LATE_OBJS] = { s->skel->obj };
-	unsigned int n = 1;
-	int err;
-
-	if (s->late) {
-		err = loader__late_wait(s->late, objs);
-		if (err) {
-			if (!s->late_said)
-				fprintf(stderr, "memphase: failed to load the marker programs: %s\n",
-					strerror(-err));
-			s->late_said = true;
-			return err;
-		}
-		n = LOADER_LATE_OBJS;
-	}
-	pp->marker = prog_loaded(objs, n, "handle_marker");
-	pp->marker_ret = prog_loaded(objs, n, "handle_marker_ret");
-	pp->alloc_entry = prog_loaded(objs, n, "handle_alloc_entry");
-	pp->alloc_return = prog_loaded(objs, n, "handle_alloc_return");
-	return 0;
-}
-
-/* After session_bpf__loaded(): the marker and allocation probes (their programs may still be
- * loading: the first attach waits for them). 0 or -errno. */
+/* After session_bpf__loaded(): the marker and allocation probes. 0 or -errno. */
 int session_bpf__probes_start(struct session *s)
 {
-	s->probes = probes__new(&s->phases, probes_progs, s, s->fs, &s->user, s->env->verbose);
+	struct probes_progs pp = {
+		.marker = prog_loaded(s->skel, "handle_marker"),
+		.marker_ret = prog_loaded(s->skel, "handle_marker_ret"),
+		.alloc_entry = prog_loaded(s->skel, "handle_alloc_entry"),
+		.alloc_return = prog_loaded(s->skel, "handle_alloc_return"),
+	};
+
+	s->probes = probes__new(&s->phases, &pp, s->fs, &s->user, s->env->verbose);
 	if (!s->probes)
 		return -ENOMEM;
 	probes__set_allocs(s->probes, cuda_allocs, cuda_nallocs);

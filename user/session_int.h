@@ -46,8 +46,6 @@ struct session {
 	int status;			/* memphase's exit status */
 	struct memphase_bpf *skel;
 	struct memphase_bpf *side;	/* the side program's object (loader.h), or NULL */
-	struct loader_late *late;	/* the late programs' load (loader.h), or NULL */
-	bool late_said;			/* its failure said */
 	/* bpf_load(), then bpf_attach(), on a thread from bpf_begin() to bpf_join() */
 	pthread_t load_th;
 	pthread_mutex_t load_lock;

@@ -72,9 +72,6 @@ int session_target__run(struct session *s)
 	err = target__resume(&s->target);
 	if (err)
 		return err;
-	/* the marker programs, now that the command runs (its first new code waits for
-	 * them, held, if they have markers to probe) */
-	loader__late_begin(s->late);
 	/* it runs: its log is a log now */
 	outputs__log_commit(&s->out);
 	return 0;
@@ -136,7 +133,5 @@ int session_target__attach(struct session *s)
 		return -ESRCH;
 	}
 	collector__started(s->collector);
-	/* a library with markers it loads later */
-	loader__late_begin(s->late);
 	return session_record__commit(s);
 }

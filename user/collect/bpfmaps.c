@@ -450,24 +450,19 @@ void bpfmaps__seen_file(struct memphase_bpf *skel, const char *path)
 			     BPF_ANY);
 }
 
-/* prog's descriptor: its own, or that of its namesake in one of others[n] that loaded it */
-static int prog_fd_any(const struct bpf_program *prog, struct bpf_object *const *others,
-		       unsigned int n)
+/* prog's descriptor: its own, or that of its namesake in side if that loaded it */
+static int prog_fd_any(const struct bpf_program *prog, struct bpf_object *side)
 {
-	int fd = bpf_program__fd(prog);
 	struct bpf_program *op;
-	unsigned int i;
+	int fd = bpf_program__fd(prog);
 
-	for (i = 0; fd < 0 && i < n; i++) {
-		op = others[i] ? bpf_object__find_program_by_name(others[i],
-								  bpf_program__name(prog)) : NULL;
-		fd = op ? bpf_program__fd(op) : -1;
-	}
-	return fd;
+	if (fd >= 0 || !side)
+		return fd;
+	op = bpf_object__find_program_by_name(side, bpf_program__name(prog));
+	return op ? bpf_program__fd(op) : -1;
 }
 
-int bpfmaps__bpf_stats(struct memphase_bpf *skel, struct bpf_object *const *others,
-		       unsigned int n, struct model *m)
+int bpfmaps__bpf_stats(struct memphase_bpf *skel, struct bpf_object *side, struct model *m)
 {
 	struct model_bpf_stats *st = &m->bpf_stats;
 	struct bpf_program *prog;
@@ -479,8 +474,8 @@ int bpfmaps__bpf_stats(struct memphase_bpf *skel, struct bpf_object *const *othe
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		struct model_prog_stats *p;
-		/* loaded from another object (loader.h) */
-		int fd = prog_fd_any(prog, others, n);
+		/* loaded from the side object (loader.h) */
+		int fd = prog_fd_any(prog, side);
 
 		/* not loaded (autoload off): it never ran */
 		if (fd < 0)

@@ -52,12 +52,11 @@ int bpfmaps__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st,
 /*
  * Reads every loaded program's run count and run time (bpf_obj_get_info_by_fd; the
  * kernel counts the time only while BPF_STATS_RUN_TIME is enabled) into m->bpf_stats:
- * skel's, or those of one of others[n] (NULL entries allowed: the objects that loaded
- * some of skel's programs instead, loader.h). Returns 0, or the last -errno of a program
- * it could not read (the others are kept).
+ * skel's, or their namesakes' in side (NULL: none), the object that loaded some of skel's
+ * programs instead (loader.h). Returns 0, or the last -errno of a program it could not
+ * read (the others are kept).
  */
-int bpfmaps__bpf_stats(struct memphase_bpf *skel, struct bpf_object *const *others,
-		       unsigned int n, struct model *m);
+int bpfmaps__bpf_stats(struct memphase_bpf *skel, struct bpf_object *side, struct model *m);
 /*
  * Has every thread send the mapping growth it still holds (the flush_threads iterator; from
  * side, NULL: none, if it was loaded there), before the last read of the mappings. 0,

@@ -933,12 +933,7 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 		recorder__profile(c->rec, &m->profile);
 	nvml_tick(c, end);
 	if (c->bpf_stats) {
-		struct bpf_object *others[1 + COLLECTOR_MAX_LATE] = { c->side };
-		unsigned int n = 1;
-
-		if (c->hooks.late)
-			n += c->hooks.late(c->hooks.ctx, others + 1, COLLECTOR_MAX_LATE);
-		bpfmaps__bpf_stats(c->skel, others, n, m);
+		bpfmaps__bpf_stats(c->skel, c->side, m);
 		recorder__bpf_stats(c->rec, &m->bpf_stats);
 	}
 	if (reaped)

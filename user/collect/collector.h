@@ -33,8 +33,6 @@ struct collector;
 #define COLLECTOR_TIMELINE_CAP	4096		/* RSS history samples (thinned, whole run) */
 #define COLLECTOR_RATE_WINDOW_S	5.0		/* the timeline's growth-rate window */
 
-#define COLLECTOR_MAX_LATE	4		/* collector_hooks.late's objects, at most */
-
 /* What the collector tells the orchestrator. */
 struct collector_hooks {
 	void *ctx;
@@ -42,9 +40,6 @@ struct collector_hooks {
 	void (*notice)(void *ctx, const char *msg);
 	/* BPF saw a process cross --max-rss */
 	void (*max_rss)(void *ctx, pid_t pid, const char *comm);
-	/* objects that loaded some of the programs later, those loaded by now: how many
-	 * (at most max) into objs */
-	unsigned int (*late)(void *ctx, struct bpf_object **objs, unsigned int max);
 };
 
 struct collector_opts {

@@ -32,10 +32,6 @@ struct file_id {
 };
 
 struct probes {
-	probes_progs_fn progs_fn;	/* the programs, once (progs_err) */
-	void *progs_ctx;
-	bool progs_asked;
-	int progs_err;
 	struct probes_progs pp;
 	const struct phases *ph;
 	int verbose;
@@ -58,7 +54,7 @@ struct probes {
 	unsigned int nalloc_rets;		/* ... of which also at return */
 };
 
-struct probes *probes__new(const struct phases *ph, probes_progs_fn progs, void *ctx,
+struct probes *probes__new(const struct phases *ph, const struct probes_progs *pp,
 			   struct userfs *fs, const struct creds *user, int verbose)
 {
 	struct probes *p = calloc(1, sizeof(*p));
@@ -67,23 +63,12 @@ struct probes *probes__new(const struct phases *ph, probes_progs_fn progs, void 
 		return NULL;
 	p->fs = fs;
 	p->user = user;
-	p->progs_fn = progs;
-	p->progs_ctx = ctx;
+	p->pp = *pp;
+	p->multi = pp->marker &&
+		   bpf_program__expected_attach_type(pp->marker) == PROBES_UPROBE_MULTI;
 	p->ph = ph;
 	p->verbose = verbose;
 	return p;
-}
-
-/* The programs, asked for once (the first attach may wait for their load): 0 or -errno. */
-static int probes_progs(struct probes *p)
-{
-	if (p->progs_asked)
-		return p->progs_err;
-	p->progs_asked = true;
-	p->progs_err = p->progs_fn(p->progs_ctx, &p->pp);
-	if (!p->progs_err && p->pp.marker)
-		p->multi = bpf_program__expected_attach_type(p->pp.marker) == PROBES_UPROBE_MULTI;
-	return p->progs_err;
 }
 
 /* BPF_LINK_CREATE's uprobe_multi member, as in the kernel's uapi since 6.6 */
@@ -260,13 +245,7 @@ static int scan_allocs(struct probes *p, struct elfsym *es, const char *name, co
 
 		if (elfsym__lookup(es, a->symbol, &off))
 			continue;
-		err = probes_progs(p);
-		if (err) {
-			errno = -err;
-			ok = false;
-		} else {
-			ok = attach_one(p, p->pp.alloc_entry, path, off, i, false) != NULL;
-		}
+		ok = attach_one(p, p->pp.alloc_entry, path, off, i, false) != NULL;
 		if (ok && a->rule.op == MP_AOP_ALLOC &&
 		    !attach_one(p, p->pp.alloc_return, path, off, i, true)) {
 			/* an entry without its return would leave the thread's call open */
@@ -396,9 +375,7 @@ int probes__scan_file(struct probes *p, const char *name, const char *open_path)
 	elfsym__close(es);
 	if (!n)
 		goto cleanup;
-	err = probes_progs(p);
-	if (!err)
-		err = attach_markers(p, p->pp.marker, path, offs, cookies, n, false);
+	err = attach_markers(p, p->pp.marker, path, offs, cookies, n, false);
 	if (!err && nr)
 		err = attach_markers(p, p->pp.marker_ret, path, roffs, rcookies, nr, true);
 	if (err) {

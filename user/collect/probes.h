@@ -31,18 +31,11 @@ struct probes_progs {
 };
 
 /*
- * Fills *pp with the loaded programs, waiting for their load if it is still going on
- * (loader.h's late programs): 0 or -errno. Called once, before the first uprobe is
- * attached: a target whose files have no marker and no allocation function never waits.
- */
-typedef int (*probes_progs_fn)(void *ctx, struct probes_progs *pp);
-
-/*
  * fs: may the invoking user read a file a target maps (userfs__may_read: one they may not
  * read is not scanned); user: the invoking user, as whom a marker's binary path is opened
  * to say why it never matched (NULL for both: root's rights).
  */
-struct probes *probes__new(const struct phases *ph, probes_progs_fn progs, void *ctx,
+struct probes *probes__new(const struct phases *ph, const struct probes_progs *pp,
 			   struct userfs *fs, const struct creds *user, int verbose);
 void probes__free(struct probes *p);	/* detaches; NULL-safe */
 /*
