@@ -276,7 +276,7 @@ int bpfmaps__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, 
 			 struct recorder *rec)
 {
 	int fd = bpf_map__fd(skel->maps.allocs), err;
-	struct mp_alloc_key cur, next, *prev = NULL, *keys = NULL, *grown;
+	struct mp_alloc_key cur, next, *prev = NULL, *keys = NULL;
 	struct mp_alloc_event e = { .type = MP_EV_FREE, .pid = pid, .phase = phase };
 	size_t nkeys = 0, cap = 0, i;
 	struct mp_alloc_val v;
@@ -287,14 +287,9 @@ int bpfmaps__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, 
 		prev = &cur;
 		if (cur.tgid != pid)
 			continue;
-		if (nkeys == cap) {
-			cap = cap ? 2 * cap : 16;
-			grown = realloc(keys, cap * sizeof(*keys));
-			if (!grown) {
-				err = -ENOMEM;
-				break;
-			}
-			keys = grown;
+		if (util__grow((void **)&keys, &cap, nkeys, sizeof(*keys))) {
+			err = -ENOMEM;
+			break;
 		}
 		keys[nkeys++] = cur;
 	}

@@ -9,6 +9,7 @@
 #include "collect/stacks.h"
 #include "lib/recfile.h"
 #include "lib/strmap.h"
+#include "lib/util.h"
 
 #define MAX_STRINGS	(1U << 24)
 #define MAX_ARGS	4096
@@ -29,7 +30,8 @@ struct replay {
 	enum window_state win;
 	struct strmap base_maps;	/* mapping bytes where the window opened */
 	char **strings;		/* REC_STRING ids */
-	__u32 nstrings, capstrings;
+	__u32 nstrings;
+	size_t capstrings;
 	bool begun;
 	char why[160];
 };
@@ -53,15 +55,8 @@ static int on_string(struct replay *r, struct reccur *cur)
 
 	if (cur->bad || !s || id != r->nstrings || id >= MAX_STRINGS)
 		return -EBADMSG;
-	if (r->nstrings == r->capstrings) {
-		__u32 cap = r->capstrings ? r->capstrings * 2 : 256;
-		char **p = realloc(r->strings, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		r->strings = p;
-		r->capstrings = cap;
-	}
+	if (util__grow((void **)&r->strings, &r->capstrings, r->nstrings, sizeof(*r->strings)))
+		return -ENOMEM;
 	copy = strndup(s, n);
 	if (!copy)
 		return -ENOMEM;

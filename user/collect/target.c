@@ -18,6 +18,7 @@
 #include "lib/userfs.h"
 #include "collect/target.h"
 #include "lib/utf8.h"
+#include "lib/util.h"
 
 /* What the child tells memphase through its pipe before it stops, or when it fails. */
 enum spawn_stage {
@@ -343,13 +344,8 @@ char **target__cmdline(pid_t pid)
 	if (fd < 0)
 		return NULL;
 	for (;;) {
-		if (len + 4096 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			p = realloc(data, cap);
-			if (!p)
-				goto out;
-			data = p;
-		}
+		if (util__reserve((void **)&data, &cap, len + 4096, 1))
+			goto out;
 		r = read(fd, data + len, cap - len - 1);
 		if (r <= 0)
 			break;

@@ -49,21 +49,10 @@ struct elfsym {
 
 static int elfsym__add(struct elfsym *e, const char *name, size_t len, __u64 off, int rank)
 {
-	void *tmp;
-	size_t cap;
-
 	if (util__grow((void **)&e->ents, &e->cap, e->nents, sizeof(*e->ents)))
 		return -ENOMEM;
-	if (e->pool_len + len + 1 > e->pool_cap) {
-		cap = e->pool_cap ? e->pool_cap : 4096;
-		while (e->pool_len + len + 1 > cap)
-			cap *= 2;
-		tmp = realloc(e->pool, cap);
-		if (!tmp)
-			return -ENOMEM;
-		e->pool = tmp;
-		e->pool_cap = cap;
-	}
+	if (util__reserve((void **)&e->pool, &e->pool_cap, e->pool_len + len + 1, 1))
+		return -ENOMEM;
 	memcpy(e->pool + e->pool_len, name, len);
 	e->pool[e->pool_len + len] = '\0';
 	e->ents[e->nents].name_off = e->pool_len;
@@ -592,24 +581,15 @@ void elfsym_table__free(struct elfsym_table *t)
 int elfsym_table__add(struct elfsym_table *t, Elf *elf, const char *name, const GElf_Sym *sym,
 		      GElf_Word shndx, __u64 addr)
 {
-	size_t len, c;
-	void *tmp;
+	size_t len;
 
 	if (!elfsym__is_function(elf, name, sym, shndx, true))
 		return 0;
 	len = strcspn(name, "@");	/* without "@VERSION" / "@@VERSION" */
 	if (util__grow((void **)&t->syms, &t->cap, t->nsyms, sizeof(*t->syms)))
 		return -ENOMEM;
-	if (t->strs_len + len + 1 > t->strs_cap) {
-		c = t->strs_cap ? t->strs_cap : 16384;
-		while (t->strs_len + len + 1 > c)
-			c *= 2;
-		tmp = realloc(t->strs, c);
-		if (!tmp)
-			return -ENOMEM;
-		t->strs = tmp;
-		t->strs_cap = c;
-	}
+	if (util__reserve((void **)&t->strs, &t->strs_cap, t->strs_len + len + 1, 1))
+		return -ENOMEM;
 	memcpy(t->strs + t->strs_len, name, len);
 	t->strs[t->strs_len + len] = '\0';
 	t->syms[t->nsyms++] = (struct elfsym_addr){

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lib/flamegraph.h"
+#include "lib/util.h"
 #include "lib/utf8.h"
 
 #define FG_DEF_WIDTH	1200
@@ -40,7 +41,8 @@ struct fg_node {
 
 struct fg_tree {
 	struct fg_node *nodes;	/* [0] is the root, "all" */
-	__u32 nr, cap;
+	__u32 nr;
+	size_t cap;
 	__u32 *slots;		/* hash of (parent, name) -> node index + 1; 0 is free */
 	__u32 nslots;		/* power of 2, at least twice nr */
 	__u32 *kids;		/* children of each node, contiguous, by name */
@@ -240,7 +242,6 @@ static int fg_tree__rehash(struct fg_tree *t, __u32 nslots)
 static int fg_tree__child(struct fg_tree *t, __u32 parent, const char *name, size_t len,
 			  __u32 *id)
 {
-	struct fg_node *nodes;
 	__u32 mask, h, s;
 	int err;
 
@@ -262,13 +263,8 @@ static int fg_tree__child(struct fg_tree *t, __u32 parent, const char *name, siz
 			return 0;
 		}
 	}
-	if (t->nr == t->cap) {
-		nodes = realloc(t->nodes, (size_t)t->cap * 2 * sizeof(*nodes));
-		if (!nodes)
-			return -ENOMEM;
-		t->nodes = nodes;
-		t->cap *= 2;
-	}
+	if (util__grow((void **)&t->nodes, &t->cap, t->nr, sizeof(*t->nodes)))
+		return -ENOMEM;
 	t->nodes[t->nr] = (struct fg_node){ .name = name, .len = len, .parent = parent };
 	t->slots[h] = t->nr + 1;
 	*id = t->nr++;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "lib/pbwriter.h"
+#include "lib/util.h"
 
 #define WIRE_VARINT	0
 #define WIRE_LEN	2
@@ -26,23 +27,12 @@ void pbw__free(struct pbw *b)
 /* room for n more bytes; false (and err set) when there is none */
 static bool room(struct pbw *b, size_t n)
 {
-	size_t ncap;
-	void *p;
-
 	if (b->err)
 		return false;
-	if (b->len + n <= b->cap)
-		return true;
-	ncap = b->cap ? b->cap : 4096;
-	while (ncap < b->len + n)
-		ncap *= 2;
-	p = realloc(b->buf, ncap);
-	if (!p) {
+	if (util__reserve((void **)&b->buf, &b->cap, b->len + n, 1)) {
 		b->err = -ENOMEM;
 		return false;
 	}
-	b->buf = p;
-	b->cap = ncap;
 	return true;
 }
 

@@ -377,22 +377,11 @@ int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 ti
 
 static void pd_buf__add(struct pd_buf *b, const void *data, size_t len)
 {
-	size_t cap;
-	char *tmp;
-
 	if (b->err)
 		return;
-	if (b->len + len > b->cap) {
-		cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + len)
-			cap *= 2;
-		tmp = realloc(b->data, cap);
-		if (!tmp) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->data = tmp;
-		b->cap = cap;
+	if (util__reserve((void **)&b->data, &b->cap, b->len + len, 1)) {
+		b->err = -ENOMEM;
+		return;
 	}
 	if (data)
 		memcpy(b->data + b->len, data, len);

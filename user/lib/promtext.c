@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/promtext.h"
+#include "lib/util.h"
 
 static bool name_char(char c, bool first)
 {
@@ -43,7 +44,7 @@ static bool sample_of(const struct promtext_family *f, const char *s, const char
 }
 
 static struct promtext_family *family_of(struct promtext *p, const char *name, size_t n,
-					  unsigned int *cap)
+					  size_t *cap)
 {
 	struct promtext_family *f = p->nfams ? &p->fams[p->nfams - 1] : NULL;
 	unsigned int i;
@@ -55,15 +56,8 @@ static struct promtext_family *family_of(struct promtext *p, const char *name, s
 	for (i = 0; i < p->nfams; i++)
 		if (p->fams[i].name_len == n && !memcmp(p->fams[i].name, name, n))
 			return NULL;	/* the family twice */
-	if (p->nfams == *cap) {
-		unsigned int nc = *cap ? *cap * 2 : 64;
-		struct promtext_family *v = realloc(p->fams, nc * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		p->fams = v;
-		*cap = nc;
-	}
+	if (util__grow((void **)&p->fams, cap, p->nfams, sizeof(*p->fams)))
+		return NULL;
 	f = &p->fams[p->nfams++];
 	memset(f, 0, sizeof(*f));
 	f->name = name;
@@ -72,7 +66,7 @@ static struct promtext_family *family_of(struct promtext *p, const char *name, s
 }
 
 /* "# HELP NAME text", "# TYPE NAME type", "# UNIT NAME unit": 0 or -EBADMSG */
-static int meta(struct promtext *p, const char *s, const char *e, unsigned int *cap)
+static int meta(struct promtext *p, const char *s, const char *e, size_t *cap)
 {
 	const char *kw = s + 2, *name = s + 7, *rest;
 	struct promtext_family *f;
@@ -109,7 +103,8 @@ int promtext__parse(struct promtext *p, char *text, size_t len)
 {
 	const char *s = text, *end = text + len, *e;
 	struct promtext_family *f;
-	unsigned int cap = 0, i;
+	unsigned int i;
+	size_t cap = 0;
 	bool eof = false;
 	int err = 0;
 

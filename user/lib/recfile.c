@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "lib/recfile.h"
+#include "lib/util.h"
 
 #define CHUNK_MAGIC	"MPCK"
 
@@ -52,19 +53,9 @@ void recbuf__put(struct recbuf *b, const void *p, size_t n)
 {
 	if (b->failed)
 		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		unsigned char *d;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		d = realloc(b->data, cap);
-		if (!d) {
-			b->failed = true;
-			return;
-		}
-		b->data = d;
-		b->cap = cap;
+	if (util__reserve((void **)&b->data, &b->cap, b->len + n, 1)) {
+		b->failed = true;
+		return;
 	}
 	if (n)
 		memcpy(b->data + b->len, p, n);

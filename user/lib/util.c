@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Small helpers: clocks, sizes, durations. */
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,18 +124,27 @@ int util__self_usage(double *cpu_s, __u64 *rss_bytes)
 	return 0;
 }
 
-int util__grow(void **v, size_t *cap, size_t n, size_t sz)
+int util__reserve(void **v, size_t *cap, size_t need, size_t sz)
 {
-	size_t ncap;
+	size_t ncap = *cap ? *cap : 256;
 	void *nv;
 
-	if (n < *cap)
+	if (need <= *cap)
 		return 0;
-	ncap = *cap ? *cap * 2 : 256;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / sz)
+			return -ENOMEM;
+		ncap *= 2;
+	}
 	nv = realloc(*v, ncap * sz);
 	if (!nv)
 		return -ENOMEM;
 	*v = nv;
 	*cap = ncap;
 	return 0;
+}
+
+int util__grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+	return util__reserve(v, cap, n + 1, sz);
 }

@@ -22,7 +22,9 @@ int util__parse_seconds(const char *s, double *out);
 /* This process's CPU time (user + system, seconds) and resident memory (bytes). 0 or
  * -errno. */
 int util__self_usage(double *cpu_s, __u64 *rss_bytes);
-/* Grows the array *v (*cap elements of sz bytes, n used) to hold one more, doubling from
- * 256. 0 or -ENOMEM (*v untouched). */
+/* Grows the array *v (*cap elements of sz bytes) to hold at least need, doubling from 256
+ * elements. 0 or -ENOMEM (*v untouched). */
+int util__reserve(void **v, size_t *cap, size_t need, size_t sz);
+/* ... to hold one more than n. */
 int util__grow(void **v, size_t *cap, size_t n, size_t sz);
 #endif
