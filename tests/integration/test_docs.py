@@ -11,6 +11,8 @@ import harness
 
 TOP = harness.ROOT
 MAN = os.path.join(TOP, "docs", "memphase.1")
+# `make install` runs make in the tree the other modules run from: alone (run.py)
+SERIAL = True
 
 
 def docs():
