@@ -181,7 +181,7 @@ LLAMA_BIN ?= $(wildcard $(abspath ../shared/llama/bin))
 # under sudo, build/ goes back to the user who ran it afterwards (scripts/own-build.sh)
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(OUTPUT)/unit-tests $(OUTPUT)/asan/unit-tests && \
-		LLAMA_BIN="$(LLAMA_BIN)" tests/run-all.sh; \
+		scripts/node-deps.sh $(OUTPUT) && LLAMA_BIN="$(LLAMA_BIN)" tests/run-all.sh; \
 		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
 demo: deps

@@ -54,27 +54,24 @@ def check_format(doc):
 
 
 def need_browser():
-    """chromium and, in build/node, speedscope and puppeteer-core (npm), installed when
-    missing; Skip (counted, with the reason) when they cannot be."""
+    """chromium (installed when missing) and, in build/node, speedscope and puppeteer-core,
+    which make test installs first (scripts/node-deps.sh); Skip (counted, with the reason)
+    when they cannot be had."""
     chromium = shutil.which("chromium")
     if not chromium:
         r = harness.run(["apt-get", "install", "-y", "-q", "chromium"], timeout=600)
         chromium = shutil.which("chromium")
         if not chromium:
             raise harness.Skip("chromium cannot be installed: " + r.stderr.strip()[-200:])
-    if not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "speedscope")) or \
-            not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "puppeteer-core")):
-        if not shutil.which("npm"):
-            raise harness.Skip("npm is not installed")
-        os.makedirs(NODE_DIR, exist_ok=True)
+    mods = os.path.join(NODE_DIR, "node_modules")
+    if not os.path.isdir(os.path.join(mods, "speedscope")) or \
+            not os.path.isdir(os.path.join(mods, "puppeteer-core")):
         try:
-            r = harness.run(["npm", "install", "--prefix", NODE_DIR, "--no-audit",
-                             "--no-fund", "speedscope@1", "puppeteer-core"], timeout=300)
-        except subprocess.TimeoutExpired:
-            raise harness.Skip("npm install of speedscope and puppeteer-core did not finish "
-                               "in 300 s (registry unreachable?)")
-        if r.returncode:
-            raise harness.Skip("npm cannot install speedscope: " + r.stderr.strip()[-200:])
+            with open(os.path.join(NODE_DIR, "unavailable")) as f:
+                why = f.read().strip()
+        except OSError:
+            why = "not installed (scripts/node-deps.sh installs them; make test runs it)"
+        raise harness.Skip("speedscope and puppeteer-core: " + why)
     return chromium
 
 
