@@ -137,12 +137,29 @@ def parallel(paths, filt, jobs):
     return tot
 
 
+# What sudo leaves in the environment: who started `sudo make test`. The tests decide whom
+# memphase works for (each that needs another user sets SUDO_UID and SUDO_GID itself);
+# inherited, it would make every test's memphase that user's, unable to observe the
+# test's own root processes or to write in its root-owned folders.
+SUDO_VARS = ("SUDO_UID", "SUDO_GID", "SUDO_USER", "SUDO_COMMAND")
+
+
+def forget_sudo():
+    uid = os.environ.get("SUDO_UID")
+    for k in SUDO_VARS:
+        os.environ.pop(k, None)
+    if uid not in (None, "", "0"):
+        print("run.py: started through sudo by uid %s: each test sets the user memphase "
+              "works for itself" % uid, flush=True)
+
+
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--module"]:
         p, f, s = run_module(args[1], args[2] if len(args) > 2 else "")
         print("%d passed, %d failed, %d skipped" % (p, f, s))
         return 1 if f else 0
+    forget_sudo()
     jobs = min(os.cpu_count() or 1, 4)
     if args[:1] == ["-j"]:
         jobs, args = max(1, int(args[1])), args[2:]
