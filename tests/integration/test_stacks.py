@@ -323,3 +323,33 @@ def test_memphase_rss_stays_flat_over_2000_short_lived_processes():
         assert grown < 32 * 1024, \
             "memphase's RSS went %d KiB over its high-water mark at %d processes in the %d "\
             "processes after" % (grown, first, n - first)
+
+
+def test_stacks_through_an_exec_chain_are_the_commands_own():
+    """`sh -c "exec prog"`, as many start llama-server: prog's growth has the frames it has
+    when started directly, libc's included, with no [unknown] (the libraries of the new
+    image are mapped after the exec, and the shell had mapped the same libc before)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        src, prog = os.path.join(d, "grow.c"), os.path.join(d, "grow")
+        with open(src, "w") as f:
+            f.write("#include <stddef.h>\n#include <sys/mman.h>\n"
+                    "__attribute__((noinline)) void grow_here(size_t n) {\n"
+                    "  char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,\n"
+                    "                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);\n"
+                    "  for (size_t i = 0; i < n; i += 4096) p[i] = 1;\n}\n"
+                    "__attribute__((noinline)) void outer(void) { grow_here(32 << 20); }\n"
+                    "int main(void) { outer(); return 0; }\n")
+        r = harness.run(["cc", "-O1", "-g", "-o", prog, src])
+        assert r.returncode == 0, r.stderr
+        stacks = {}
+        for how, argv in (("direct", [prog]), ("exec chain", ["sh", "-c", "exec " + prog])):
+            _, out = run(d, argv, [])
+            rows = folded(out["folded"])
+            grown = [(fr, w) for fr, w in rows if "grow_here" in fr]
+            assert sum(w for _, w in grown) >= 31 * MIB, (how, rows[:5])
+            unknown = [(fr, w) for fr, w in rows if any(x.startswith("[unknown]") for x in fr)]
+            assert sum(w for _, w in unknown) < MIB, (how, unknown[:3])
+            # the frames below the comm (phase; comm; frames...)
+            stacks[how] = {tuple(fr[2:]) for fr, w in grown}
+        assert stacks["exec chain"] == stacks["direct"], stacks

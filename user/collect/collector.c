@@ -340,7 +340,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		stacks__note_process(c->stacks, e->arg);
 		break;
 	case MP_EV_EXEC:
-		stacks__note_process(c->stacks, e->pid);
+		stacks__exec_process(c->stacks, e->pid);
 		mappings__learn_paths(&c->paths, c->fs, e->pid);
 		/* a program reached by exec (env, sh -c, a launcher): probe its markers */
 		if (e->ino)

@@ -66,16 +66,35 @@ void stacks__note_process(struct stacks *st, __u32 pid)
 	pid_note(st, pid, false);
 }
 
-void stacks__forget_process(struct stacks *st, __u32 pid)
+/* drops the cached names ("pid:ip:ret") of pid */
+static void syms_forget(struct stacks *st, __u32 pid)
 {
 	char prefix[16];
+
+	snprintf(prefix, sizeof(prefix), "%u:", pid);
+	strmap__remove_prefix(&st->syms, prefix);
+}
+
+void stacks__exec_process(struct stacks *st, __u32 pid)
+{
+	if (!st)
+		return;
+	syms_forget(st, pid);
+	if (!st->u)
+		return;
+	unwinder__snapshot(st->u, pid);
+	unwinder__exec(st->u, pid);
+	pid_note(st, pid, false);
+}
+
+void stacks__forget_process(struct stacks *st, __u32 pid)
+{
 	unsigned int i;
 
 	if (!st)
 		return;
-	/* its cached names ("pid:ip:ret"): the pid may come back as another program */
-	snprintf(prefix, sizeof(prefix), "%u:", pid);
-	strmap__remove_prefix(&st->syms, prefix);
+	/* its cached names: the pid may come back as another program */
+	syms_forget(st, pid);
 	for (i = 0; i < st->npids && st->pids[i].pid != pid; i++)
 		;
 	if (i < st->npids) {

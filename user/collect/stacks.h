@@ -25,6 +25,12 @@ void stacks__free(struct stacks *st);
 /* A process appeared or mapped code: snapshot its mappings while it is alive. */
 void stacks__note_process(struct stacks *st, __u32 pid);
 /*
+ * A process exec'd (its earlier samples are in): its cached symbol names go (the new image
+ * may have other code at the same address) and it is snapshot again, its next miss
+ * re-reading its maps at once (unwinder__exec).
+ */
+void stacks__exec_process(struct stacks *st, __u32 pid);
+/*
  * A process exited and its samples are in: drop its snapshot (unwinder__forget) and its
  * cached symbol names. With raw samples kept, a sampled process keeps its snapshot, whose
  * mappings the profile needs at the end.

@@ -590,6 +590,14 @@ void unwinder__forget(struct unwinder *u, pid_t pid)
 	}
 }
 
+void unwinder__exec(struct unwinder *u, pid_t pid)
+{
+	struct uw_proc *p = u ? uw_proc_find(u, pid) : NULL;
+
+	if (p)
+		p->refreshed_ns = 0;
+}
+
 /* re-reads the maps of a live process after a miss, at most every UW_REFRESH_NS */
 static bool uw_proc_refresh(struct unwinder *u, struct uw_proc *p)
 {

@@ -56,6 +56,13 @@ void unwinder__free(struct unwinder *u);
 int unwinder__snapshot(struct unwinder *u, pid_t pid);
 
 /*
+ * pid exec'd: its new image's libraries are mapped after the exec, often with no new-code
+ * event (another process mapped them before), so its next miss re-reads its maps at once,
+ * not at most every 100 ms as a miss otherwise does. Unknown pids are ignored.
+ */
+void unwinder__exec(struct unwinder *u, pid_t pid);
+
+/*
  * Forgets a process (after it exited and its samples were processed: stacks__forget_process
  * at reap). Unknown pids are ignored.
  */
