@@ -252,6 +252,15 @@ int session__run(const struct env *e, int *status)
 	struct sigaction sa = { .sa_handler = on_signal };
 	int err;
 
+	/*
+	 * First: a SIGTERM during the set-up (watch ends its children so, the moment it stops)
+	 * is handled once it is done, as later: the outputs are written, not lost to the
+	 * default action
+	 */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	*status = TARGET_EXIT_FAILED;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -303,11 +312,13 @@ int session__run(const struct env *e, int *status)
 	if (err)
 		goto cleanup;
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
+	/* run: interrupted before the command started, it is not started at all */
+	if (e->mode == MODE_RUN && session_exiting_sig) {
+		fprintf(stderr, "memphase: %s before the command started: not started\n",
+			strsignal(session_exiting_sig));
+		err = -EINTR;
+		goto cleanup;
+	}
 	err = e->mode == MODE_RUN ? session_target__run(s) : session_target__attach(s);
 	if (!err)
 		err = live_start(s);
