@@ -380,9 +380,11 @@ def test_group_kill_leaves_no_temporary_and_no_held_target():
     try:
         out = os.path.join(ud, "o.json")
         marker = os.path.join(ud, "go")
-        # the held target: a child in its own session that execs a program not seen before
-        cmd = "setsid sh -c 'while [ ! -e %s ]; do sleep 0.05; done; exec env sleep 5' & " \
-              "wait" % marker
+        # the held target: a child in its own session that execs a program not seen before;
+        # its seconds are this test's own (pgrep and pkill find no other process)
+        secs = "5.%08d" % int.from_bytes(os.urandom(3), "little")
+        cmd = "setsid sh -c 'while [ ! -e %s ]; do sleep 0.05; done; exec env sleep %s' & " \
+              "wait" % (marker, secs)
         p = mp_popen(["run", "--no-tui", "--json", out, "--", "sh", "-c", cmd],
                      start_new_session=True, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL)
@@ -398,7 +400,7 @@ def test_group_kill_leaves_no_temporary_and_no_held_target():
             held = None
             deadline = time.time() + 10
             while time.time() < deadline and not held:
-                for pid in harness.run(["pgrep", "-f", "^env sleep 5"]).stdout.split():
+                for pid in harness.run(["pgrep", "-f", "^env sleep %s$" % secs]).stdout.split():
                     st = harness.run(["ps", "-o", "stat=", "-p", pid]).stdout
                     if st.startswith("T"):
                         held = int(pid)
@@ -423,7 +425,7 @@ def test_group_kill_leaves_no_temporary_and_no_held_target():
                 os.killpg(p.pid, signal.SIGKILL)
             except OSError:
                 pass
-            harness.run(["pkill", "-9", "-f", "^env sleep 5|^sleep 5"])
+            harness.run(["pkill", "-9", "-f", "^(env )?sleep %s$" % secs])
     finally:
         shutil.rmtree(ud, ignore_errors=True)
 

@@ -191,7 +191,9 @@ def test_output_is_replaced_atomically_and_sigkill_keeps_the_old_file():
         out = os.path.join(d, "out.json")
         with open(out, "w") as f:
             f.write("OLD\n")
-        p = subprocess.Popen(harness.mp_argv(["run", "--json", out, "--", "sleep", "30"]),
+        # its seconds are this test's own (pkill finds no other process)
+        secs = "30.%08d" % int.from_bytes(os.urandom(3), "little")
+        p = subprocess.Popen(harness.mp_argv(["run", "--json", out, "--", "sleep", secs]),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.time() + 10
@@ -209,7 +211,7 @@ def test_output_is_replaced_atomically_and_sigkill_keeps_the_old_file():
             assert open(out).read() == "OLD\n"
         finally:
             p.kill()
-            harness.run(["pkill", "-f", "^sleep 30$"])
+            harness.run(["pkill", "-f", "^sleep %s$" % secs])
         # a complete run replaces it whole, with the old file's permissions
         os.chmod(out, 0o600)
         r = mp(["run", "--json", out, "--", harness.NOLLAMA, "0"])
