@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The demo: memphase observes the bundled llama.cpp stand-in (build/workload) doing
-# known work per phase: read a 64 MiB "model", a 128 MiB context, 4 prompt batches of
-# 32 MiB, 200 generated tokens of 256 KiB each, a 64 MiB state save.
+# The demo: memphase observes the bundled llama-server stand-in (build/workload/llama-explain:
+# llama.cpp's names, known amounts) serving 12 requests, half a second apart: a 64 MiB
+# model mapped, a 24 MiB KV cache, and per request the tokenizer's buffers, a prompt cache
+# entry, a context checkpoint, the compute buffer filling and a new thread's malloc arena.
+# The summary names each cause with its remedy, the requests and where the growth stops.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUTPUT:-$top/build}
@@ -26,8 +28,6 @@ if [ -z "${SUDO_UID:-}" ] || [ "${SUDO_UID}" = 0 ]; then
 fi
 set -x
 "$out/memphase" run "${as_root[@]}" --json "$demo/run.json" ${MEMPHASE_DEMO_OPTS:-} -- \
-	"$out/workload/llama-driver" --model "$demo/model.gguf" --ctx-mib 128 \
-	--prompt-batches 4 --batch-mib 32 --tokens 200 --token-kib 256 --state-mib 64 \
-	--sleep-ms 10
+	"$out/workload/llama-explain" --model "$demo/model.gguf" --requests 12 --pause-ms 500
 set +x
 echo "demo: JSON summary in $demo/run.json"

@@ -152,8 +152,8 @@ def test_each_requests_causes_match_what_it_allocated():
     every stack sample goes to the request open when it was taken, so requests[].causes
     holds what that request allocated per cause (within 5%, as the totals above), and the
     summary's PER REQ column and causes[].per_request the mean over the requests the fit runs
-    over (the 2nd and 3rd: the 4th is still open at the end, the first is left out). A
-    recording's report gives the same keys."""
+    over (the 2nd to the 4th, which llama_free closes: the first is left out). A recording's
+    report gives the same keys."""
     harness.need_root()
     with harness.workdir() as d:
         rec = os.path.join(d, "run.mpr")
@@ -176,14 +176,14 @@ def test_each_requests_causes_match_what_it_allocated():
             # what the run did once (the model, the KV cache) is no request's
             assert "model weights" not in got and "KV cache" not in got, (i, got)
             assert q["causes_unmatched_bytes"] < MIB, q
-        assert doc["causes_per_request_over"] == [2, 3], doc["causes_per_request_over"]
+        assert doc["causes_per_request_over"] == [2, 3, 4], doc["causes_per_request_over"]
         causes = {c["name"]: c for c in doc["causes"]}
         for name, expected in want.items():
             harness.assert_close(causes[name]["per_request"], expected, expected // 20,
                                  "per request %r" % name)
         assert causes["model weights"]["per_request"] == 0, causes["model weights"]
         out = r.stdout
-        assert "per request: mean of 2 requests from request 2 on" in out, out
+        assert "per request: mean of 3 requests from request 2 on" in out, out
         line = [ln for ln in out.splitlines() if ln.startswith("prompt cache")]
         per = float(line[0].split()[-2]) if line and line[0].endswith(" MiB") else 0
         assert abs(per - 16.0) <= 16.0 / 20, line

@@ -9,6 +9,12 @@
  *
  * Pages are touched in this file's own functions (never memset in libc) except where the
  * real code path zero-fills through std::vector, which the stack then shows.
+ *
+ * It calls the libllama API where llama-server does (llama.h's declarations, defined here):
+ * the model load, the context, per request the prompt's tokenization, the prompt cache's
+ * state save, two prompt batches with a context checkpoint before the last, generated
+ * tokens one decode each, and llama_free at the end, so the llama preset's phases and
+ * requests are llama-server's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +29,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <vector>
+
+#include "llama.h"
 
 #define MIB (1024UL * 1024UL)
 #define NOINLINE __attribute__((noinline, noclone))
@@ -53,9 +61,21 @@ extern "C" NOINLINE void *ggml_aligned_malloc(size_t size)
 	return p;
 }
 
-/* the state copy of llama_state_seq_get_data_ext (llama.h's arguments): fills dst */
-extern "C" NOINLINE size_t llama_state_seq_get_data_ext(void *ctx, uint8_t *dst, size_t size,
-							 int32_t seq_id, uint32_t flags)
+/* the state's size, before the destination is allocated (a state phase begins here) */
+extern "C" NOINLINE size_t llama_state_seq_get_size_ext(struct llama_context *ctx,
+							 llama_seq_id seq_id,
+							 llama_state_seq_flags flags)
+{
+	(void)ctx;
+	(void)seq_id;
+	sink += flags;		/* a call the compiler keeps */
+	return flags;
+}
+
+/* the state copy of llama_state_seq_get_data_ext: fills dst */
+extern "C" NOINLINE size_t llama_state_seq_get_data_ext(struct llama_context *ctx, uint8_t *dst,
+							 size_t size, llama_seq_id seq_id,
+							 llama_state_seq_flags flags)
 {
 	(void)ctx;
 	(void)seq_id;
@@ -181,7 +201,10 @@ struct common_prompt_checkpoint {
 
 void common_prompt_checkpoint::update_tgt(size_t n)
 {
+	/* the SWA part of the slot's state, as the server copies it */
+	llama_state_seq_get_size_ext(NULL, 0, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY);
 	data.resize(n);		/* zero-filled by std::vector */
+	llama_state_seq_get_data_ext(NULL, data.data(), n, 0, LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY);
 }
 
 struct server_slot {
@@ -208,6 +231,7 @@ struct opts {
 	size_t kq_step = 4 * MIB, tok = 2 * MIB, cache = 16 * MIB, ckpt = 8 * MIB;
 	size_t arena = 8 * MIB;
 	unsigned int requests = 4;
+	unsigned int pause_ms = 20;	/* between requests */
 	unsigned int remap = 0;		/* map and unmap one 2 MiB buffer this many times */
 };
 
@@ -220,6 +244,83 @@ static bool done;
 static pid_t tids[64];
 static unsigned int served;		/* requests done */
 
+/* ---- the libllama API, where llama-server calls it ---- */
+
+#define BATCH_MAX 512
+#define GEN_TOKENS 8
+
+extern "C" NOINLINE struct llama_model *llama_model_load_from_file(const char *path,
+								   struct llama_model_params params)
+{
+	llama_mmap *m = new llama_mmap(path);
+	llama_model_loader ml;
+
+	(void)params;
+	ml.load_all_data(*m);
+	return (struct llama_model *)m;
+}
+
+/* the KV cache and the compute buffer's reservation */
+extern "C" NOINLINE struct llama_context *llama_init_from_model(struct llama_model *model,
+								struct llama_context_params params)
+{
+	llama_kv_cache *kv = new llama_kv_cache(o.kv);
+
+	(void)model;
+	(void)params;
+	sink += (unsigned long)kv;
+	ctx.graph_reserve(o.compute, o.compute_first);
+	return &ctx;
+}
+
+extern "C" NOINLINE void llama_free(struct llama_context *c)
+{
+	sink += (unsigned long)c;
+}
+
+extern "C" NOINLINE int32_t llama_tokenize(const struct llama_vocab *vocab, const char *text,
+					   int32_t text_len, llama_token *tokens,
+					   int32_t n_tokens_max, bool add_special, bool parse_special)
+{
+	llama_vocab::impl impl;
+
+	(void)vocab;
+	(void)text;
+	(void)tokens;
+	(void)add_special;
+	(void)parse_special;
+	sink += (unsigned long)impl.tokenize(o.tok);
+	return text_len < n_tokens_max ? text_len : n_tokens_max;
+}
+
+/* a prompt batch fills the compute buffer in proportion to its tokens; a token, nothing */
+extern "C" NOINLINE int32_t llama_decode(struct llama_context *c, struct llama_batch batch)
+{
+	if (batch.n_tokens > 1)
+		c->set_input_kq_mask(o.kq_step / (2 * BATCH_MAX) * batch.n_tokens);
+	return 0;
+}
+
+/* n tokens of slot 0 from position pos, logits on the last one (all, for one token) */
+static int32_t decode(unsigned int pos, unsigned int n)
+{
+	static thread_local llama_token tok[BATCH_MAX];
+	static thread_local llama_pos p[BATCH_MAX];
+	static thread_local int32_t nseq[BATCH_MAX];
+	static thread_local llama_seq_id seq0, *seq[BATCH_MAX];
+	static thread_local int8_t logits[BATCH_MAX];
+	llama_batch b = { (int32_t)n, tok, NULL, p, nseq, seq, logits };
+
+	for (unsigned int k = 0; k < n; k++) {
+		tok[k] = 1;
+		p[k] = (llama_pos)(pos + k);
+		nseq[k] = 1;
+		seq[k] = &seq0;
+		logits[k] = k == n - 1;
+	}
+	return llama_decode(&ctx, b);
+}
+
 struct server_context {
 	NOINLINE void prompt_save(size_t n);
 	NOINLINE void handle_request(unsigned int i);
@@ -227,6 +328,7 @@ struct server_context {
 
 void server_context::prompt_save(size_t n)
 {
+	llama_state_seq_get_size_ext(NULL, 0, 0);
 	uint8_t *p = cache.alloc(n);
 
 	llama_state_seq_get_data_ext(NULL, p, n, 0, 0);
@@ -237,17 +339,23 @@ void server_context::handle_request(unsigned int i)
 	static common_prompt_checkpoint ckpts[64];
 	static server_slot slots[64];
 
+	llama_token prompt[2 * BATCH_MAX];
+	unsigned int t;
+
 	tids[i] = (pid_t)syscall(SYS_gettid);
-	llama_vocab::impl vocab;
-	sink += (unsigned long)vocab.tokenize(o.tok);
+	llama_tokenize(NULL, "prompt", 2 * BATCH_MAX, prompt, 2 * BATCH_MAX, true, true);
 	/* as llama-server: the slot's last prompt goes to the cache when the next takes it */
 	if (i)
 		prompt_save(o.cache);
-	/* the prompt's batches, a context checkpoint before the last one */
-	ctx.set_input_kq_mask(o.kq_step / 2);
+	/* the prompt's two batches, a context checkpoint before the last one */
+	decode(0, BATCH_MAX);
 	ckpts[i].update_tgt(o.ckpt);
-	ctx.set_input_kq_mask(o.kq_step - o.kq_step / 2);
-	slots[i].process_tokens(o.arena);
+	decode(BATCH_MAX, BATCH_MAX);
+	/* the answer, a token a decode; the slot's host-side buffers grow meanwhile */
+	for (t = 0; t < GEN_TOKENS; t++) {
+		decode(2 * BATCH_MAX + t, 1);
+		slots[i].process_tokens(o.arena / GEN_TOKENS);
+	}
 	__atomic_add_fetch(&served, 1, __ATOMIC_RELEASE);
 }
 
@@ -308,10 +416,12 @@ int main(int argc, char **argv)
 			o.kv = mib_arg(argv[++a]);
 		else if (!strcmp(argv[a], "--cache-mib") && a + 1 < argc)
 			o.cache = mib_arg(argv[++a]);
+		else if (!strcmp(argv[a], "--pause-ms") && a + 1 < argc)
+			o.pause_ms = (unsigned int)(mib_arg(argv[++a]) / MIB);
 		else {
 			fprintf(stderr, "usage: llama-explain [--model FILE] [--requests N] "
 					"[--kv-mib N] [--cache-mib N] [--remap N]\n"
-					"                     [--report FILE]\n");
+					"                     [--pause-ms N] [--report FILE]\n");
 			return 2;
 		}
 	}
@@ -322,23 +432,24 @@ int main(int argc, char **argv)
 	/* a fixed mmap threshold: big buffers are mmaps, small ones stay in the arenas */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	size_t weights = 0;
+	struct llama_model_params mp = {};
+	struct llama_context_params cp = {};
 	if (o.model) {
-		llama_mmap *m = new llama_mmap(o.model);
-		llama_model_loader ml;
+		llama_mmap *m = (llama_mmap *)llama_model_load_from_file(o.model, mp);
 
-		ml.load_all_data(*m);
 		weights = m->size;
 	}
-	llama_kv_cache *kv = new llama_kv_cache(o.kv);
-	sink += (unsigned long)kv;
-	ctx.graph_reserve(o.compute, o.compute_first);
+	cp.n_ctx = 4096;
+	cp.n_batch = cp.n_ubatch = BATCH_MAX;
+	cp.n_seq_max = 1;
+	llama_init_from_model(NULL, cp);
 	for (i = 0; i < o.requests; i++) {
 		if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i))
 			return 1;
 		/* one request at a time, as a single slot serves them */
 		while (__atomic_load_n(&served, __ATOMIC_ACQUIRE) < i + 1)
 			usleep(1000);
-		usleep(20000);
+		usleep(o.pause_ms * 1000);
 	}
 	scratch_remap(o.remap);
 	if (o.report) {
@@ -366,6 +477,7 @@ int main(int argc, char **argv)
 			fprintf(f, "tid.%u=%d\n", i, tids[i]);
 		fclose(f);
 	}
+	llama_free(&ctx);
 	pthread_mutex_lock(&lock);
 	done = true;
 	pthread_cond_broadcast(&done_cond);

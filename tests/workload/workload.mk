@@ -140,7 +140,7 @@ $(WL_OUT)/hops: $(WL_SRC)/hops.c | $(WL_NOFP)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@ -lpthread
 
 # C++: the class and method names of llama.cpp as the stacks show them
-$(WL_OUT)/llama-explain: $(WL_SRC)/explain.cpp | $(WL_NOFP)
+$(WL_OUT)/llama-explain: $(WL_SRC)/explain.cpp $(WL_SRC)/llama.h | $(WL_NOFP)
 	$(call msg,CXX,$@)
 	$(Q)g++ -g -O2 -Wall -Wextra -Werror -fno-optimize-sibling-calls $(WL_FP) $< -o $@ -lpthread
 
