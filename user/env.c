@@ -66,9 +66,13 @@ static const char usage_doc[] =
 "  sudo memphase run --max-rss 48G -- ./llama-cli -m model.gguf -c 102400\n"
 "  sudo memphase run --phase warm=myapp:warm_up --phase eval=libfoo.so:run \\\n"
 "      -- ./myapp\n"
-"  sudo memphase run --preset none --phase step=libtrainer.so:train_step -- ./train\n"
+"  sudo memphase run --preset none --phase step=libtrainer.so:train_step \\\n"
+"      -- ./train\n"
 "  memphase run --list-presets\n"
-"  sudo memphase watch --comm llama-server --out-dir /var/lib/memphase --json --html\n"
+"  sudo memphase record -o run.mprec -- ./llama-server -m m.gguf\n"
+"  memphase report run.mprec --html run.html --from 60 --to 120\n"
+"  sudo memphase watch --comm llama-server --out-dir /var/lib/memphase \\\n"
+"      --json --html\n"
 "\n"
 "The command runs as the invoking user (SUDO_UID/SUDO_GID under sudo), never\n"
 "as root. On a terminal a live view shows memory moving ('q' detaches). When\n"
@@ -117,6 +121,94 @@ enum {
 };
 
 static bool record_cmd;		/* `memphase record -o FILE -- COMMAND` */
+
+/* The subcommands, as bits: which ones an option belongs to (argp_option has no room). */
+enum {
+	CMD_RUN = 1 << 0, CMD_ATTACH = 1 << 1, CMD_RECORD = 1 << 2, CMD_REPORT = 1 << 3,
+	CMD_WATCH = 1 << 4,
+	CMD_OBSERVE = CMD_RUN | CMD_ATTACH | CMD_RECORD | CMD_WATCH,
+	CMD_ALL = CMD_OBSERVE | CMD_REPORT,
+};
+static const char *const cmd_names[] = { "run", "attach", "record", "report", "watch" };
+/* each subcommand's --help begins with its own usage */
+static const char *const cmd_usage[] = {
+	"memphase run [OPTIONS] -- COMMAND [ARGS...]\n"
+	"Runs COMMAND, as you, observed from its first instruction; the summary and the files "
+	"when it ends.",
+	"memphase attach -p PID [OPTIONS]\n"
+	"Observes a running process you could ptrace yourself, from now on, until it exits, "
+	"Ctrl-C or --duration.",
+	"memphase record -o FILE [OPTIONS] -- COMMAND [ARGS...]\n"
+	"As run, keeping what the collector read in FILE, for 'memphase report'.",
+	"memphase report FILE [OPTIONS]\n"
+	"Writes from a recording what the live run could: the summary and any output.",
+	"memphase watch --comm NAME | --exe PATH | --cgroup PATH | -p PID... [OPTIONS]\n"
+	"Observes every matching process, running now or started later: one set of files each "
+	"in --out-dir.",
+};
+static unsigned int cmd;	/* this invocation's CMD_* */
+
+static const struct option_cmds {
+	int key;
+	unsigned int cmds;
+} option_cmds[] = {
+	{ 'p', CMD_ATTACH | CMD_WATCH },
+	{ OPT_COMM, CMD_WATCH }, { OPT_EXE, CMD_WATCH }, { OPT_CGROUP, CMD_WATCH },
+	{ OPT_OUT_DIR, CMD_WATCH }, { OPT_MAX_PROCS, CMD_WATCH },
+	/* from watch to its attach children */
+	{ OPT_WATCHED, CMD_ATTACH }, { OPT_METRICS_FD, CMD_ATTACH },
+	{ OPT_PHASE, CMD_ALL },			/* report --phase NAME: only that phase */
+	{ OPT_INTERVAL, CMD_RUN | CMD_ATTACH | CMD_RECORD },	/* watch has no status line */
+	{ OPT_NO_TUI, CMD_RUN | CMD_ATTACH | CMD_RECORD },
+	{ OPT_TARGET_LOG, CMD_RUN | CMD_RECORD }, { OPT_USER, CMD_RUN | CMD_RECORD },
+	{ OPT_ALLOW_ROOT, CMD_RUN | CMD_RECORD },
+	{ 'o', CMD_RECORD },
+	{ OPT_FROM, CMD_REPORT }, { OPT_TO, CMD_REPORT },
+	{ 'v', CMD_ALL },
+	/* every other option of the table above: the observing subcommands'; formats: all */
+};
+
+static struct argp_option options[];
+
+static unsigned int option_cmds_of(int key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(option_cmds) / sizeof(option_cmds[0]); i++)
+		if (option_cmds[i].key == key)
+			return option_cmds[i].cmds;
+	return CMD_OBSERVE;
+}
+
+/* "--NAME belongs to 'memphase a', 'memphase b' and 'memphase c'" when not this one's */
+static void check_cmd(struct argp_state *state, int key)
+{
+	const struct argp_option *o;
+	unsigned int cmds = option_cmds_of(key), i, n = 0, left;
+	char msg[256], name[40] = "";
+	int len;
+
+	if (cmds & cmd)
+		return;
+	for (o = options; o->name || o->key; o++) {
+		if (o->key != key || !o->name)
+			continue;
+		if (key < 128)
+			snprintf(name, sizeof(name), "-%c/--%s", key, o->name);
+		else
+			snprintf(name, sizeof(name), "--%s", o->name);
+	}
+	len = snprintf(msg, sizeof(msg), "%s belongs to", name);
+	left = __builtin_popcount(cmds);
+	for (i = 0; i < 5; i++) {
+		if (!(cmds & (1U << i)))
+			continue;
+		n++;
+		len += snprintf(msg + len, sizeof(msg) - len, "%s'memphase %s'",
+				n == 1 ? " " : n == left ? " and " : ", ", cmd_names[i]);
+	}
+	argp_failure(state, TARGET_EXIT_FAILED, 0, "%s", msg);
+}
 
 static struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to observe (attach); watch: repeatable", 0 },
@@ -357,13 +449,6 @@ static void check_phase_binary(struct argp_state *state, const char *arg,
 	close(open_as_user(state, opt, sp->binary, O_RDONLY | O_NONBLOCK));
 }
 
-/* Options that only make sense for `memphase watch`. */
-static void watch_only(struct argp_state *state, const char *opt)
-{
-	if (env.mode != MODE_WATCH)
-		argp_failure(state, TARGET_EXIT_FAILED, 0, "%s belongs to 'memphase watch'", opt);
-}
-
 /* The options watch hands on to each `memphase attach` child, as given. */
 static bool is_passed_on(int key)
 {
@@ -578,19 +663,19 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	char err[256];
 	__u64 v = 0;
 
+	/* an option, not one of argp's own keys (ARGP_KEY_ARG is 0, the others above 2^24) */
+	if (key > 0 && key < 0x1000000)
+		check_cmd(state, key);
 	if (env.mode == MODE_WATCH && is_passed_on(key))
 		pass_on(state, key, arg);
-	/* a number in a range (the interval and --max-procs check their mode first) */
-	if (key != OPT_INTERVAL && key != OPT_MAX_PROCS && ranged_set(state, key, arg))
+	/* a number in a range */
+	if (ranged_set(state, key, arg))
 		return 0;
 	switch (key) {
 	case ARGP_KEY_INIT:
 		state->err_stream = err_stream();
 		break;
 	case 'p':
-		if (env.mode != MODE_ATTACH && env.mode != MODE_WATCH)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "-p/--pid belongs to 'memphase attach' and 'memphase watch'");
 		if (parse_pid(arg, &env.pid))
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid pid '%s'", arg);
 		if (env.mode != MODE_WATCH)
@@ -601,7 +686,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.pids[env.npids++] = env.pid;
 		break;
 	case OPT_COMM:
-		watch_only(state, "--comm");
 		if (!*arg || strlen(arg) >= MP_COMM_LEN || strchr(arg, '/'))
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "--comm '%s': 1 to %d bytes, no '/' (the kernel's comm)", arg,
@@ -615,7 +699,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		ssize_t n;
 		int fd;
 
-		watch_only(state, "--exe");
 		/* resolved as the user: the path the kernel names the file by */
 		fd = open_as_user(state, "--exe", arg, O_PATH);
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -631,17 +714,12 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case OPT_CGROUP:
-		watch_only(state, "--cgroup");
 		parse_cgroup(state, arg);
 		break;
 	case OPT_OUT_DIR:
-		watch_only(state, "--out-dir");
 		env.out_dir = arg;
 		break;
 	case OPT_WATCHED:
-		if (env.mode != MODE_ATTACH)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--watched belongs to 'memphase attach'");
 		if (opt_uint(arg, 0, ~0ULL, &v))
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid --watched '%s'", arg);
 		env.watched = true;
@@ -650,9 +728,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_METRICS_FD: {
 		struct stat st;
 
-		if (env.mode != MODE_ATTACH)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--metrics-fd belongs to 'memphase attach'");
 		if (opt_uint(arg, 3, INT_MAX, &v) || fstat(v, &st) || !S_ISSOCK(st.st_mode))
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
 				     "--metrics-fd '%s': not an open socket", arg);
@@ -663,9 +738,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		struct sockaddr_storage ss;
 		socklen_t len;
 
-		if (env.mode == MODE_REPORT)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--metrics belongs to run and attach");
 		if (httpd__parse_addr(arg, &ss, &len, err, sizeof(err)))
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "--metrics '%s': %s", arg, err);
 		env.metrics = arg;
@@ -759,17 +831,6 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_LIST_PRESETS:
 		env.list_presets = true;
 		break;
-	case OPT_INTERVAL:
-		if (env.mode == MODE_WATCH)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--interval belongs to run and attach (watch prints no status "
-				     "lines)");
-		ranged_set(state, key, arg);
-		break;
-	case OPT_MAX_PROCS:
-		watch_only(state, "--max-procs");
-		ranged_set(state, key, arg);
-		break;
 	case OPT_STACKS:
 		if (!strcmp(arg, "dwarf"))
 			env.stack_mode = MP_STACKS_DWARF;
@@ -807,25 +868,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RECORD:
 	case 'o':
-		if (key == 'o' && !record_cmd)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "-o belongs to 'memphase record'");
-		if (env.mode == MODE_REPORT)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--record belongs to run and attach");
-		if (env.mode == MODE_WATCH && arg)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--record takes no FILE in watch mode: one recording per "
-				     "process goes to --out-dir");
 		/* watch: one recording per process, named like the other files */
 		env.record = arg ? arg : "";
 		break;
 	case OPT_FROM:
 	case OPT_TO:
-		if (env.mode != MODE_REPORT)
-			argp_failure(state, TARGET_EXIT_FAILED, 0,
-				     "--%s belongs to 'memphase report'",
-				     key == OPT_FROM ? "from" : "to");
 		if (opt_seconds(arg, 0, YEAR_S,
 				key == OPT_FROM ? &env.report_from : &env.report_to))
 			argp_failure(state, TARGET_EXIT_FAILED, 0,
@@ -902,12 +949,65 @@ static error_t parse_format(int key, char *arg, struct argp_state *state)
 		return 0;
 	}
 	/* watch: --NAME alone, one file per process in --out-dir */
-	if (env.mode == MODE_WATCH && arg)
-		argp_failure(state, TARGET_EXIT_FAILED, 0,
-			     "--%s takes no FILE in watch mode: one file per process goes to "
-			     "--out-dir", output_formats[key - OPT_FORMAT]->name);
 	env.out_paths[key - OPT_FORMAT] = arg ? arg : "";
 	return 0;
+}
+
+/*
+ * watch: an output option or --record given a FILE. They take none there (argp would only
+ * say "doesn't allow an argument"): say why. Before "--", --NAME=FILE only (a FILE after a
+ * space is an argument, which watch refuses).
+ */
+static bool watch_file_given(int argc, char **argv)
+{
+	unsigned int i;
+	size_t n;
+	int a;
+
+	for (a = 2; a < argc && strcmp(argv[a], "--"); a++) {
+		const char *eq = strchr(argv[a], '=');
+
+		if (strncmp(argv[a], "--", 2) || !eq)
+			continue;
+		n = eq - argv[a] - 2;
+		for (i = 0; i <= outputs__nformats(); i++) {
+			const char *fmt = i < outputs__nformats() ? output_formats[i]->name : "record";
+
+			if (i < outputs__nformats() && output_formats[i] == &metrics_textfile_format)
+				continue;
+			if (strlen(fmt) == n && !strncmp(argv[a] + 2, fmt, n)) {
+				fprintf(stderr, "memphase: --%s takes no FILE in watch mode: one file "
+					"per process goes to --out-dir\n", fmt);
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ * A subcommand's --help text: its usage, then (after argp's \v, below the options) the
+ * examples of usage_doc that use it (an example's continuation lines begin with 6 spaces)
+ * and the closing paragraph.
+ */
+static void cmd_doc(char *doc, size_t len, const char *name)
+{
+	const char *p = strchr(usage_doc, '\v') + 1, *end, *tail = strstr(p, "\n\n");
+	char want[32];
+	size_t n;
+	bool mine = false;
+
+	snprintf(want, sizeof(want), "memphase %s ", name);
+	n = snprintf(doc, len, "%s\vEXAMPLES:\n", cmd_usage[__builtin_ctz(cmd)]);
+	for (p = strchr(p, '\n') + 1; p < tail && n < len; p = end + 1) {
+		end = strchr(p, '\n');
+		if (strncmp(p, "      ", 6))
+			mine = memmem(p, end - p, want, strlen(want)) != NULL;
+		if (mine)
+			n += snprintf(doc + n, len - n, "%.*s\n", (int)(end - p + 0), p);
+	}
+	if (n < len)
+		snprintf(doc + n, len - n, "%s", tail + 1);
 }
 
 static void print_top_help(void)
@@ -915,8 +1015,8 @@ static void print_top_help(void)
 	const char *v = strchr(usage_doc, '\v');
 
 	printf("%.*s\n", (int)(v - usage_doc), usage_doc);
-	printf("'memphase run --help', 'memphase attach --help' and 'memphase watch --help' "
-	       "list the options.\n\n%s\n",
+	printf("'memphase COMMAND --help' lists the options of COMMAND (run, attach, record, "
+	       "report, watch).\n\n%s\n",
 	       v + 1);
 }
 
@@ -929,49 +1029,63 @@ int env__parse(int argc, char **argv)
 	static const struct argp fmt_argp = { fmt_options, parse_format, NULL, NULL, NULL, NULL,
 					      NULL };
 	static const struct argp_child children[] = { { &fmt_argp, 0, NULL, 0 }, {} };
-	static const struct argp argp = { options, parse_arg, NULL, usage_doc, children, NULL,
-					  NULL };
+	static struct argp argp = { options, parse_arg, NULL, usage_doc, children, NULL, NULL };
+	static char doc[2048];
 	unsigned int i;
-	const char *cmd = argc > 1 ? argv[1] : NULL;
+	const char *name = argc > 1 ? argv[1] : NULL;
 
-	if (!cmd || !strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") ||
-	    !strcmp(cmd, "-?")) {
+	if (!name || !strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h") ||
+	    !strcmp(name, "-?")) {
 		print_top_help();
-		return cmd ? 1 : -EINVAL;
+		return name ? 1 : -EINVAL;
 	}
-	if (!strcmp(cmd, "--list-presets")) {
+	if (!strcmp(name, "--list-presets")) {
 		presets__fprint(stdout);
 		return 1;
 	}
-	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
 		printf("%s\n", argp_program_version);
 		return 1;
 	}
-	if (!strcmp(cmd, "run"))
-		env.mode = MODE_RUN;
-	else if (!strcmp(cmd, "attach"))
-		env.mode = MODE_ATTACH;
-	else if (!strcmp(cmd, "record"))
-		env.mode = MODE_RUN, record_cmd = true;
-	else if (!strcmp(cmd, "report"))
-		env.mode = MODE_REPORT;
-	else if (!strcmp(cmd, "watch"))
-		env.mode = MODE_WATCH;
+	if (!strcmp(name, "run"))
+		env.mode = MODE_RUN, cmd = CMD_RUN;
+	else if (!strcmp(name, "attach"))
+		env.mode = MODE_ATTACH, cmd = CMD_ATTACH;
+	else if (!strcmp(name, "record"))
+		env.mode = MODE_RUN, record_cmd = true, cmd = CMD_RECORD;
+	else if (!strcmp(name, "report"))
+		env.mode = MODE_REPORT, cmd = CMD_REPORT;
+	else if (!strcmp(name, "watch"))
+		env.mode = MODE_WATCH, cmd = CMD_WATCH;
 	else {
-		fprintf(stderr, "memphase: unknown command '%s' (try 'memphase --help')\n", cmd);
+		fprintf(stderr, "memphase: unknown command '%s' (try 'memphase --help')\n", name);
 		return -EINVAL;
 	}
 	env.preset = presets__find(PRESETS_DEFAULT);
 	/* watch: the output options and --record name no file (one per process) */
-	for (i = 0; i < outputs__nformats(); i++)
+	for (i = 0; i < outputs__nformats(); i++) {
+		bool per_proc = env.mode == MODE_WATCH &&
+				output_formats[i] != &metrics_textfile_format;
+
 		fmt_options[i] = (struct argp_option){
-			output_formats[i]->name, OPT_FORMAT + i, "FILE",
-			env.mode == MODE_WATCH && output_formats[i] != &metrics_textfile_format ?
-			OPTION_ARG_OPTIONAL : 0,
+			output_formats[i]->name, OPT_FORMAT + i, per_proc ? NULL : "FILE", 0,
 			output_formats[i]->help, -1 };
-	for (i = 0; options[i].name; i++)
-		if (options[i].key == OPT_RECORD)
-			options[i].flags = env.mode == MODE_WATCH ? OPTION_ARG_OPTIONAL : 0;
+	}
+	/* --help: this subcommand's usage, its options only, its examples */
+	cmd_doc(doc, sizeof(doc), name);
+	argp.doc = doc;
+	for (i = 0; options[i].name; i++) {
+		if (options[i].key == OPT_RECORD && env.mode == MODE_WATCH)
+			options[i].arg = NULL;
+		if (options[i].key == OPT_PHASE && env.mode == MODE_REPORT) {
+			options[i].arg = "NAME";
+			options[i].doc = "Only phase NAME: its growth, stacks and intervals";
+		}
+		if (!(option_cmds_of(options[i].key) & cmd))
+			options[i].flags |= OPTION_HIDDEN;
+	}
+	if (env.mode == MODE_WATCH && watch_file_given(argc, argv))
+		return -EINVAL;
 	/* argv[1] plays the program name for argp: make its messages say "memphase" */
 	argv[1] = (char *)"memphase";
 	if (argp_parse(&argp, argc - 1, argv + 1, ARGP_IN_ORDER, NULL, NULL))

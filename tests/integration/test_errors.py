@@ -137,3 +137,32 @@ def test_run_without_command():
     check_error(["run"], ["command"])
     check_error(["run", "--"], ["command"], what="run --")
     check_error(["attach"], ["-p", "pid"], what="attach without -p")
+
+
+def test_each_subcommand_has_its_own_options():
+    """--help of a subcommand lists its options only, and another's is one line naming the
+    subcommands it belongs to."""
+    helps = {c: harness.run([harness.MEMPHASE, c, "--help"]).stdout
+             for c in ("run", "attach", "record", "report", "watch")}
+    assert helps["report"].startswith("Usage:") and "memphase report FILE" in helps["report"]
+    for opt in ("--from=T", "--to=T", "--phase=NAME ", "--json=FILE", "--verbose"):
+        assert opt in helps["report"], (opt, helps["report"])
+    for opt in ("--stacks", "--max-rss", "--user", "--comm", "--record="):
+        assert opt not in helps["report"], (opt, helps["report"])
+    assert "--comm=NAME" in helps["watch"] and "--user" not in helps["watch"]
+    # watch's outputs take no FILE: no "[=FILE]" in its help
+    assert "  --json " in helps["watch"] and "--json[=FILE]" not in helps["watch"], \
+        helps["watch"]
+    assert "--from" not in helps["run"] and "--comm" not in helps["run"]
+    assert "-o, --output=FILE" in helps["record"] and "--output" not in helps["run"]
+    assert "-p, --pid=PID" in helps["attach"] and "--target-log" not in helps["attach"]
+    # examples: each subcommand's own
+    assert "memphase report run.mprec" in helps["report"] and \
+        "memphase run --" not in helps["report"]
+    for args, words in ((["run", "--from", "3", "--", "/bin/true"], ["--from", "report"]),
+                        (["report", "x.mprec", "--stacks", "none"], ["--stacks", "run",
+                                                                     "attach", "watch"]),
+                        (["run", "-p", "1", "--", "/bin/true"], ["--pid", "attach", "watch"]),
+                        (["attach", "-p", "1", "--user", "nobody"], ["--user", "run"]),
+                        (["watch", "--comm", "x", "--interval", "2"], ["--interval", "run"])):
+        check_error(args, words)
