@@ -142,9 +142,33 @@ TEST(timeline_shrink_and_flat)
 	ASSERT_EQ(timeline__time_to(1024 * MIB, 1000, &secs), -ERANGE, "1000 B/s");
 	ASSERT_OK(timeline__time_to(-5, 5 * MIB, &secs), "no headroom left");
 	ASSERT_EQ(secs, 0.0, "already out of room");
+	/* a few KiB/s: no 18-day forecast; a day's worth still is one */
+	ASSERT_EQ(timeline__time_to(6.5 * 1024 * MIB, 4 * 1024, &secs), -ERANGE, "4 KiB/s");
+	ASSERT_EQ(timeline__time_to(100 * 1024 * MIB, 1 * MIB, &secs), -ERANGE, "past a day");
+	ASSERT_OK(timeline__time_to(50 * 1024 * MIB, 1 * MIB, &secs), "within a day");
 cleanup:
 	timeline__free(tl);
 	timeline__free(flat);
+}
+
+TEST(timeline_rise_undone_is_no_growth)
+{
+	struct timeline *tl = timeline__new(1024, 5.0);
+	double rate = -1;
+	__u64 now = 0;
+	int i;
+
+	if (!ASSERT_NEQ(tl, NULL, "new"))
+		return;
+	/* 4.8 s of +20 MiB/s, then just below where the window began: the fit over the
+	 * window still rises (+15 MiB/s) */
+	for (i = 0; i < 50; i++) {
+		now = NS + i * TICK;
+		add_anon(tl, now, i < 48 ? 300 * MIB + 2 * MIB * i : 290 * MIB, 0);
+	}
+	if (ASSERT_OK(timeline__rate(tl, TIMELINE_UNRECLAIMABLE, now, &rate), "rate"))
+		ASSERT_EQ(rate, 0.0, "the fall undid the rise: not growing");
+	timeline__free(tl);
 }
 
 TEST(timeline_rate_window_end)

@@ -142,7 +142,7 @@ __s64 timeline__sum(const struct timeline_sample *s, unsigned int classes)
 int timeline__rate(const struct timeline *tl, unsigned int classes, __u64 now_ns,
 		   double *rate)
 {
-	double st = 0, sy = 0, stt = 0, sty = 0, mt, my, t, y;
+	double st = 0, sy = 0, stt = 0, sty = 0, mt, my, t, y, newest = 0, oldest = 0;
 	__u64 first = 0, last = 0, ref = 0;
 	unsigned int i, k, n = 0;
 
@@ -162,6 +162,9 @@ int timeline__rate(const struct timeline *tl, unsigned int classes, __u64 now_ns
 		/* times relative to the newest sample keep the doubles precise */
 		t = -(double)(ref - s->ts_ns) / 1e9;
 		y = (double)timeline__sum(s, classes);
+		if (!n)
+			newest = y;
+		oldest = y;
 		st += t;
 		sy += y;
 		n++;
@@ -188,12 +191,15 @@ int timeline__rate(const struct timeline *tl, unsigned int classes, __u64 now_ns
 	if (stt <= 0)
 		return -ENODATA;
 	*rate = sty / stt;
+	/* it grew, then fell below where the window began: not growing now */
+	if (*rate > 0 && newest < oldest)
+		*rate = 0;
 	return 0;
 }
 
 int timeline__time_to(double headroom, double rate, double *secs)
 {
-	if (!(rate >= TIMELINE_MIN_RATE))
+	if (!(rate >= TIMELINE_MIN_RATE) || (headroom > 0 && headroom / rate > TIMELINE_HORIZON_S))
 		return -ERANGE;
 	*secs = headroom > 0 ? headroom / rate : 0;
 	return 0;

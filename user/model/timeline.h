@@ -31,8 +31,10 @@ struct model;
 /* What uses up memory for good: file pages are reclaimable, swapped pages are not. */
 #define TIMELINE_UNRECLAIMABLE	(TIMELINE_CLASS(MP_ANON) | TIMELINE_CLASS(MP_SHMEM) | \
 				 TIMELINE_CLASS(MP_SWAP))
-/* Below this rate (one page per second) nothing is projected. */
-#define TIMELINE_MIN_RATE	4096.0
+/* Below this rate (four pages a second) nothing is projected ... */
+#define TIMELINE_MIN_RATE	16384.0
+/* ... nor beyond this horizon: a day (18 days at 4 KiB/s is no forecast) */
+#define TIMELINE_HORIZON_S	86400.0
 
 #define TIMELINE_PHASE_CHANGED	(1U << 0)	/* the phase changed since the previous sample */
 
@@ -69,14 +71,16 @@ __s64 timeline__sum(const struct timeline_sample *s, unsigned int classes);
 /*
  * Smoothed growth rate (bytes/s, negative when shrinking) of the sum of the classes in
  * mask, over the samples of the window ending at now_ns (later samples are ignored).
- * 0, or -ENODATA when fewer than 3 samples span at least a quarter of the window.
+ * 0, or -ENODATA when fewer than 3 samples span at least a quarter of the window. A rise
+ * that the newest sample has undone (it is below the window's oldest) is no growth: 0 B/s.
  */
 int timeline__rate(const struct timeline *tl, unsigned int classes, __u64 now_ns,
 		   double *rate);
 
 /*
  * Seconds until headroom bytes are used up at rate bytes/s. 0 on success (0 s when
- * the headroom is already gone), -ERANGE when not growing (rate < TIMELINE_MIN_RATE).
+ * the headroom is already gone), -ERANGE when not growing (rate < TIMELINE_MIN_RATE) or
+ * not within TIMELINE_HORIZON_S.
  */
 int timeline__time_to(double headroom, double rate, double *secs);
 
