@@ -532,7 +532,7 @@ static void reap(struct watch *w, pid_t child, int st)
 	if (WIFEXITED(st) && !WEXITSTATUS(st)) {
 		w->written++;
 		if (w->env->verbose)
-			say(p, "ended: files written");
+			say(p, "observed: files written");
 	} else if (WIFEXITED(st) && WEXITSTATUS(st) == SESSION_EXIT_GONE) {
 		w->gone++;
 		if (w->env->verbose)

@@ -670,13 +670,15 @@ static void marker_notice(struct collector *c)
 	if (c->notice_done)
 		return;
 	c->notice_done = true;
-	if (!probes__count(c->probes))
-		notice(c, "no phase markers found in %s or its libraries: counting everything "
-			  "under 'startup' (add markers with --phase)",
-		       c->exe[0] ? utf8__esc_term(p, sizeof(p), c->exe) : "the target");
+	/* the user's own markers that did not attach first: they are why there are none */
 	probes__missing_user(c->probes, missing, sizeof(missing));
 	if (missing[0])
 		notice(c, "--phase/--request symbols not found so far: %s", missing);
+	if (!probes__count(c->probes))
+		notice(c, "no phase markers found in %s or its libraries: counting everything "
+			  "under 'startup'%s",
+		       c->exe[0] ? utf8__esc_term(p, sizeof(p), c->exe) : "the target",
+		       missing[0] ? "" : " (add markers with --phase)");
 }
 
 /*

@@ -390,6 +390,7 @@ void model__window_open(struct model *m)
 	memset(&m->context.fit, 0, sizeof(m->context.fit));
 	m->room_cgroup_known = m->room_system_known = false;
 	model_gpu__window_open(&m->gpu);
+	m->window = true;
 }
 
 /* The GPU side as it stands now, in the history (the trace's counter track). */

@@ -231,6 +231,7 @@ struct model {
 	__u64 start_ns, end_ns;		/* CLOCK_MONOTONIC */
 	__u64 start_wall_ns;		/* CLOCK_REALTIME at start_ns (0: unknown) */
 	bool finished;
+	bool window;		/* a report's --from/--to window of a recording */
 
 	/* what was run */
 	char **argv;			/* NULL-terminated, owned */

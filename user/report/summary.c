@@ -62,6 +62,8 @@ static void print_run_line(FILE *f, const struct model *m)
 			strsignal(root->exit_signal));
 	else if (root && root->exited && root->exit_code >= 0)
 		fprintf(f, ", exited with code %d", root->exit_code);
+	else if (m->window)
+		fprintf(f, ", still running at the window's end");
 	else
 		fprintf(f, ", still running (detached)");
 	if (root && root->left)
