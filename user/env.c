@@ -98,6 +98,7 @@ enum {
 	OPT_SAMPLE_BYTES,
 	OPT_MAX_SAMPLES,
 	OPT_NO_MAPPINGS,
+	OPT_HIST,
 	OPT_MAX_RSS,
 	OPT_MIN_AVAILABLE,
 	OPT_OOM_WARN,
@@ -164,7 +165,7 @@ static const struct option_cmds {
 	{ OPT_ALLOW_ROOT, CMD_RUN | CMD_RECORD },
 	{ 'o', CMD_RECORD },
 	{ OPT_FROM, CMD_REPORT }, { OPT_TO, CMD_REPORT },
-	{ 'v', CMD_ALL },
+	{ 'v', CMD_ALL }, { OPT_HIST, CMD_ALL },
 	/* every other option of the table above: the observing subcommands'; formats: all */
 };
 
@@ -246,6 +247,9 @@ static struct argp_option options[] = {
 	{ "oom-warn", OPT_OOM_WARN, "SECONDS", 0,
 	  "Warn when the projected time to OOM is shorter (default 60; 0..365d)", 0 },
 	{ "no-mappings", OPT_NO_MAPPINGS, NULL, 0, "Do not classify faults by mapping", 0 },
+	{ "hist", OPT_HIST, NULL, 0,
+	  "Print the histograms in the summary (sizes of mmap requests, growth per marker call; "
+	  "the JSON has them always)", 0 },
 	{ "phase", OPT_PHASE, "NAME=[BINARY:]SYMBOL", 0,
 	  "Enter phase NAME when SYMBOL is called (repeatable; BINARY limits the files)", 0 },
 	{ "request", OPT_REQUEST, "[BINARY:]SYMBOL", 0,
@@ -457,7 +461,7 @@ static bool is_passed_on(int key)
 	case OPT_MIN_AVAILABLE: case OPT_OOM_WARN: case OPT_NO_MAPPINGS: case OPT_PHASE:
 	case OPT_REQUEST: case OPT_PRESET: case OPT_NO_PRESET: case OPT_CAUSES:
 	case OPT_ALLOCATOR_FRAME: case OPT_ORIGIN_MIN: case OPT_GRACE: case OPT_RINGBUF:
-	case OPT_BPF_STATS: case OPT_RECORD_MAX: case 'v':
+	case OPT_BPF_STATS: case OPT_RECORD_MAX: case OPT_HIST: case 'v':
 		return true;
 	}
 	return false;
@@ -844,6 +848,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_MAPPINGS:
 		env.no_mappings = true;
+		break;
+	case OPT_HIST:
+		env.hists = true;
 		break;
 	case OPT_NO_TUI:
 		env.no_tui = true;

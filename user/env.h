@@ -35,6 +35,7 @@ struct env {
 	unsigned long long sample_bytes;
 	unsigned long long max_samples;	/* per second, all threads */
 	bool no_mappings;
+	bool hists;			/* --hist: the summary's histograms */
 	unsigned long long max_rss;	/* guard: end the target past this RSS (0: off) */
 	unsigned long long min_available; /* guard: end it when MemAvailable falls below */
 	double oom_warn;		/* warn when a projected OOM is closer (seconds) */

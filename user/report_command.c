@@ -98,7 +98,7 @@ int report_command__run(const struct env *e, int *status)
 		model__finish(m, m->phase_since_ns > m->end_ns ? m->phase_since_ns : m->end_ns);
 	oc.m = m;
 	oc.tl = collector__timeline(c);
-	summary__print(out.to_stdout ? stderr : stdout, m);
+	summary__print(out.to_stdout ? stderr : stdout, m, e->hists);
 	err = outputs__write(&out, &oc, true);
 	if (!err)
 		*status = 0;

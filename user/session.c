@@ -232,7 +232,7 @@ static int finish(struct session *s)
 	else if (reaped && WIFSIGNALED(st))
 		s->status = 128 + WTERMSIG(st);
 	/* stdout may be an output file's: then the summary goes to stderr */
-	summary__print(s->out.to_stdout ? stderr : stdout, &s->model);
+	summary__print(s->out.to_stdout ? stderr : stdout, &s->model, s->env->hists);
 	/* memphase's own cost, from the kernel's per-program run-time statistics */
 	if (s->env->bpf_stats)
 		summary__bpf_stats(stderr, &s->model);

@@ -131,22 +131,27 @@ def test_vram_equals_what_nvml_reports():
 
 
 def test_no_nvml_is_one_line():
-    """No NVML library: one line in the summary; the JSON says why; nothing pinned, no table."""
+    """No NVML library: a CPU-only run says nothing of a GPU in its summary; the JSON says
+    why there is no VRAM figure; a run that pins host memory (CUDA) says it in one line."""
     harness.need_root()
+    nonvml = {"MEMPHASE_NVML_LIB": "/nonexistent/libnvidia-ml.so.1"}
     with harness.workdir() as d:
         out = os.path.join(d, "out.json")
         r = harness.memphase(["run", "--no-tui", "--json", out, "--", harness.DRIVER,
-                              "--ctx-mib", "2"],
-                             env={"MEMPHASE_NVML_LIB": os.path.join(d, "libnvidia-ml.so.1")})
+                              "--ctx-mib", "2"], env=nonvml)
         assert r.returncode == 0, r.stderr
         text = r.stderr + r.stdout
-        lines = [ln for ln in text.splitlines() if "VRAM" in ln or "PINNED" in ln]
-        assert len(lines) == 1 and lines[0].startswith("VRAM: not measured (no NVML: "), lines
+        lines = [ln for ln in text.splitlines() if "VRAM" in ln or "PINNED" in ln or
+                 "NVML" in ln]
+        assert not lines, lines
         g = harness.load_json(out)["gpu"]
         assert g["vram"] is None and "libnvidia-ml.so.1" in g["nvml_unavailable"], g
         assert g["pinned"]["allocs"] == 0 and g["alloc_probes"] == 0, g
         assert all(p["pinned_bytes"] == 0 and p["vram_bytes"] is None
                    for p in harness.load_json(out)["phases"])
+        r, _ = gpu_run(d, nonvml)
+        lines = [ln for ln in (r.stderr + r.stdout).splitlines() if "NVML" in ln]
+        assert len(lines) == 1 and lines[0].startswith("VRAM: not measured (no NVML: "), lines
 
 
 def test_status_line_has_gpu_fields_only_with_a_gpu():

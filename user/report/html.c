@@ -263,7 +263,7 @@ static int html_write(FILE *f, const struct output_ctx *ctx)
 	      "<h2>Phases</h2>\n<table id=\"phases\"><thead><tr><th>phase</th><th>time</th>"
 	      "<th>calls</th><th>+anon</th><th>+file</th><th>+shmem</th><th>+swap</th>"
 	      "<th>sampled</th></tr></thead><tbody></tbody></table>\n"
-	      "<div id=\"requests-box\" hidden><h2><span id=\"requests-n\"></span> requests "
+	      "<div id=\"requests-box\" hidden><h2><span id=\"requests-n\"></span> "
 	      "(RSS each kept)</h2>\n<div class=\"scroll\"><table id=\"requests\"><thead><tr>"
 	      "<th>#</th><th>start</th><th>time</th><th>prompt</th><th>generated</th><th>anon</th>"
 	      "<th>file</th><th>shmem</th><th>swap</th><th>by phase</th></tr></thead><tbody>"

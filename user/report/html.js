@@ -158,7 +158,8 @@ function cell(v, text) {
 function drawRequests() {
 	if (!REQ.length) return;
 	document.getElementById("requests-box").hidden = false;
-	document.getElementById("requests-n").textContent = REQ.length;
+	document.getElementById("requests-n").textContent =
+		REQ.length + (REQ.length === 1 ? " request" : " requests");
 	const gpu = REQ.some((r) => "pinned_bytes" in r);
 	const head = document.querySelector("#requests thead tr");
 	if (gpu)

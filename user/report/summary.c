@@ -274,11 +274,12 @@ void summary__gpu(FILE *f, const struct model *m)
 
 	for (i = 0; i < m->norder; i++)
 		any |= gpu_phase_seen(g, m->order[i]);
+	/* a run that used no GPU memory says nothing of a GPU */
+	if (!any)
+		return;
 	if (!g->nvml)
 		fprintf(f, "VRAM: not measured (no NVML: %s)\n",
 			utf8__esc_term(esc, sizeof(esc), g->nvml_why));
-	if (!any)
-		return;
 	fprintf(f, "pinned host memory: peak %s, held at the end %s; managed: peak %s, held %s\n",
 		util__fmt_bytes(b[0], 24, g->peak[MP_ALLOC_PINNED]),
 		util__fmt_bytes(b[1], 24, g->current[MP_ALLOC_PINNED]),
@@ -536,9 +537,9 @@ static void print_stacks(FILE *f, const struct model *m)
 	}
 	if (!samples && !m->lost_stacks)
 		return;
-	fprintf(f, "\nstacks: %llu sample%s carry %.1f%% of the RSS growth\n  %llu lost, %llu "
+	fprintf(f, "\nstacks: %llu sample%s %.1f%% of the RSS growth\n  %llu lost, %llu "
 		   "postponed by --max-samples, %llu not unwound past their first frame\n",
-		(unsigned long long)samples, samples == 1 ? "" : "s",
+		(unsigned long long)samples, samples == 1 ? " carries" : "s carry",
 		growth ? 100.0 * sampled / growth : 0.0, (unsigned long long)m->lost_stacks,
 		(unsigned long long)m->stacks_capped, (unsigned long long)m->unwind_failures);
 }
@@ -578,7 +579,7 @@ static void print_unmatched(FILE *f, const struct model *m)
 	}
 }
 
-void summary__print(FILE *f, const struct model *m)
+void summary__print(FILE *f, const struct model *m, bool hists)
 {
 	__u64 lost = model__lost_events(m);
 
@@ -607,7 +608,8 @@ void summary__print(FILE *f, const struct model *m)
 	print_mappings(f, m);
 	print_mapping_notes(f, m);
 	print_stacks(f, m);
-	print_hists(f, m);
+	if (hists)
+		print_hists(f, m);
 	fflush(f);
 }
 

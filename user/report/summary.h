@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include "model/model.h"
 
-/* Prints the run line, peaks, OOM kills, the per-phase tables and histograms. */
-void summary__print(FILE *f, const struct model *m);
+/* Prints the run line, peaks, OOM kills, the per-phase tables and, with hists, the
+ * histograms (the JSON has them always). */
+void summary__print(FILE *f, const struct model *m, bool hists);
 /* The per-phase tables only (also used by the live view). */
 void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns);
 /* memphase's own BPF cost per program (--bpf-stats; nothing without it). */
