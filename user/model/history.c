@@ -186,7 +186,15 @@ void history__add_gpu(struct history *h, const struct history_gpu *s)
 	if (!g)
 		return;
 	h->gpu = g;
-	g[h->ngpu++] = *s;
+	g[h->ngpu] = *s;
+	/*
+	 * In the order it was learnt: an NVML reading taken by user space can come before an
+	 * allocation event of a few us earlier that is read from the ring after it; the
+	 * counter track stays in time order (the event's state holds from the reading on).
+	 */
+	if (h->ngpu && g[h->ngpu].ts_ns < g[h->ngpu - 1].ts_ns)
+		g[h->ngpu].ts_ns = g[h->ngpu - 1].ts_ns;
+	h->ngpu++;
 }
 
 const char *history__mark_name(__u32 kind)
