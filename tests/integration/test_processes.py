@@ -362,3 +362,32 @@ def test_processes_that_share_a_slot_are_each_counted():
                              procs[kids[0]]["rss_peak_total_bytes"], 16 * MIB, 128 * KIB,
                              "the 40 MiB child's peak less the 24 MiB one's")
         assert doc["lost"]["events"] == 0, doc["lost"]
+
+
+def test_one_peak_for_the_processes_together():
+    """A parent holding 64 MiB whose three children grow 8 MiB each: the summary's RSS peak
+    is the JSON's rss_peak_bytes, the processes' together: never below one process's own
+    peak nor above their peaks' sum; the largest process's is beside it; no cause's share
+    of the peak is above 100%."""
+    harness.need_root()
+    with harness.workdir() as d:
+        prog = build(d, "forker", FORKER)
+        out = os.path.join(d, "out.json")
+        r = harness.memphase(["run", "--no-tui", "--json", out, "--", prog])
+        assert r.returncode == 0, r.stderr
+        doc = harness.load_json(out)
+        tree, own = doc["rss_peak_bytes"]["total"], doc["rss_peak_process_bytes"]["total"]
+        peaks = [p["rss_peak_total_bytes"] for p in doc["processes"]]
+        assert len(peaks) == 4, doc["processes"]
+        assert max(peaks) <= tree <= sum(peaks), (tree, peaks)
+        assert own == max(p["rss_peak_total_bytes"] for p in doc["processes"]
+                          if p["pid"] == doc["rss_peak_pid"]), (own, doc["rss_peak_pid"])
+        line = [ln for ln in r.stdout.splitlines() if ln.startswith("RSS peak ")]
+        assert line and "the processes together" in line[0], r.stdout[:600]
+        mib = float(line[0].split()[2])
+        assert line[0].split()[3] == "MiB" and abs(mib * MIB - tree) <= 0.06 * MIB, \
+            (line, tree)
+        assert any(ln.startswith(("largest process: ", "the command alone "))
+                   for ln in r.stdout.splitlines()), r.stdout[:600]
+        assert all(c["share_of_peak"] is None or c["share_of_peak"] <= 1.0
+                   for c in doc["causes"]), doc["causes"]

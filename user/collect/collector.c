@@ -636,6 +636,7 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 /* Every COLLECTOR_TICK_NS, after the counters are read: the history takes a sample. */
 void collector__apply_tick(struct collector *c, __u64 now)
 {
+	model__note_tree(c->m);
 	oom__ring_add(c->growth_ring, c->m, now);
 	timeline__add_model(c->tl, c->m, now);
 }

@@ -627,10 +627,37 @@ void model__raise_peaks(struct model *m, __u32 pid, const __s64 peak[MP_NR_CLASS
 		p->peak_total = peak_total;
 }
 
+void model__note_tree(struct model *m)
+{
+	__s64 sum[MP_NR_CLASSES] = {}, total;
+	unsigned int i;
+	int k;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct model_proc *p = &m->procs[i];
+
+		for (k = 0; k < MP_NR_CLASSES; k++) {
+			if (model_proc__followed(p))
+				sum[k] += p->rss[k];
+			if (p->peak[k] > m->tree_peak[k])
+				m->tree_peak[k] = p->peak[k];
+		}
+		if (p->peak_total > m->tree_peak_total)
+			m->tree_peak_total = p->peak_total;
+	}
+	total = sum[MP_ANON] + sum[MP_FILE] + sum[MP_SHMEM];
+	for (k = 0; k < MP_NR_CLASSES; k++)
+		if (sum[k] > m->tree_peak[k])
+			m->tree_peak[k] = sum[k];
+	if (total > m->tree_peak_total)
+		m->tree_peak_total = total;
+}
+
 void model__finish(struct model *m, __u64 now_ns)
 {
 	if (m->finished)
 		return;
+	model__note_tree(m);
 	if (now_ns > m->phase_since_ns)
 		m->time_ns[m->cur_phase] += now_ns - m->phase_since_ns;
 	m->phase_since_ns = now_ns;

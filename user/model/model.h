@@ -236,6 +236,14 @@ struct model {
 	/* what was run */
 	char **argv;			/* NULL-terminated, owned */
 	unsigned int nprocs;
+	/*
+	 * The observed processes' peak together: the most their RSS summed to at a reading
+	 * (every collector tick and the end), and never below one process's own exact peak.
+	 * Per class and total (file + anon + shmem). What the summary, the JSON, the live
+	 * view and the causes' shares call the peak; the largest process's is beside it.
+	 */
+	__s64 tree_peak[MP_NR_CLASSES];
+	__s64 tree_peak_total;
 	unsigned int procs_recycled;	/* records reused for later processes */
 	struct model_proc procs[MODEL_MAX_PROCS];
 	unsigned int nooms;
@@ -401,6 +409,15 @@ __u32 model__largest_live(const struct model *m);
 static inline double model__rel_s(const struct model *m, __u64 ts_ns)
 {
 	return ts_ns > m->start_ns ? (ts_ns - m->start_ns) / 1e9 : 0;
+}
+
+/* Raises the tree's peak (struct model's tree_peak) to the processes' RSS now. */
+void model__note_tree(struct model *m);
+/* What shares "of the peak" are of: the tree's peak, or grown bytes when more (memory
+ * freed and grown again, processes one after another), so that no share is above 100%. */
+static inline __s64 model__share_base(const struct model *m, __u64 grown)
+{
+	return (__s64)grown > m->tree_peak_total ? (__s64)grown : m->tree_peak_total;
 }
 
 static inline __u64 model__lost_events(const struct model *m)

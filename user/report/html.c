@@ -116,7 +116,6 @@ static long str_index(struct jsonw *w, struct strmap *idx, long *n, const char *
 /* The causes of the rules (a stack names one by its index), and the peak they are shares of. */
 static void cause_names(struct jsonw *w, const struct model *m)
 {
-	const struct model_proc *p = model__main((struct model *)m);
 	char rem[CAUSES_REMEDY_MAX];
 	size_t i;
 
@@ -130,8 +129,9 @@ static void cause_names(struct jsonw *w, const struct model *m)
 		jsonw__end_object(w);
 	}
 	jsonw__end_array(w);
-	if (p && p->peak_total > 0)
-		jsonw__s64_field(w, "peak_total", p->peak_total);
+	/* the processes' peak together, as the summary's */
+	if (m->tree_peak_total > 0)
+		jsonw__s64_field(w, "peak_total", m->tree_peak_total);
 	else
 		jsonw__null_field(w, "peak_total");
 }

@@ -205,10 +205,10 @@ static void e_rss(struct mw *w, const struct run *r)
 
 static void e_peak(struct mw *w, const struct run *r)
 {
-	const struct model_proc *p = model__main((struct model *)r->m);
 	char b[32];
 
-	sample(w, r, NULL, NULL, NULL, NULL, NULL, pos(b, p ? p->peak_total : 0));
+	/* the observed processes' together, as the summary's and the JSON's rss_peak_bytes */
+	sample(w, r, NULL, NULL, NULL, NULL, NULL, pos(b, r->m->tree_peak_total));
 }
 
 static void e_cur_phase(struct mw *w, const struct run *r)

@@ -79,21 +79,28 @@ static void target(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
-static void peak(struct jsonw *w, const struct model *m)
+static void peak_object(struct jsonw *w, const char *name, __s64 total,
+			const __s64 v[MP_NR_CLASSES])
 {
-	/* of the process the run is about (see model__main), named by rss_peak_pid */
-	const struct model_proc *root = model__main((struct model *)m);
-	__u64 v[MP_NR_CLASSES] = {};
 	int c;
 
-	jsonw__name(w, "rss_peak_bytes");
+	jsonw__name(w, name);
 	jsonw__start_object(w);
-	jsonw__u64_field(w, "total", root && root->peak_total > 0 ? root->peak_total : 0);
-	for (c = 0; root && c < MP_NR_CLASSES; c++)
-		v[c] = root->peak[c] > 0 ? root->peak[c] : 0;
+	jsonw__u64_field(w, "total", total > 0 ? total : 0);
 	for (c = 0; c < MP_NR_CLASSES; c++)
-		jsonw__u64_field(w, mp_class_name(mp_class_order[c]), v[mp_class_order[c]]);
+		jsonw__u64_field(w, mp_class_name(mp_class_order[c]),
+				 v[mp_class_order[c]] > 0 ? v[mp_class_order[c]] : 0);
 	jsonw__end_object(w);
+}
+
+/* the observed processes' peak together, and that of the largest (rss_peak_pid) */
+static void peak(struct jsonw *w, const struct model *m)
+{
+	const struct model_proc *p = model__main((struct model *)m);
+	static const __s64 none[MP_NR_CLASSES];
+
+	peak_object(w, "rss_peak_bytes", m->tree_peak_total, m->tree_peak);
+	peak_object(w, "rss_peak_process_bytes", p ? p->peak_total : 0, p ? p->peak : none);
 }
 
 static const char *const origin_how[] = { "mmap", "mremap", "brk" };
@@ -154,7 +161,7 @@ static void per_request_field(struct jsonw *w, const char *name,
 /* What grew: sampled growth by named cause (model/causes.h). */
 static void causes(struct jsonw *w, const struct model *m)
 {
-	const struct model_proc *p = model__main((struct model *)m);
+	__s64 base;
 	char rem[CAUSES_REMEDY_MAX], buf[160];
 	struct cause_requests cr = {};
 	struct cause_report r;
@@ -169,14 +176,14 @@ static void causes(struct jsonw *w, const struct model *m)
 		return;
 	}
 	causes__by_request(m, &cr);	/* on ENOMEM empty: per_request null */
+	base = model__share_base(m, r.total);
 	for (i = 0; i < r.n; i++) {
 		jsonw__start_object(w);
 		jsonw__string_field(w, "name", r.v[i].cause->name);
 		jsonw__u64_field(w, "bytes", r.v[i].bytes);
 		per_request_field(w, "per_request", &cr, causes__index(m, r.v[i].cause));
-		if (p && p->peak_total > 0)
-			jsonw__double_field(w, "share_of_peak",
-					    (double)r.v[i].bytes / p->peak_total);
+		if (base > 0)
+			jsonw__double_field(w, "share_of_peak", (double)r.v[i].bytes / base);
 		else
 			jsonw__null_field(w, "share_of_peak");
 		jsonw__string_field(w, "remedy", causes__remedy(m, r.v[i].cause, rem, sizeof(rem)));

@@ -76,20 +76,28 @@ static void print_run_line(FILE *f, const struct model *m)
 static void print_peak(FILE *f, const struct model *m)
 {
 	const struct model_proc *root = model__main((struct model *)m);
+	unsigned int n = m->nprocs + m->procs_recycled;
 	char b[5][72];
 
 	if (!root)
 		return;
-	if (root->pid != m->root_pid)
-		fprintf(f, "largest process: %s (pid %u), under the command's pid %u\n",
-			utf8__esc_term(b[0], sizeof(b[0]), root->comm), root->pid, m->root_pid);
-	fprintf(f, "RSS peak %s (anon %s, file %s, shmem %s; swap peak %s)\n",
-		util__fmt_bytes(b[0], 24, root->peak_total),
-		util__fmt_bytes(b[1], 24, root->peak[MP_ANON]),
-		util__fmt_bytes(b[2], 24, root->peak[MP_FILE]),
-		util__fmt_bytes(b[3], 24, root->peak[MP_SHMEM]),
-		util__fmt_bytes(b[4], 24, root->peak[MP_SWAP]));
-	if (m->nprocs + m->procs_recycled > 1)
+	fprintf(f, "RSS peak %s (anon %s, file %s, shmem %s; swap peak %s)%s\n",
+		util__fmt_bytes(b[0], 24, m->tree_peak_total),
+		util__fmt_bytes(b[1], 24, m->tree_peak[MP_ANON]),
+		util__fmt_bytes(b[2], 24, m->tree_peak[MP_FILE]),
+		util__fmt_bytes(b[3], 24, m->tree_peak[MP_SHMEM]),
+		util__fmt_bytes(b[4], 24, m->tree_peak[MP_SWAP]),
+		n > 1 ? ", the processes together" : "");
+	/* beside it, the process the run is about (model__main): the command that entered the
+	 * phases, or the largest of a wrapper's descendants */
+	if (n > 1 && root->pid == m->root_pid)
+		fprintf(f, "the command alone (pid %u): its own peak %s\n", root->pid,
+			util__fmt_bytes(b[1], 24, root->peak_total));
+	else if (n > 1)
+		fprintf(f, "largest process: %s (pid %u), its own peak %s\n",
+			utf8__esc_term(b[0], sizeof(b[0]), root->comm), root->pid,
+			util__fmt_bytes(b[1], 24, root->peak_total));
+	if (n > 1)
 		fprintf(f, "%u processes observed (the command and %u descendant%s)\n",
 			m->nprocs + m->procs_recycled, m->nprocs + m->procs_recycled - 1,
 			m->nprocs + m->procs_recycled > 2 ? "s" : "");
@@ -478,9 +486,8 @@ static void print_per_request(FILE *f, const struct cause_requests *cr, size_t c
  */
 static void print_causes(FILE *f, const struct model *m)
 {
-	const struct model_proc *p = model__main((struct model *)m);
-	__s64 peak = p ? p->peak_total : 0;
 	struct cause_requests cr = {};
+	__s64 peak;
 	struct cause_report r;
 	char b[24], n[CAUSES_REMEDY_MAX], rem[CAUSES_REMEDY_MAX];
 	size_t i;
@@ -489,6 +496,7 @@ static void print_causes(FILE *f, const struct model *m)
 		causes__report_free(&r);
 		return;
 	}
+	peak = model__share_base(m, r.total);
 	if (m->nrequests && causes__by_request(m, &cr))
 		memset(&cr, 0, sizeof(cr));
 	fprintf(f, "What grew (sampled stacks, %s rules", m->rules.preset ? m->rules.preset :

@@ -40,8 +40,6 @@ struct live {
 	__u64 next_status;
 	bool started;
 	bool warned;
-	__s64 peak[MP_NR_CLASSES];
-	__s64 peak_total;
 };
 
 const char *live__fmt_eta(char *buf, size_t len, double secs)
@@ -218,21 +216,6 @@ static int handle_keys(struct live *l, const struct model *m, const struct sysme
 
 /* ---- the loop's entry point ---- */
 
-/* The sampled sum of several processes can peak above each one's peak: keep the highest. */
-static void keep_peaks(struct live *l, struct live_calc *c)
-{
-	int k;
-
-	for (k = 0; k < MP_NR_CLASSES; k++) {
-		if (c->peak[k] > l->peak[k])
-			l->peak[k] = c->peak[k];
-		c->peak[k] = l->peak[k];
-	}
-	if (c->peak_total > l->peak_total)
-		l->peak_total = c->peak_total;
-	c->peak_total = l->peak_total;
-}
-
 /* Once: an OOM projected within oom_warn_s. */
 static void warn_once(struct live *l, const struct forecast *fc)
 {
@@ -276,7 +259,6 @@ int live__update(struct live *l, const struct model *m, const struct timeline *t
 	int ret;
 
 	status__calc(&c, m, tl, sm, now_ns);
-	keep_peaks(l, &c);
 	warn_once(l, &c.fc);
 
 	if (!live__tui(l)) {

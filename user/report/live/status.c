@@ -64,21 +64,15 @@ void status__calc(struct live_calc *c, const struct model *m, const struct timel
 	for (i = 0; i < m->nprocs; i++) {
 		const struct model_proc *p = &m->procs[i];
 
-		for (k = 0; k < MP_NR_CLASSES; k++) {
+		for (k = 0; k < MP_NR_CLASSES; k++)
 			if (model_proc__followed(p))
 				c->rss[k] += p->rss[k];
-			if (p->peak[k] > c->peak[k])
-				c->peak[k] = p->peak[k];
-		}
-		if (p->peak_total > c->peak_total)
-			c->peak_total = p->peak_total;
 	}
 	c->total = c->rss[MP_ANON] + c->rss[MP_FILE] + c->rss[MP_SHMEM];
+	/* the model's peak of the processes together (model__note_tree), or now if above */
 	for (k = 0; k < MP_NR_CLASSES; k++)
-		if (c->rss[k] > c->peak[k])
-			c->peak[k] = c->rss[k];
-	if (c->total > c->peak_total)
-		c->peak_total = c->total;
+		c->peak[k] = c->rss[k] > m->tree_peak[k] ? c->rss[k] : m->tree_peak[k];
+	c->peak_total = c->total > m->tree_peak_total ? c->total : m->tree_peak_total;
 	forecast__compute(&c->fc, m, tl, sm, now_ns);
 }
 
