@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "env.h"
+#include "env_int.h"
 #include "memphase.h"
 #include "collect/target.h"
 #include "lib/asuser.h"
@@ -45,171 +46,8 @@ struct env env = {
 
 const char *argp_program_version = "memphase " MEMPHASE_VERSION;
 
-static const char usage_doc[] =
-"Where does host RAM go during LLM inference? memphase counts RSS growth per\n"
-"memory class (anon, file, shmem, swap), per inference phase (load, context,\n"
-"prompt, generate, state, teardown), per mapping and per code path, from kernel\n"
-"tracepoints and uprobes on libllama.\n"
-"\n"
-"  memphase run [OPTIONS] -- COMMAND [ARGS...]\n"
-"  memphase attach -p PID [OPTIONS]\n"
-"  memphase record -o FILE [OPTIONS] -- COMMAND [ARGS...]\n"
-"  memphase report FILE [--json F] [--folded F] [--svg F] [--perf-data F]\n"
-"      [--trace F] [--from T] [--to T] [--phase NAME]\n"
-"  memphase watch --comm NAME | --exe PATH | --cgroup PATH | -p PID...\n"
-"      [--out-dir DIR] [--json] [--svg] [...] [--record] [OPTIONS]\n"
-"\v"
-"EXAMPLES:\n"
-"  sudo memphase run -- ./llama-cli -m model.gguf -c 32768 -p 'hello'\n"
-"  sudo memphase run --json run.json --svg run.svg -- ./llama-server -m m.gguf\n"
-"  sudo memphase attach -p $(pidof llama-server) --duration 60\n"
-"  sudo memphase run --max-rss 48G -- ./llama-cli -m model.gguf -c 102400\n"
-"  sudo memphase run --phase warm=myapp:warm_up --phase eval=libfoo.so:run \\\n"
-"      -- ./myapp\n"
-"  sudo memphase run --preset none --phase step=libtrainer.so:train_step \\\n"
-"      -- ./train\n"
-"  memphase run --list-presets\n"
-"  sudo memphase record -o run.mprec -- ./llama-server -m m.gguf\n"
-"  memphase report run.mprec --html run.html --from 60 --to 120\n"
-"  sudo memphase watch --comm llama-server --out-dir /var/lib/memphase \\\n"
-"      --json --html\n"
-"\n"
-"The command runs as the invoking user (SUDO_UID/SUDO_GID under sudo), never\n"
-"as root. On a terminal a live view shows memory moving ('q' detaches). When\n"
-"the command ends (OOM kill included), on Ctrl-C or SIGTERM, memphase prints a\n"
-"summary and writes every requested file.";
-
-enum {
-	OPT_FORMAT = 2000,	/* + the format's index in the registry */
-	OPT_PHASE = 1000,
-	OPT_CAUSES,
-	OPT_ALLOCATOR_FRAME,
-	OPT_ORIGIN_MIN,
-	OPT_REQUEST,
-	OPT_NO_PRESET,
-	OPT_PRESET,
-	OPT_LIST_PRESETS,
-	OPT_DURATION,
-	OPT_INTERVAL,
-	OPT_RINGBUF,
-	OPT_GRACE,
-	OPT_BPF_STATS,
-	OPT_STACKS,
-	OPT_SAMPLE_BYTES,
-	OPT_MAX_SAMPLES,
-	OPT_NO_MAPPINGS,
-	OPT_HIST,
-	OPT_MAX_RSS,
-	OPT_MIN_AVAILABLE,
-	OPT_OOM_WARN,
-	OPT_NO_TUI,
-	OPT_TARGET_LOG,
-	OPT_USER,
-	OPT_ALLOW_ROOT,
-	OPT_RECORD,
-	OPT_RECORD_MAX,
-	OPT_RECORD_KEEP,
-	OPT_FROM,
-	OPT_METRICS,
-	OPT_TO,
-	OPT_COMM,
-	OPT_EXE,
-	OPT_CGROUP,
-	OPT_OUT_DIR,
-	OPT_MAX_PROCS,
-	OPT_WATCHED,
-	OPT_METRICS_FD,
-};
-
 static bool record_cmd;		/* `memphase record -o FILE -- COMMAND` */
-
-/* The subcommands, as bits: which ones an option belongs to (argp_option has no room). */
-enum {
-	CMD_RUN = 1 << 0, CMD_ATTACH = 1 << 1, CMD_RECORD = 1 << 2, CMD_REPORT = 1 << 3,
-	CMD_WATCH = 1 << 4,
-	CMD_OBSERVE = CMD_RUN | CMD_ATTACH | CMD_RECORD | CMD_WATCH,
-	CMD_ALL = CMD_OBSERVE | CMD_REPORT,
-};
-static const char *const cmd_names[] = { "run", "attach", "record", "report", "watch" };
-/* each subcommand's --help begins with its own usage */
-static const char *const cmd_usage[] = {
-	"memphase run [OPTIONS] -- COMMAND [ARGS...]\n"
-	"Runs COMMAND, as you, observed from its first instruction; the summary and the files "
-	"when it ends.",
-	"memphase attach -p PID [OPTIONS]\n"
-	"Observes a running process you could ptrace yourself, from now on, until it exits, "
-	"Ctrl-C or --duration.",
-	"memphase record -o FILE [OPTIONS] -- COMMAND [ARGS...]\n"
-	"As run, keeping what the collector read in FILE, for 'memphase report'.",
-	"memphase report FILE [OPTIONS]\n"
-	"Writes from a recording what the live run could: the summary and any output.",
-	"memphase watch --comm NAME | --exe PATH | --cgroup PATH | -p PID... [OPTIONS]\n"
-	"Observes every matching process, running now or started later: one set of files each "
-	"in --out-dir.",
-};
 static unsigned int cmd;	/* this invocation's CMD_* */
-
-static const struct option_cmds {
-	int key;
-	unsigned int cmds;
-} option_cmds[] = {
-	{ 'p', CMD_ATTACH | CMD_WATCH },
-	{ OPT_COMM, CMD_WATCH }, { OPT_EXE, CMD_WATCH }, { OPT_CGROUP, CMD_WATCH },
-	{ OPT_OUT_DIR, CMD_WATCH }, { OPT_MAX_PROCS, CMD_WATCH },
-	/* from watch to its attach children */
-	{ OPT_WATCHED, CMD_ATTACH }, { OPT_METRICS_FD, CMD_ATTACH },
-	{ OPT_PHASE, CMD_ALL },			/* report --phase NAME: only that phase */
-	{ OPT_INTERVAL, CMD_RUN | CMD_ATTACH | CMD_RECORD },	/* watch has no status line */
-	{ OPT_NO_TUI, CMD_RUN | CMD_ATTACH | CMD_RECORD },
-	{ OPT_TARGET_LOG, CMD_RUN | CMD_RECORD }, { OPT_USER, CMD_RUN | CMD_RECORD },
-	{ OPT_ALLOW_ROOT, CMD_RUN | CMD_RECORD },
-	{ 'o', CMD_RECORD },
-	{ OPT_FROM, CMD_REPORT }, { OPT_TO, CMD_REPORT },
-	{ 'v', CMD_ALL }, { OPT_HIST, CMD_ALL },
-	/* every other option of the table above: the observing subcommands'; formats: all */
-};
-
-static struct argp_option options[];
-
-static unsigned int option_cmds_of(int key)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(option_cmds) / sizeof(option_cmds[0]); i++)
-		if (option_cmds[i].key == key)
-			return option_cmds[i].cmds;
-	return CMD_OBSERVE;
-}
-
-/* "--NAME belongs to 'memphase a', 'memphase b' and 'memphase c'" when not this one's */
-static void check_cmd(struct argp_state *state, int key)
-{
-	const struct argp_option *o;
-	unsigned int cmds = option_cmds_of(key), i, n = 0, left;
-	char msg[256], name[40] = "";
-	int len;
-
-	if (cmds & cmd)
-		return;
-	for (o = options; o->name || o->key; o++) {
-		if (o->key != key || !o->name)
-			continue;
-		if (key < 128)
-			snprintf(name, sizeof(name), "-%c/--%s", key, o->name);
-		else
-			snprintf(name, sizeof(name), "--%s", o->name);
-	}
-	len = snprintf(msg, sizeof(msg), "%s belongs to", name);
-	left = __builtin_popcount(cmds);
-	for (i = 0; i < 5; i++) {
-		if (!(cmds & (1U << i)))
-			continue;
-		n++;
-		len += snprintf(msg + len, sizeof(msg) - len, "%s'memphase %s'",
-				n == 1 ? " " : n == left ? " and " : ", ", cmd_names[i]);
-	}
-	argp_failure(state, TARGET_EXIT_FAILED, 0, "%s", msg);
-}
 
 static struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Process to observe (attach); watch: repeatable", 0 },
@@ -669,7 +507,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 
 	/* an option, not one of argp's own keys (ARGP_KEY_ARG is 0, the others above 2^24) */
 	if (key > 0 && key < 0x1000000)
-		check_cmd(state, key);
+		env_help__check(state, options, cmd, key);
 	if (env.mode == MODE_WATCH && is_passed_on(key))
 		pass_on(state, key, arg);
 	/* a number in a range */
@@ -960,73 +798,6 @@ static error_t parse_format(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/*
- * watch: an output option or --record given a FILE. They take none there (argp would only
- * say "doesn't allow an argument"): say why. Before "--", --NAME=FILE only (a FILE after a
- * space is an argument, which watch refuses).
- */
-static bool watch_file_given(int argc, char **argv)
-{
-	unsigned int i;
-	size_t n;
-	int a;
-
-	for (a = 2; a < argc && strcmp(argv[a], "--"); a++) {
-		const char *eq = strchr(argv[a], '=');
-
-		if (strncmp(argv[a], "--", 2) || !eq)
-			continue;
-		n = eq - argv[a] - 2;
-		for (i = 0; i <= outputs__nformats(); i++) {
-			const char *fmt = i < outputs__nformats() ? output_formats[i]->name : "record";
-
-			if (i < outputs__nformats() && output_formats[i] == &metrics_textfile_format)
-				continue;
-			if (strlen(fmt) == n && !strncmp(argv[a] + 2, fmt, n)) {
-				fprintf(stderr, "memphase: --%s takes no FILE in watch mode: one file "
-					"per process goes to --out-dir\n", fmt);
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
-/*
- * A subcommand's --help text: its usage, then (after argp's \v, below the options) the
- * examples of usage_doc that use it (an example's continuation lines begin with 6 spaces)
- * and the closing paragraph.
- */
-static void cmd_doc(char *doc, size_t len, const char *name)
-{
-	const char *p = strchr(usage_doc, '\v') + 1, *end, *tail = strstr(p, "\n\n");
-	char want[32];
-	size_t n;
-	bool mine = false;
-
-	snprintf(want, sizeof(want), "memphase %s ", name);
-	n = snprintf(doc, len, "%s\vEXAMPLES:\n", cmd_usage[__builtin_ctz(cmd)]);
-	for (p = strchr(p, '\n') + 1; p < tail && n < len; p = end + 1) {
-		end = strchr(p, '\n');
-		if (strncmp(p, "      ", 6))
-			mine = memmem(p, end - p, want, strlen(want)) != NULL;
-		if (mine)
-			n += snprintf(doc + n, len - n, "%.*s\n", (int)(end - p + 0), p);
-	}
-	if (n < len)
-		snprintf(doc + n, len - n, "%s", tail + 1);
-}
-
-static void print_top_help(void)
-{
-	const char *v = strchr(usage_doc, '\v');
-
-	printf("%.*s\n", (int)(v - usage_doc), usage_doc);
-	printf("'memphase COMMAND --help' lists the options of COMMAND (run, attach, record, "
-	       "report, watch).\n\n%s\n",
-	       v + 1);
-}
-
 int env__parse(int argc, char **argv)
 {
 	/* bad usage is one of memphase's own failures (argp's default is EX_USAGE, 64) */
@@ -1036,14 +807,15 @@ int env__parse(int argc, char **argv)
 	static const struct argp fmt_argp = { fmt_options, parse_format, NULL, NULL, NULL, NULL,
 					      NULL };
 	static const struct argp_child children[] = { { &fmt_argp, 0, NULL, 0 }, {} };
-	static struct argp argp = { options, parse_arg, NULL, usage_doc, children, NULL, NULL };
+	static struct argp argp = { options, parse_arg, NULL, env_help__usage_doc, children, NULL,
+				    NULL };
 	static char doc[2048];
 	unsigned int i;
 	const char *name = argc > 1 ? argv[1] : NULL;
 
 	if (!name || !strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h") ||
 	    !strcmp(name, "-?")) {
-		print_top_help();
+		env_help__top();
 		return name ? 1 : -EINVAL;
 	}
 	if (!strcmp(name, "--list-presets")) {
@@ -1079,7 +851,7 @@ int env__parse(int argc, char **argv)
 			output_formats[i]->help, -1 };
 	}
 	/* --help: this subcommand's usage, its options only, its examples */
-	cmd_doc(doc, sizeof(doc), name);
+	env_help__doc(doc, sizeof(doc), cmd, name);
 	argp.doc = doc;
 	for (i = 0; options[i].name; i++) {
 		if (options[i].key == OPT_RECORD && env.mode == MODE_WATCH)
@@ -1088,10 +860,10 @@ int env__parse(int argc, char **argv)
 			options[i].arg = "NAME";
 			options[i].doc = "Only phase NAME: its growth, stacks and intervals";
 		}
-		if (!(option_cmds_of(options[i].key) & cmd))
+		if (!(env_help__cmds_of(options[i].key) & cmd))
 			options[i].flags |= OPTION_HIDDEN;
 	}
-	if (env.mode == MODE_WATCH && watch_file_given(argc, argv))
+	if (env.mode == MODE_WATCH && env_help__watch_file_given(argc, argv))
 		return -EINVAL;
 	/* argv[1] plays the program name for argp: make its messages say "memphase" */
 	argv[1] = (char *)"memphase";
