@@ -15,6 +15,7 @@
 #include "report/live/status.h"
 
 #define LABEL_COLS	10		/* left column of the header lines and the strip */
+#define WIDE_COLS	100		/* narrower: the header lines in their short forms */
 #define COL_MIN_NS	100000000ULL	/* a strip column is at least 100 ms */
 #define TABLE_WIDE	115		/* columns the table needs for the shrink half */
 
@@ -135,7 +136,15 @@ int panels__memory(const struct panel_frame *f, int y)
 	char b[4][32];
 
 	put(y, 0, A_BOLD, "system");
-	if (sm && sm->have_meminfo) {
+	if (sm && sm->have_meminfo && COLS < WIDE_COLS) {
+		/* 80 columns: what is left, not of how much */
+		put(y, LABEL_COLS, 0, "MemAvailable %s  swap free %s",
+		    util__fmt_bytes(b[0], 32, sm->mem_available),
+		    util__fmt_bytes(b[2], 32, sm->swap_free));
+		if (sm->have_psi)
+			put(y, getcurx(stdscr), 0, "  PSI some %.2f%% full %.2f%%",
+			    sm->psi_some_avg10, sm->psi_full_avg10);
+	} else if (sm && sm->have_meminfo) {
 		put(y, LABEL_COLS, 0, "MemAvailable %s of %s   swap free %s of %s",
 		    util__fmt_bytes(b[0], 32, sm->mem_available),
 		    util__fmt_bytes(b[1], 32, sm->mem_total),
@@ -151,10 +160,12 @@ int panels__memory(const struct panel_frame *f, int y)
 
 	put(y, 0, A_BOLD, "cgroup");
 	if (sm && sm->cg_version && sm->cg_limited)
-		put(y, LABEL_COLS, 0, "limit %s, usage %s (v%d %s)   room %s",
+		/* the path last: a narrow terminal cuts it, not the room */
+		put(y, LABEL_COLS, 0, "limit %s, usage %s, room %s (v%d %s)",
 		    util__fmt_bytes(b[0], 32, sm->cg_limit),
-		    util__fmt_bytes(b[1], 32, sm->cg_limit_usage), sm->cg_version,
-		    sm->cg_limit_path, util__fmt_bytes(b[2], 32, f->c->fc.cg_room));
+		    util__fmt_bytes(b[1], 32, sm->cg_limit_usage),
+		    util__fmt_bytes(b[2], 32, f->c->fc.cg_room), sm->cg_version,
+		    sm->cg_limit_path);
 	else if (sm && sm->cg_version)
 		put(y, LABEL_COLS, 0, "no limit, usage %s (v%d %s)",
 		    util__fmt_bytes(b[0], 32, sm->cg_usage), sm->cg_version, sm->cg_path);
@@ -485,9 +496,13 @@ void panels__footer(const struct panel_frame *f)
 	move(LINES - 1, 0);
 	attron(A_REVERSE);
 	hline(' ', COLS);
-	put(LINES - 1, 0, A_REVERSE,
-	    " q quit   tab/down/up select phase   f follow current phase   h histogram   "
-	    "p %s", f->paused ? "resume" : "pause");
+	if (COLS < WIDE_COLS)
+		put(LINES - 1, 0, A_REVERSE, " q quit  tab/down/up phase  f follow  h histogram  "
+		    "p %s", f->paused ? "resume" : "pause");
+	else
+		put(LINES - 1, 0, A_REVERSE,
+		    " q quit   tab/down/up select phase   f follow current phase   h histogram   "
+		    "p %s", f->paused ? "resume" : "pause");
 	attroff(A_REVERSE);
 }
 
