@@ -30,6 +30,19 @@ static void observer_set(struct session *s)
 	o->check = !s->user.root;
 }
 
+/* Once the BPF objects are loaded: whose reach the targets stay in, the probes, the
+ * collector. Run and attach alike; 0 or -errno. */
+static int observe_begin(struct session *s)
+{
+	int err = session_bpf__loaded(s);
+
+	if (err)
+		return err;
+	observer_set(s);
+	err = session_bpf__probes_start(s);
+	return err ? err : session__start_collector(s);
+}
+
 int session_target__run(struct session *s)
 {
 	const struct env *e = s->env;
@@ -44,13 +57,7 @@ int session_target__run(struct session *s)
 		close(devnull);
 	if (err)
 		return err;
-	err = session_bpf__loaded(s);
-	if (!err) {
-		observer_set(s);
-		err = session_bpf__probes_start(s);
-	}
-	if (!err)
-		err = session__start_collector(s);
+	err = observe_begin(s);
 	if (!err)
 		err = collector__begin_run(s->collector, s->target.pid, e->argv, s->target.exe);
 	if (!err)
@@ -104,13 +111,7 @@ int session_target__attach(struct session *s)
 			e->pid);
 		return -EINVAL;
 	}
-	err = session_bpf__loaded(s);
-	if (!err) {
-		observer_set(s);
-		err = session_bpf__probes_start(s);
-	}
-	if (!err)
-		err = session__start_collector(s);
+	err = observe_begin(s);
 	if (!err)
 		err = session_bpf__join(s);
 	/* its events count once its sizes are read: the first of each class is growth */

@@ -12,7 +12,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import KIB, MIB  # noqa: E402
 
-FORKER = r"""
+# mib MiB of anonymous memory, one fault per 4 KiB page (the test programs' own growth)
+TOUCH = r"""
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,7 +29,9 @@ static void touch(size_t mib)
 	for (size_t i = 0; i < n; i += 4096)
 		((volatile char *)p)[i] = 1;
 }
+"""
 
+FORKER = TOUCH + r"""
 int main(void)
 {
 	touch(64);			/* the parent holds 64 MiB */
@@ -250,24 +253,9 @@ def test_swarm_of_address_spaces_each_its_own_peak():
             lo // KIB, hi // KIB, sorted(base.values())[:3] + sorted(base.values())[-3:])
 
 
-SLOTMATES = r"""
+SLOTMATES = TOUCH + r"""
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-static void touch(size_t mib)
-{
-	size_t n = mib << 20;
-	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	madvise(p, n, MADV_NOHUGEPAGE);
-	for (size_t i = 0; i < n; i += 4096)
-		((volatile char *)p)[i] = 1;
-}
 
 /* "pid VmRSS-in-KiB" on fd 1, from the kernel's own count */
 static void say_rss(void)
