@@ -338,7 +338,8 @@ def test_processes_that_share_a_slot_are_each_counted():
         doc = harness.load_json(out)
         procs = {p["pid"]: p for p in doc["processes"]}
         for pid, kib in held.items():
-            assert pid in procs, "pid %d (one of slot %d) not reported" % (pid, pid % 4096)
+            assert pid in procs, "pid %d (one of slot %d) not reported (lost %s, %d processes)" \
+                % (pid, pid % 4096, doc["lost"], doc["processes_total"])
             # each one's peak is what the kernel counted for it (VmRSS at its peak); memphase
             # reads up to ~750 KiB more here, on every process alike (see docs/internals.md)
             peak = procs[pid]["rss_peak_total_bytes"]

@@ -319,7 +319,7 @@ int bpfmaps__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st,
 
 		/* exited, or out of the user's reach: its entries go, what it did stays */
 		if (model_proc__followed(p) || p->forgotten ||
-		    model_proc__end_ns(p) + 1000000000ULL > now_ns)
+		    model_proc__end_ns(p) + BPFMAPS_REAP_NS > now_ns)
 			continue;
 		bpfmaps__del_target(skel, p->pid);
 		stacks__forget_process(st, p->pid);

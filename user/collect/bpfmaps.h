@@ -36,18 +36,27 @@ struct stacks;
  * the batches' own, NULL: none). */
 int bpfmaps__maps(struct memphase_bpf *skel, struct maplog *ml, struct model *m);
 /*
- * Removes processes that exited more than 1 s before now_ns from the BPF target set and
- * their address spaces from the map (their last numbers are in the model by then), and
- * has st (NULL: no stacks) forget their snapshots, so long runs that fork often neither
- * fill the maps nor grow memphase. Returns how many were removed.
- */
-/*
  * A process ended: the pinned and managed memory it still held went with it. Removes its
  * entries from the BPF allocation table and frees them in the model, in phase (its phase
  * at the exit). Returns how many, or -errno.
  */
 int bpfmaps__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, __u32 phase,
 			 struct recorder *rec);
+/*
+ * How long an ended process keeps its slots: long enough for its address space's teardown
+ * (rss_stat after the exit event) to be counted, short enough that a burst of short
+ * processes does not fill the 4096-slot target table: a new process whose home slot is
+ * taken needs one of the homes of the pids 1,021, 2,046 or 3,071 below its own free, and
+ * is not observed (lost.events) when all of them still hold processes not yet reaped.
+ */
+#define BPFMAPS_REAP_NS		100000000ULL
+
+/*
+ * Removes processes that ended more than BPFMAPS_REAP_NS before now_ns from the BPF
+ * target set and their address spaces from the map (their last numbers are in the model
+ * by then), and has st (NULL: no stacks) forget their snapshots, so long runs that fork
+ * often neither fill the maps nor grow memphase. Returns how many were removed.
+ */
 int bpfmaps__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns);
 /*
  * Reads every loaded program's run count and run time (bpf_obj_get_info_by_fd; the
