@@ -100,6 +100,11 @@ def read_report(path):
     return out
 
 
+def flat(text):
+    """text with every run of whitespace one space: the summary wraps its long lines."""
+    return " ".join(text.split())
+
+
 def load_json(path):
     with open(path) as f:
         return json.load(f)

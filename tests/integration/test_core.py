@@ -392,6 +392,15 @@ def test_no_llama_symbols():
         g = growth(doc, "startup", "anon")
         assert n * MIB <= g <= n * MIB + 256 * KIB, \
             "startup anon growth %d, want %d MiB + <= 256 KiB" % (g, n)
+        # no rule names a cause: the summary shows the growth by code path instead, the
+        # program's own function first with what it touched
+        out = r.stdout
+        assert "What grew, by code path (no llama rule names a cause;" in out, out
+        paths = out[out.index("CODE PATH (innermost first)"):].splitlines()[1:]
+        top = paths[0].split()
+        assert top[3:5] == ["touch_pages", "<-"], paths[:3]
+        assert abs(float(top[0]) - n) <= 1 and top[1] == "MiB", paths[:3]
+        assert "(no rule matched" not in out and "see the stacks" not in out, out
 
 
 FORKER = r"""

@@ -107,7 +107,8 @@ def test_populate_under_stack_samples_never_charged_to_stack():
             model = harness.make_model(os.path.join(d, "model.bin"), 16)
             r, doc = run(d, [POPULATE, model], opts)
             regions = {w[0]: (int(w[1]), int(w[2])) for w in
-                       (line.split() for line in r.stdout.splitlines()) if len(w) == 3}
+                       (line.split() for line in r.stdout.splitlines())
+                       if len(w) == 3 and w[1].isdigit() and w[2].isdigit()}
             start, length = regions["file"]
             got = by_start(doc)
             assert got.get(start) == length, "run %d: file at %#x charged %s of %d: %s" % (

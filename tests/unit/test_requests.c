@@ -118,6 +118,25 @@ TEST(requests_from_phase_events)
 	free(m);
 }
 
+/* The text with every run of spaces and newlines one space: the summary wraps its lines. */
+static void flatten(char *s)
+{
+	char *o = s;
+	bool space = false;
+
+	for (; *s; s++) {
+		if (*s == ' ' || *s == '\n') {
+			space = true;
+			continue;
+		}
+		if (space)
+			*o++ = ' ';
+		space = false;
+		*o++ = *s;
+	}
+	*o = '\0';
+}
+
 TEST(requests_projection_and_oom)
 {
 	struct model *m = new_model();
@@ -161,14 +180,18 @@ TEST(requests_projection_and_oom)
 	requests__print(f, m);
 	requests__print_oom(f, m, &m->ooms[0]);
 	fclose(f);
-	ASSERT_TRUE(strstr(out, "4 requests: +11.0 MiB, +11.0 MiB, +11.0 MiB, +6.00 MiB") != NULL,
-		    "headline");
-	ASSERT_TRUE(strstr(out, "steady +11.0 MiB per request after the first") != NULL,
-		    "steady");
+	flatten(out);
+	ASSERT_TRUE(strstr(out, "4 requests: each kept +11.0 MiB of RSS after the first (a "
+			   "straight line over 2 requests)") != NULL, "headline");
+	ASSERT_TRUE(strstr(out, " 4 0.64s 0.01s 100 0 +6.00 MiB (OOM-killed)") != NULL,
+		    "the killed one's row");
 	ASSERT_TRUE(strstr(out, "the cgroup limit is reached after 7 more requests") != NULL,
 		    "projection");
 	ASSERT_TRUE(strstr(out, "in request 4 of 4") != NULL, "OOM names the request");
-	ASSERT_TRUE(strstr(out, "prompt +5.00 MiB (OOM-killed)") != NULL, "killed in prompt");
+	ASSERT_TRUE(strstr(out, "by phase, request 4 (OOM-killed): tokenize +1.00 MiB, prompt "
+			   "+5.00 MiB") != NULL, "killed in prompt");
+	ASSERT_TRUE(strstr(out, "a request after it (mean of 2): tokenize +1.00 MiB, prompt "
+			   "+8.00 MiB, mixed +1.00 MiB, generate +1.00 MiB") != NULL, "steady one");
 	ASSERT_TRUE(strstr(out, "(after request 3)") != NULL, "projected after a whole one");
 	free(out);
 	model__free(m);
@@ -240,9 +263,11 @@ TEST(requests_pinned_managed_and_vram)
 		return;
 	requests__print(f, m);
 	fclose(f);
-	ASSERT_TRUE(strstr(out, "+PINNED   +MANAGED      +VRAM  BY PHASE") != NULL, "header");
-	ASSERT_TRUE(strstr(out, "+1.00 MiB  +2.00 MiB    +1000 B") != NULL, "request 1");
-	ASSERT_TRUE(strstr(out, "-1.00 MiB       +0 B     +600 B") != NULL, "request 2");
+	ASSERT_TRUE(strstr(out, "+RSS   +PINNED  +MANAGED     +VRAM\n") != NULL, "header");
+	ASSERT_TRUE(strstr(out, "+2.00 MiB +1.00 MiB +2.00 MiB   +1000 B\n") != NULL,
+		    "request 1");
+	ASSERT_TRUE(strstr(out, "+2.00 MiB -1.00 MiB      +0 B    +600 B\n") != NULL,
+		    "request 2");
 	free(out);
 
 	/* a report's window opens: the requests that ended and the GPU's counts stay behind */

@@ -321,7 +321,7 @@ function drawCauses(per, label) {
 			cell(where, where) + cell(cz.remedy, cz.remedy) + "</tr>";
 	});
 	if (unmatched)
-		rows.push("<tr class=\"unmatched\">" + cell("", "(no rule matched)") +
+		rows.push("<tr class=\"unmatched\">" + cell("", "other code paths (no rule names them)") +
 			cell(unmatched, fmt(unmatched)) + cell(unmatched / total,
 			(100 * unmatched / total).toFixed(1) + "%") + "<td></td><td></td><td></td></tr>");
 	document.querySelector("#causes tbody").innerHTML = rows.join("");

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/utf8.h"
+#include "lib/textwrap.h"
 #include "lib/util.h"
 #include "model/ceilings.h"
 #include "report/plateau.h"
@@ -94,8 +95,11 @@ static void print_verdict(FILE *f, const struct model *m, const struct ceilings 
 void plateau__print(FILE *f, const struct model *m)
 {
 	struct ceilings cs;
-	char n[64], a[24], b[24], c[24], h[640];
+	char n[64], a[24], b[24], c[24], h[640], *buf = NULL;
 	unsigned int i;
+	size_t len = 0;
+	FILE *mem;
+	int col;
 
 	if (ceilings__compute(m, &cs) || !cs.have)
 		return;
@@ -106,13 +110,24 @@ void plateau__print(FILE *f, const struct model *m)
 
 		utf8__esc_term(n, sizeof(n), cl->cause->name);
 		utf8__esc_term(h, sizeof(h), cl->how);
-		fprintf(f, "%-26.26s %10s %10s %10s  %s\n", n, util__fmt_bytes(a, sizeof(a), cl->now),
-			cl->state == CEILING_BOUNDED ? util__fmt_bytes(b, sizeof(b), cl->ceiling) :
-			cl->state == CEILING_OFF ? "off" : cl->state == CEILING_UNKNOWN ? "?" :
-			"none", per_req(c, sizeof(c), cl->per_request),
-			cl->state == CEILING_UNBOUNDED && !cl->cause->ceiling.kind ? "-" : h);
+		col = fprintf(f, "%-26.26s %10s %10s %10s  ", n,
+			      util__fmt_bytes(a, sizeof(a), cl->now),
+			      cl->state == CEILING_BOUNDED ? util__fmt_bytes(b, sizeof(b), cl->ceiling) :
+			      cl->state == CEILING_OFF ? "off" : cl->state == CEILING_UNKNOWN ? "?" :
+			      "none", per_req(c, sizeof(c), cl->per_request));
+		textwrap__print(f, col, 4, cl->state == CEILING_UNBOUNDED &&
+				!cl->cause->ceiling.kind ? "-" : h);
 	}
-	print_verdict(f, m, &cs);
+	/* the verdict's lines, wrapped (the JSON has them whole) */
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		print_verdict(f, m, &cs);
+		return;
+	}
+	print_verdict(mem, m, &cs);
+	fclose(mem);
+	textwrap__lines(f, buf);
+	free(buf);
 }
 
 /* "verdict": the summary's lines under the table, one string each (no indent) */

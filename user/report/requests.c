@@ -8,11 +8,12 @@
 #include <string.h>
 #include "model/ceilings.h"
 #include "report/requests.h"
+#include "lib/textwrap.h"
 #include "lib/util.h"
 #include "model/causes.h"
 
 #define LIST_MAX	10	/* growths listed on the headline */
-#define TABLE_MAX	20	/* requests in the table: the first and the last ones */
+#define TABLE_MAX	6	/* requests in the table: the first and the last ones */
 
 static __s64 total(const __s64 rss[MP_NR_CLASSES])
 {
@@ -88,24 +89,34 @@ static void print_gpu(FILE *f, const struct model_request *r)
 {
 	char b[3][32];
 
-	fprintf(f, " %10s %10s %10s  ", signed_bytes(b[0], 32, gpu_kept(r, MP_ALLOC_PINNED)),
+	fprintf(f, " %9s %9s %9s", signed_bytes(b[0], 32, gpu_kept(r, MP_ALLOC_PINNED)),
 		signed_bytes(b[1], 32, gpu_kept(r, MP_ALLOC_MANAGED)),
 		r->vram_seen ? signed_bytes(b[2], 32, (__s64)(r->vram_end - r->vram_start)) : "-");
 }
 
-static void print_phases(FILE *f, const struct model *m, const struct model_request *r)
+/* "tokenize +2.01 MiB, host +8.02 MiB": the mean growth by phase of requests idx[0..n) */
+static void print_phases(FILE *f, const struct model *m, const unsigned int *idx,
+			 unsigned int n, const char *what)
 {
-	unsigned int i, shown = 0;
-	char b[32];
+	char line[2048], b[32];
+	unsigned int i, k;
+	size_t used;
+	__s64 sum;
 
-	for (i = 0; i < m->norder; i++) {
+	used = (size_t)snprintf(line, sizeof(line), "%s:", what);
+	for (i = 0; i < m->norder && used < sizeof(line); i++) {
 		unsigned int id = m->order[i];
 
-		if (!r->phase_growth[id])
+		for (sum = 0, k = 0; k < n; k++)
+			sum += m->requests[idx[k]].phase_growth[id];
+		if (!sum)
 			continue;
-		fprintf(f, "%s%s %s", shown++ ? ", " : "", m->names[id],
-			signed_bytes(b, sizeof(b), r->phase_growth[id]));
+		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s %s %s",
+					 line[used - 1] == ':' ? "" : ",", m->names[id],
+					 signed_bytes(b, sizeof(b), sum / (__s64)n));
 	}
+	fprintf(f, "  ");
+	textwrap__print(f, 2, 4, line);
 }
 
 /*
@@ -165,7 +176,7 @@ static void print_context_split(FILE *f, const struct model *m, double bytes)
 			rest += cs.bytes[order[k]];
 	}
 	if (rest)
-		fprintf(f, "%s%s %s", n ? ", " : "", n ? "other" : "unmatched",
+		fprintf(f, "%s%s %s", n ? ", " : "", n ? "other" : "code paths no rule names",
 			signed_bytes(b, sizeof(b), (__s64)rest));
 	fprintf(f, ")");
 	free(order);
@@ -209,64 +220,105 @@ static void print_context(FILE *f, const struct model *m)
 	fprintf(f, "\n");
 }
 
+/* The requests' table: the first and the last ones past TABLE_MAX. */
+static void print_table(FILE *f, const struct model *m)
+{
+	bool gpu = model_gpu__any(&m->gpu);
+	unsigned int i;
+	char b[32];
+
+	fprintf(f, "  REQ     START    TIME PROMPT    GEN       +RSS%s\n",
+		gpu ? "   +PINNED  +MANAGED     +VRAM" : "");
+	for (i = 0; i < m->nrequests; i++) {
+		const struct model_request *r = &m->requests[i];
+		__u64 end = r->end_ns ? r->end_ns : m->end_ns;
+
+		if (m->nrequests > TABLE_MAX && i >= TABLE_MAX / 2 &&
+		    i < m->nrequests - TABLE_MAX / 2) {
+			if (i == TABLE_MAX / 2)
+				fprintf(f, "  ... (%u more: the JSON has each)\n",
+					m->nrequests - TABLE_MAX);
+			continue;
+		}
+		fprintf(f, "  %-4u %7.2fs %6.2fs %6" PRIu64 " %6" PRIu64 " %10s", i + 1,
+			model__rel_s(m, r->start_ns),
+			(end > r->start_ns ? end - r->start_ns : 0) / 1e9,
+			(uint64_t)r->prompt_tokens, (uint64_t)r->gen_tokens,
+			signed_bytes(b, sizeof(b), req_growth(r)));
+		if (gpu)
+			print_gpu(f, r);
+		fprintf(f, "%s\n", r->oom ? " (OOM-killed)" : r->end_ns ? "" : " (open)");
+	}
+}
+
 void requests__print(FILE *f, const struct model *m)
 {
-	struct ceilings cs;
+	unsigned int idx[MODEL_MAX_REQUESTS], nsteady, one = 0, nclosed, last;
 	const struct model_request *lc = last_closed(m);
-	bool gpu = model_gpu__any(&m->gpu);
-	unsigned int i, nclosed;
+	char b[3][32], what[96];
+	struct ceilings cs;
 	struct linfit fit;
-	char b[4][32];
-	size_t first;
+	size_t first, len = 0;
+	char *tail = NULL;
+	FILE *t;
+	int col;
 
+	if (!m->nrequests && !m->context.n_ctx && !m->context.tokens_seen)
+		return;
+	fprintf(f, "\n");
+	/* the long lines under the table, wrapped */
+	t = open_memstream(&tail, &len);
+	if (!t)
+		t = f;
 	if (m->nrequests) {
-		fprintf(f, "%u request%s:", m->nrequests, m->nrequests == 1 ? "" : "s");
-		for (i = 0; i < m->nrequests && i < LIST_MAX; i++)
-			fprintf(f, "%s %s", i ? "," : "", signed_bytes(b[0], 32,
-								  req_growth(&m->requests[i])));
-		fprintf(f, "%s (RSS each kept)", m->nrequests > LIST_MAX ? ", ..." : "");
 		fit = model__request_fit(m, &first, &nclosed);
+		col = fprintf(f, "%u request%s", m->nrequests, m->nrequests == 1 ? "" : "s");
 		if (fit.ok && nclosed > 1)
-			fprintf(f, "; steady %s per request%s (fit over %u, spread %s)",
-				signed_bytes(b[1], 32, (__s64)fit.slope),
-				first ? " after the first" : "", nclosed - (unsigned int)first,
-				util__fmt_bytes(b[2], 32, (__s64)fit.spread));
-		fprintf(f, "\n");
-		fprintf(f, "  REQ     START     TIME  PROMPT     GEN        +RSS  %sBY PHASE\n",
-			gpu ? "  +PINNED   +MANAGED      +VRAM  " : "");
-		for (i = 0; i < m->nrequests; i++) {
-			const struct model_request *r = &m->requests[i];
-			__u64 end = r->end_ns ? r->end_ns : m->end_ns;
-
-			if (m->nrequests > TABLE_MAX && i >= TABLE_MAX / 2 &&
-			    i < m->nrequests - TABLE_MAX / 2) {
-				if (i == TABLE_MAX / 2)
-					fprintf(f, "  ...\n");
-				continue;
-			}
-			fprintf(f, "  %-4u %7.2fs %7.2fs %7" PRIu64 " %7" PRIu64 " %11s%s", i + 1,
-				model__rel_s(m, r->start_ns),
-				(end > r->start_ns ? end - r->start_ns : 0) / 1e9,
-				(uint64_t)r->prompt_tokens, (uint64_t)r->gen_tokens,
-				signed_bytes(b[3], 32, req_growth(r)), gpu ? "" : "  ");
-			if (gpu)
-				print_gpu(f, r);
-			print_phases(f, m, r);
-			fprintf(f, "%s\n", r->oom ? " (OOM-killed)" : r->end_ns ? "" : " (open)");
+			textwrap__printf(f, col, 2, ": each kept %s of RSS%s (a straight line "
+					 "over %u requests%s%s)",
+					 signed_bytes(b[1], 32, (__s64)fit.slope),
+					 first ? " after the first" : "", nclosed - (unsigned int)first,
+					 fit.spread >= 1 ? ", within " : "",
+					 fit.spread >= 1 ? util__fmt_bytes(b[2], 32, (__s64)fit.spread) :
+					 "");
+		else
+			fprintf(f, "\n");
+		print_table(f, m);
+		/* what a request grew in each phase: the first apart when it is left out */
+		nsteady = model__steady_requests(m, idx);
+		if (nsteady && idx[0] > 0) {
+			print_phases(f, m, &one, 1, "by phase, request 1");
+			snprintf(what, sizeof(what), "a request after it (mean of %u)", nsteady);
+			print_phases(f, m, idx, nsteady, what);
+		} else if (nsteady) {
+			snprintf(what, sizeof(what), "by phase, a request (mean of %u)", nsteady);
+			print_phases(f, m, idx, nsteady, what);
+		}
+		/* the last one, when the run ended inside it */
+		last = m->nrequests - 1;
+		if (m->requests[last].oom || !m->requests[last].end_ns) {
+			snprintf(what, sizeof(what), "by phase, request %u (%s)", last + 1,
+				 m->requests[last].oom ? "OOM-killed" : "open");
+			print_phases(f, m, &last, 1, what);
 		}
 		/* where the causes' ceilings are known, their section says it (a cap stops
 		 * what a straight line would carry on) */
 		if (lc && (lc->left_cgroup != -2 || lc->left_system != -2) &&
 		    !(!ceilings__compute(m, &cs) && cs.have && cs.room_known)) {
-			print_left(f, "the cgroup limit", lc->left_cgroup, true);
-			print_left(f, "MemAvailable", lc->left_system, lc->left_cgroup == -2);
-			fprintf(f, " (after request %u)\n", (unsigned int)(lc - m->requests) + 1);
+			print_left(t, "the cgroup limit", lc->left_cgroup, true);
+			print_left(t, "MemAvailable", lc->left_system, lc->left_cgroup == -2);
+			fprintf(t, " (after request %u)\n", (unsigned int)(lc - m->requests) + 1);
 		}
 		if (m->requests_dropped)
-			fprintf(f, "  %" PRIu64 " more requests not kept\n",
+			fprintf(t, "  %" PRIu64 " more requests not kept\n",
 				(uint64_t)m->requests_dropped);
 	}
-	print_context(f, m);
+	print_context(t, m);
+	if (t != f) {
+		fclose(t);
+		textwrap__lines(f, tail);
+	}
+	free(tail);
 }
 
 void requests__print_oom(FILE *f, const struct model *m, const struct model_oom *o)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The engine's settings, as text and JSON (see settings.h). */
 #include <string.h>
+#include "lib/textwrap.h"
 #include "lib/utf8.h"
 #include "report/settings.h"
 
@@ -87,23 +88,33 @@ void settings__print(FILE *f, const struct model *m)
 		return;
 	fprintf(f, "Engine: %s (pid %u), as it was started\n",
 		utf8__esc_term(prog, sizeof(prog), e->program), e->pid);
-	fprintf(f, "  %-22s %-10s %-24s %s\n", "SETTING", "VALUE", "FROM", "WHAT");
+	fprintf(f, "  %-21s %-7s %-8s %s\n", "SETTING", "VALUE", "FROM", "WHAT");
 	for (i = 0; i < e->nsettings; i++) {
 		const struct engine_setting *s = &e->settings[i];
+		const char *flag = s->flag[0] ? s->flag : s->name;
+		bool long_v, long_from;
 
 		if (s->src == ENGINE_SRC_DEFAULT && !s->value[0])
 			continue;
 		utf8__esc_term(v, sizeof(v), s->value);
 		if (s->src == ENGINE_SRC_DEFAULT)
 			snprintf(from, sizeof(from), "%s", s->from[0] ? "auto" : "default");
+		else if (s->src != ENGINE_SRC_ENV && !strcmp(s->from, flag))
+			snprintf(from, sizeof(from), "given");	/* by the setting's own name */
 		else
 			snprintf(from, sizeof(from), "%s%s", s->src == ENGINE_SRC_ENV ? "$" : "",
 				 s->from);
-		/* a value too long for its column (a path) goes on the next line */
-		fprintf(f, "  %-22.22s %-10s %-24.24s %s\n", s->flag[0] ? s->flag : s->name,
-			strlen(v) > 10 ? "" : v, from, s->what);
-		if (strlen(v) > 10)
-			fprintf(f, "%25s%s\n", "", v);
+		/* a value or a source too long for its column (a path, $LLAMA_ARG_...) goes
+		 * on the next line */
+		long_v = strlen(v) > 7;
+		long_from = strlen(from) > 8;
+		col = (unsigned int)fprintf(f, "  %-21s %-7s %-8s ", flag, long_v ? "" : v,
+					    long_from ? "" : from);
+		textwrap__print(f, (int)col, (int)col, s->what);
+		if (long_v || long_from)
+			fprintf(f, "%4s%s%s%s%s\n", "", long_v ? v : "",
+				long_v && long_from ? " " : "", long_from ? "from " : "",
+				long_from ? from : "");
 	}
 	if (e->nunknown) {
 		col = (unsigned int)fprintf(f, "  other flags (not read):");

@@ -1,14 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The text summary: fixed-width tables (<= 80 columns) and bcc-style histograms. */
+#include <stdlib.h>
 #include <string.h>
 #include "lib/hist.h"
 #include "report/plateau.h"
 #include "report/settings.h"
 #include "report/requests.h"
 #include "report/summary.h"
+#include "lib/textwrap.h"
 #include "lib/utf8.h"
+#include "report/codepaths.h"
+#include "report/mapgroups.h"
 #include "lib/util.h"
 #include "model/causes.h"
+
+#define SUMMARY_REMEDIES	3	/* remedies printed, at most ... */
+#define SUMMARY_REMEDY_SHARE	0.8	/* ... for the causes of this share of the growth */
+#define SUMMARY_PATHS		8	/* code paths shown when no rule names a cause */
+#define SUMMARY_PATHS_SHARE	0.05	/* the unmatched's share that shows its paths */
+#define SUMMARY_MAPPINGS	8	/* groups of mappings shown */
 
 static const char *const hist_title[MP_NR_HISTS] = {
 	[MP_HIST_CALL_GROWTH] = "RSS growth per marker call",
@@ -30,42 +40,59 @@ static int name_w(const struct model *m)
 	return w;
 }
 
-static void print_cmd(FILE *f, const struct model *m)
+/*
+ * The command line, escaped for the terminal, its program by its file name (the JSON has
+ * the path), cut to at most max characters (" ...").
+ */
+static const char *cmd_line(char *buf, size_t len, const struct model *m, int max)
 {
-	char b[256];
-	size_t used = 0;
+	char arg[256];
+	size_t used = 0, cut;
 	char **a;
 
-	if (!m->argv || !m->argv[0]) {
-		fprintf(f, "?");
-		return;
-	}
-	for (a = m->argv; *a && used < 60; a++)
-		used += fprintf(f, "%s%s", a == m->argv ? "" : " ",
-				utf8__esc_term(b, sizeof(b), *a));
-	if (*a)
-		fprintf(f, " ...");
+	buf[0] = '\0';
+	if (!m->argv || !m->argv[0])
+		return "?";
+	for (a = m->argv; *a && used < len; a++)
+		used += snprintf(buf + used, len - used, "%s%s", a == m->argv ? "" : " ",
+				 utf8__esc_term(arg, sizeof(arg), a == m->argv && strrchr(*a, '/') ?
+						strrchr(*a, '/') + 1 : *a));
+	if (textwrap__width(buf, strlen(buf)) <= max)
+		return buf;
+	/* cut on a character, leaving room for " ..." */
+	for (cut = 0; buf[cut] && textwrap__width(buf, cut) < max - 4; cut++)
+		;
+	while (cut && ((unsigned char)buf[cut] & 0xc0) == 0x80)
+		cut--;
+	snprintf(buf + cut, len - cut, " ...");
+	return buf;
 }
 
 static void print_run_line(FILE *f, const struct model *m)
 {
 	const struct model_proc *root = model__root((struct model *)m);
 	double secs = model__rel_s(m, m->end_ns);
+	char tail[512], cmd[1024];
+	size_t n;
+	int room;
 
-	fprintf(f, "memphase: ");
-	print_cmd(f, m);
-	fprintf(f, " (pid %u) observed for %.2f s", m->root_pid, secs);
+	n = (size_t)snprintf(tail, sizeof(tail), " (pid %u) observed for %.2f s", m->root_pid,
+			     secs);
 	if (root && root->oom_killed)
-		fprintf(f, ", OOM-killed");
+		n += snprintf(tail + n, sizeof(tail) - n, ", OOM-killed");
 	else if (root && root->exited && root->exit_signal)
-		fprintf(f, ", killed by signal %d (%s)", root->exit_signal,
-			strsignal(root->exit_signal));
+		n += snprintf(tail + n, sizeof(tail) - n, ", killed by signal %d (%s)",
+			      root->exit_signal, strsignal(root->exit_signal));
 	else if (root && root->exited && root->exit_code >= 0)
-		fprintf(f, ", exited with code %d", root->exit_code);
+		n += snprintf(tail + n, sizeof(tail) - n, ", exited with code %d",
+			      root->exit_code);
 	else if (m->window)
-		fprintf(f, ", still running at the window's end");
+		n += snprintf(tail + n, sizeof(tail) - n, ", still running at the window's end");
 	else
-		fprintf(f, ", still running (detached)");
+		n += snprintf(tail + n, sizeof(tail) - n, ", still running (detached)");
+	/* the command gets what the line leaves (at least 40 characters) */
+	room = TEXTWRAP_COLS - (int)strlen("memphase: ") - (int)n;
+	fprintf(f, "memphase: %s%s", cmd_line(cmd, sizeof(cmd), m, room < 40 ? 40 : room), tail);
 	if (root && root->left)
 		fprintf(f, "; no longer observed after %.2f s: %s",
 			model__rel_s(m, root->left_ns),
@@ -81,13 +108,13 @@ static void print_peak(FILE *f, const struct model *m)
 
 	if (!root)
 		return;
-	fprintf(f, "RSS peak %s (anon %s, file %s, shmem %s; swap peak %s)%s\n",
+	fprintf(f, "RSS peak %s%s (anon %s, file %s, shmem %s; swap peak %s)\n",
 		util__fmt_bytes(b[0], 24, m->tree_peak_total),
+		n > 1 ? " of the processes together" : "",
 		util__fmt_bytes(b[1], 24, m->tree_peak[MP_ANON]),
 		util__fmt_bytes(b[2], 24, m->tree_peak[MP_FILE]),
 		util__fmt_bytes(b[3], 24, m->tree_peak[MP_SHMEM]),
-		util__fmt_bytes(b[4], 24, m->tree_peak[MP_SWAP]),
-		n > 1 ? ", the processes together" : "");
+		util__fmt_bytes(b[4], 24, m->tree_peak[MP_SWAP]));
 	/* beside it, the process the run is about (model__main): the command that entered the
 	 * phases, or the largest of a wrapper's descendants */
 	if (n > 1 && root->pid == m->root_pid)
@@ -202,6 +229,12 @@ static void print_pressure(FILE *f, const struct model *m)
 	}
 }
 
+/* The RSS a phase gave back (swap's shrink is pages read back in: not RSS given back). */
+static __u64 given_back(const struct mp_phase_stats *s)
+{
+	return s->shrink[MP_ANON] + s->shrink[MP_FILE] + s->shrink[MP_SHMEM];
+}
+
 void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns)
 {
 	char b[8][24];
@@ -209,33 +242,18 @@ void summary__phase_table(FILE *f, const struct model *m, __u64 now_ns)
 	int w = name_w(m);
 	int c;
 
-	fprintf(f, "%-*s %7s %9s %6s %9s %9s %9s %9s\n", w, "PHASE", "TIME", "FAULTS", "CALLS",
-		"+ANON", "+FILE", "+SHMEM", "+SWAP");
+	fprintf(f, "%-*s %7s %5s %9s %9s %9s %9s %10s\n", w, "PHASE", "TIME", "CALLS",
+		"+ANON", "+FILE", "+SHMEM", "+SWAP", "GIVEN BACK");
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
 		const struct mp_phase_stats *s = &m->stats[id];
 
-		fprintf(f, "%-*.*s %6.2fs %9llu %6llu", w, w, m->names[id],
-			model__phase_time(m, id, now_ns) / 1e9, (unsigned long long)s->faults,
-			(unsigned long long)s->calls);
+		fprintf(f, "%-*.*s %6.2fs %5llu", w, w, m->names[id],
+			model__phase_time(m, id, now_ns) / 1e9, (unsigned long long)s->calls);
 		for (c = 0; c < MP_NR_CLASSES; c++)
 			fprintf(f, " %9s",
 				util__fmt_bytes(b[c], 24, s->growth[mp_class_order[c]]));
-		fprintf(f, "\n");
-	}
-	fprintf(f, "\n%-*s %9s %9s %9s %9s %9s %9s %9s\n", w, "PHASE", "-ANON", "-FILE", "-SHMEM",
-		"-SWAP", "MMAP", "MUNMAP", "BRK");
-	for (i = 0; i < m->norder; i++) {
-		unsigned int id = m->order[i];
-		const struct mp_phase_stats *s = &m->stats[id];
-
-		fprintf(f, "%-*.*s", w, w, m->names[id]);
-		for (c = 0; c < MP_NR_CLASSES; c++)
-			fprintf(f, " %9s",
-				util__fmt_bytes(b[c], 24, s->shrink[mp_class_order[c]]));
-		fprintf(f, " %9s %9s %9s\n", util__fmt_bytes(b[4], 24, s->mmap_bytes),
-			util__fmt_bytes(b[5], 24, s->munmap_bytes),
-			util__fmt_bytes(b[6], 24, (__s64)s->brk_bytes - (__s64)s->brk_shrink_bytes));
+		fprintf(f, " %10s\n", util__fmt_bytes(b[4], 24, given_back(s)));
 	}
 }
 
@@ -285,6 +303,7 @@ void summary__gpu(FILE *f, const struct model *m)
 	/* a run that used no GPU memory says nothing of a GPU */
 	if (!any)
 		return;
+	fprintf(f, "\n");
 	if (!g->nvml)
 		fprintf(f, "VRAM: not measured (no NVML: %s)\n",
 			utf8__esc_term(esc, sizeof(esc), g->nvml_why));
@@ -325,96 +344,74 @@ void summary__gpu(FILE *f, const struct model *m)
 	}
 }
 
-static void print_mappings(FILE *f, const struct model *m)
+/* One group: "  176 MiB  anon   11 mappings <- server_prompt_cache::alloc" */
+static void print_group(FILE *f, const struct mapgroup *g)
 {
-	const struct origin *o;
-	unsigned int i, k;
-	int col, w = name_w(m);
-	bool header = false;
-	char b[24], p[4 * MODEL_PATH_MAX + 1];
+	char b[24], name[4 * MAPGROUPS_NAME_MAX + 16], by[4 * MAPGROUPS_BY_MAX + 1];
+	char what[sizeof(name) + 32];
 	size_t n, cut;
+	int col;
 
-	for (i = 0; i < m->norder; i++) {
-		unsigned int id = m->order[i];
-
-		for (k = 0; k < m->ntop[id] && k < 5; k++) {
-			const struct model_mapping *mm = &m->top[id][k];
-
-			if (!header) {
-				fprintf(f, "\nTop mappings by growth\n%-*s %-6s %9s  %s\n",
-					w, "PHASE", "CLASS", "GROWTH", "MAPPING");
-				header = true;
-			}
-			/* long paths keep their end, the file name, cut on a character */
-			o = origins__at(&m->origins, mm->origin);
-			/* a labelled anon mapping needs no address: the label names it */
-			if (o && mm->kind == MP_MAP_ANON)
-				snprintf(p, sizeof(p), "[anon %s]",
-					 util__fmt_bytes(b, sizeof(b), mm->size));
-			else
-				utf8__esc_term(p, sizeof(p), mm->path);
-			n = strlen(p);
-			cut = n > 50 ? n - 47 : 0;
-			while (cut && cut < n && ((unsigned char)p[cut] & 0xc0) == 0x80)
-				cut++;
-			col = fprintf(f, "%-*.*s %-6s %9s  %s%s%s", w, w, k ? "" : m->names[id],
-				      mp_class_name(mm->cls),
-				      util__fmt_bytes(b, sizeof(b), mm->bytes), cut ? "..." : "",
-				      p + cut, mm->deleted ? " (deleted)" : "");
-			/* the label after it, or under it when the line would pass 80 columns;
-			 * the heap's and an arena's: what grew them in the phase (the JSON keeps
-			 * who touched them first) */
-			if (o) {
-				char by[160];
-				const char *lab = causes__label(m, mm->origin, id + 1, by,
-								sizeof(by));
-
-				utf8__esc_term(p, sizeof(p), lab ? lab : o->label);
-				if (col + 4 + chars_cut(p, 47) > 80)
-					fprintf(f, "\n%*s", w + 19, "");
-				fprintf(f, " <- %s", p);
-			}
-			fprintf(f, "\n");
-		}
-		if (m->nmappings[id] > k) {
-			__u64 shown = 0;
-			unsigned int j;
-
-			for (j = 0; j < k; j++)
-				shown += m->top[id][j].bytes;
-			fprintf(f, "%-*s %-6s %9s  (%u more mappings)\n", w, "", "",
-				util__fmt_bytes(b, sizeof(b), m->mapping_bytes[id] - shown),
-				m->nmappings[id] - k);
-		}
+	utf8__esc_term(name, sizeof(name), g->name);
+	/* a long path keeps its end, the file name, cut on a character */
+	n = strlen(name);
+	cut = n > 50 ? n - 47 : 0;
+	while (cut && cut < n && ((unsigned char)name[cut] & 0xc0) == 0x80)
+		cut++;
+	if (g->arena)
+		snprintf(what, sizeof(what), "%u glibc malloc arena%s", g->count,
+			 g->count == 1 ? "" : "s");
+	else if (g->count > 1 && !strcmp(g->name, "[anon]"))
+		snprintf(what, sizeof(what), "%u mappings", g->count);
+	else
+		snprintf(what, sizeof(what), "%s%s%s", cut ? "..." : "", name + cut,
+			 g->deleted ? " (deleted)" : "");
+	col = fprintf(f, "%9s  %-5s  %s", util__fmt_bytes(b, sizeof(b), g->bytes),
+		      mp_class_name(g->cls), what);
+	if (g->by[0]) {
+		utf8__esc_term(by, sizeof(by), g->by);
+		/* the label after it, or under it when the line would pass 80 columns */
+		if (col + 4 + chars_cut(by, 60) > TEXTWRAP_COLS)
+			col = fprintf(f, "\n%*s", 18, "") - 1;
+		fprintf(f, " <- %s", by);
 	}
+	fprintf(f, "\n");
 }
 
-/* glibc malloc arenas: how many, and the first few with their growth */
-static void print_arenas(FILE *f, const struct model *m)
+/*
+ * Where it grew: the run's mappings by growth, those made by the same code (or grown by
+ * the same causes) together. The JSON has each phase's own.
+ */
+static void print_mappings(FILE *f, const struct model *m)
 {
-	unsigned int shown = 0;
-	char b[24], n[192], by[160];
+	struct mapgroups g;
+	__u64 shown = 0;
+	char b[24];
 	size_t i;
 
+	if (mapgroups__build(&g, m) || !g.n)
+		goto cleanup;
+	fprintf(f, "\nWhere it grew (mappings; <- what made them, or the causes that grew them)\n"
+		   "%9s  %-5s  %s\n", "GROWTH", "CLASS", "MAPPING");
+	for (i = 0; i < g.n && i < SUMMARY_MAPPINGS; i++) {
+		print_group(f, &g.v[i]);
+		shown += g.v[i].bytes;
+	}
+	if (g.n > i && g.total > shown)
+		fprintf(f, "%9s         in %zu more\n", util__fmt_bytes(b, sizeof(b), g.total - shown),
+			g.n - i);
+cleanup:
+	mapgroups__free(&g);
+}
+
+/* glibc malloc arenas: how many */
+static void print_arenas(FILE *f, const struct model *m)
+{
 	if (!m->origins.arenas)
 		return;
-	fprintf(f, "%llu glibc malloc arena%s created (one per thread that mallocs, up to 8 per "
-		   "core;\n  MALLOC_ARENA_MAX bounds them)\n",
-		(unsigned long long)m->origins.arenas, m->origins.arenas == 1 ? "" : "s");
-	for (i = 0; i < m->origins.n && shown < 8; i++) {
-		const struct origin *o = &m->origins.v[i];
-
-		if (!o->arena || !origins__counted(&m->origins, o))
-			continue;
-		fprintf(f, "  %-60.60s %9s", utf8__esc_term(n, sizeof(n), o->label),
-			util__fmt_bytes(b, sizeof(b), o->grown));
-		if (causes__label(m, (__u32)i + 1, 0, by, sizeof(by)))
-			fprintf(f, "\n    grown by %s", utf8__esc_term(n, sizeof(n), by));
-		fprintf(f, "\n");
-		shown++;
-	}
-	if (m->origins.arenas > shown)
-		fprintf(f, "  (%llu more)\n", (unsigned long long)(m->origins.arenas - shown));
+	textwrap__printf(f, 0, 2, "%llu glibc malloc arena%s created (one per thread that "
+			 "mallocs, up to 8 per core; MALLOC_ARENA_MAX bounds them)",
+			 (unsigned long long)m->origins.arenas, m->origins.arenas == 1 ? "" : "s");
 }
 
 static void print_mapping_notes(FILE *f, const struct model *m)
@@ -440,30 +437,6 @@ static void print_mapping_notes(FILE *f, const struct model *m)
 			util__fmt_bytes(b, sizeof(b), m->mapping_lost_bytes));
 }
 
-/* text wrapped at 80 columns, each line indented by `indent` */
-static void print_wrapped(FILE *f, const char *text, int indent)
-{
-	const char *s = text;
-	int col = indent, len;
-
-	fprintf(f, "%*s", indent, "");
-	while (*s) {
-		while (*s == ' ')
-			s++;
-		for (len = 0; s[len] && s[len] != ' '; len++)
-			;
-		if (!len)
-			break;
-		if (col > indent && col + 1 + len > 79) {
-			fprintf(f, "\n%*s", indent, "");
-			col = indent;
-		}
-		col += fprintf(f, "%s%.*s", col > indent ? " " : "", len, s);
-		s += len;
-	}
-	fprintf(f, "\n");
-}
-
 /* "  +4.00 MiB": cause c's bytes per request, if requests were seen */
 static void print_per_request(FILE *f, const struct cause_requests *cr, size_t c)
 {
@@ -478,60 +451,8 @@ static void print_per_request(FILE *f, const struct cause_requests *cr, size_t c
 		fprintf(f, " %9s", "-");
 }
 
-/*
- * What grew: the sampled growth by named cause, with what to change, and what each cause
- * costs per request: the mean over the requests the request fit runs over (the first left
- * out from three on, as it carries one-time costs), so the column adds up to the steady
- * growth per request the requests section shows (sampled).
- */
-static void print_causes(FILE *f, const struct model *m)
-{
-	struct cause_requests cr = {};
-	__s64 peak;
-	struct cause_report r;
-	char b[24], n[CAUSES_REMEDY_MAX], rem[CAUSES_REMEDY_MAX];
-	size_t i;
-
-	if (causes__attribute(m, NULL, NULL, &r) || !r.total) {
-		causes__report_free(&r);
-		return;
-	}
-	peak = model__share_base(m, r.total);
-	if (m->nrequests && causes__by_request(m, &cr))
-		memset(&cr, 0, sizeof(cr));
-	fprintf(f, "What grew (sampled stacks, %s rules", m->rules.preset ? m->rules.preset :
-		"no preset's");
-	if (cr.nsteady)
-		fprintf(f, "; per request: mean of %u request%s from request %u on", cr.nsteady,
-			cr.nsteady == 1 ? "" : "s", cr.steady[0] + 1);
-	fprintf(f, ")\n%-40s %9s %8s%s\n", "CAUSE", "GROWTH", "OF PEAK",
-		cr.nsteady ? "   PER REQ" : "");
-	for (i = 0; i < r.n; i++) {
-		utf8__esc_term(n, sizeof(n), r.v[i].cause->name);
-		fprintf(f, "%-40.40s %9s %7.1f%%", n,
-			util__fmt_bytes(b, sizeof(b), r.v[i].bytes),
-			peak > 0 ? 100.0 * r.v[i].bytes / peak : 0.0);
-		print_per_request(f, &cr, causes__index(m, r.v[i].cause));
-		fprintf(f, "\n");
-		causes__remedy(m, r.v[i].cause, rem, sizeof(rem));
-		if (rem[0]) {
-			utf8__esc_term(n, sizeof(n), rem);
-			print_wrapped(f, n, 4);
-		}
-	}
-	if (r.unmatched) {
-		fprintf(f, "%-40s %9s %7.1f%%", "(no rule matched: see the stacks)",
-			util__fmt_bytes(b, sizeof(b), r.unmatched),
-			peak > 0 ? 100.0 * r.unmatched / peak : 0.0);
-		print_per_request(f, &cr, cr.ncauses);
-		fprintf(f, "\n");
-	}
-	fprintf(f, "\n");
-	causes__requests_free(&cr);
-	causes__report_free(&r);
-}
-
-static void print_stacks(FILE *f, const struct model *m)
+/* How much of the growth the stack samples carry: "526 stack samples carry 97.5% ..." */
+static const char *sampling(char *buf, size_t len, const struct model *m)
 {
 	__u64 samples = 0, sampled = 0, growth = 0;
 	unsigned int i;
@@ -543,13 +464,154 @@ static void print_stacks(FILE *f, const struct model *m)
 		sampled += m->sampled_bytes[id];
 		growth += model__growth_total(&m->stats[id], false);
 	}
-	if (!samples && !m->lost_stacks)
-		return;
-	fprintf(f, "\nstacks: %llu sample%s %.1f%% of the RSS growth\n  %llu lost, %llu "
-		   "postponed by --max-samples, %llu not unwound past their first frame\n",
-		(unsigned long long)samples, samples == 1 ? " carries" : "s carry",
-		growth ? 100.0 * sampled / growth : 0.0, (unsigned long long)m->lost_stacks,
-		(unsigned long long)m->stacks_capped, (unsigned long long)m->unwind_failures);
+	snprintf(buf, len, "%llu stack sample%s %.1f%% of the growth",
+		 (unsigned long long)samples, samples == 1 ? " carries" : "s carry",
+		 growth ? 100.0 * sampled / growth : 0.0);
+	return buf;
+}
+
+/* Samples that did not make it, when some did not. */
+static void print_stack_losses(FILE *f, const struct model *m)
+{
+	char line[256];
+	size_t n = 0;
+
+	if (m->lost_stacks)
+		n += snprintf(line + n, sizeof(line) - n, ", %llu lost (ring buffer full)",
+			      (unsigned long long)m->lost_stacks);
+	if (m->stacks_capped)
+		n += snprintf(line + n, sizeof(line) - n, ", %llu left out by --max-samples",
+			      (unsigned long long)m->stacks_capped);
+	if (m->unwind_failures)
+		n += snprintf(line + n, sizeof(line) - n, ", %llu not unwound past the first frame",
+			      (unsigned long long)m->unwind_failures);
+	if (n)
+		textwrap__printf(f, 0, 2, "stack samples: %s", line + 2);
+}
+
+/* Up to max of the unmatched growth's code paths, each "GROWTH [OF PEAK] PATH". */
+static void print_paths(FILE *f, const struct codepaths *cp, size_t max, __s64 peak, int indent)
+{
+	char b[24], n[4 * CODEPATHS_NAME_MAX + 1];
+	__u64 shown = 0;
+	size_t i;
+	int col;
+
+	for (i = 0; i < cp->n && i < max; i++) {
+		utf8__esc_term(n, sizeof(n), cp->v[i].name);
+		col = fprintf(f, "%*s%9s", indent, "", util__fmt_bytes(b, sizeof(b), cp->v[i].bytes));
+		if (peak > 0)
+			col += fprintf(f, " %7.1f%%", 100.0 * cp->v[i].bytes / peak);
+		fprintf(f, "  ");
+		chars_cut(n, TEXTWRAP_COLS - col - 2);
+		fprintf(f, "%s\n", n);
+		shown += cp->v[i].bytes;
+	}
+	if (cp->n > i)
+		fprintf(f, "%*s%9s%s  in %zu more code paths\n", indent, "",
+			util__fmt_bytes(b, sizeof(b), cp->total - shown), peak > 0 ? "         " : "",
+			cp->n - i);
+}
+
+/* "per request: the mean of requests 2-12" */
+static void print_steady(FILE *f, const struct cause_requests *cr)
+{
+	unsigned int a = cr->steady[0] + 1, z = cr->steady[cr->nsteady - 1] + 1;
+
+	if (z - a + 1 == cr->nsteady && cr->nsteady > 1)
+		fprintf(f, "PER REQ: the mean over requests %u-%u", a, z);
+	else
+		fprintf(f, "PER REQ: the mean over %u request%s from request %u on", cr->nsteady,
+			cr->nsteady == 1 ? "" : "s", a);
+	fprintf(f, "%s\n", a > 1 ? " (the first's one-time costs left out)" : "");
+}
+
+/* No rule named a cause: the growth by code path instead. */
+static void print_paths_only(FILE *f, const struct model *m, const struct codepaths *cp,
+			     __s64 peak)
+{
+	char s[160];
+
+	textwrap__printf(f, 0, 2, "What grew, by code path (no %s rule names a cause; %s)",
+			 m->rules.preset ? m->rules.preset : "cause", sampling(s, sizeof(s), m));
+	fprintf(f, "%9s %8s  %s\n", "GROWTH", "OF PEAK", "CODE PATH (innermost first)");
+	print_paths(f, cp, SUMMARY_PATHS, peak, 0);
+	print_stack_losses(f, m);
+	fprintf(f, "\n");
+}
+
+/*
+ * What grew: the sampled growth by named cause, with what to change for the causes of
+ * most of it, and what each cause costs per request: the mean over the requests the request
+ * fit runs over (the first left out from three on, as it carries one-time costs), so the
+ * column adds up to the steady growth per request the requests section shows (sampled).
+ * The growth no rule named: its code paths, when it is a part worth a look.
+ */
+static void print_causes(FILE *f, const struct model *m)
+{
+	struct cause_requests cr = {};
+	struct codepaths cp = {};
+	__s64 peak;
+	struct cause_report r;
+	char b[24], n[CAUSES_REMEDY_MAX], rem[CAUSES_REMEDY_MAX], s[160];
+	__u64 covered = 0;
+	size_t i, remedies = 0, left = 0;
+
+	if (causes__attribute(m, NULL, NULL, &r) || !r.total)
+		goto cleanup;
+	peak = model__share_base(m, r.total);
+	if (r.unmatched && codepaths__build(&cp, m))
+		memset(&cp, 0, sizeof(cp));
+	if (!r.n) {
+		print_paths_only(f, m, &cp, peak);
+		goto cleanup;
+	}
+	if (m->nrequests && causes__by_request(m, &cr))
+		memset(&cr, 0, sizeof(cr));
+	textwrap__printf(f, 0, 2, "What grew, by cause (%s rules; %s)",
+			 m->rules.preset ? m->rules.preset : "the given", sampling(s, sizeof(s), m));
+	fprintf(f, "%-40s %9s %8s%s\n", "CAUSE", "GROWTH", "OF PEAK",
+		cr.nsteady ? "   PER REQ" : "");
+	for (i = 0; i < r.n; i++) {
+		utf8__esc_term(n, sizeof(n), r.v[i].cause->name);
+		fprintf(f, "%-40.40s %9s %7.1f%%", n,
+			util__fmt_bytes(b, sizeof(b), r.v[i].bytes),
+			peak > 0 ? 100.0 * r.v[i].bytes / peak : 0.0);
+		print_per_request(f, &cr, causes__index(m, r.v[i].cause));
+		fprintf(f, "\n");
+		causes__remedy(m, r.v[i].cause, rem, sizeof(rem));
+		if (!rem[0])
+			continue;
+		/* what to change, for the causes of most of the growth */
+		if (remedies < SUMMARY_REMEDIES && covered < SUMMARY_REMEDY_SHARE * r.total) {
+			utf8__esc_term(n, sizeof(n), rem);
+			fprintf(f, "    ");
+			textwrap__print(f, 4, 4, n);
+			remedies++;
+		} else {
+			left++;
+		}
+		covered += r.v[i].bytes;
+	}
+	if (r.unmatched) {
+		fprintf(f, "%-40s %9s %7.1f%%", "other code paths (no rule names them)",
+			util__fmt_bytes(b, sizeof(b), r.unmatched),
+			peak > 0 ? 100.0 * r.unmatched / peak : 0.0);
+		print_per_request(f, &cr, cr.ncauses);
+		fprintf(f, "\n");
+		if (r.unmatched >= SUMMARY_PATHS_SHARE * r.total)
+			print_paths(f, &cp, 3, -1, 4);
+	}
+	if (cr.nsteady)
+		print_steady(f, &cr);
+	if (left)
+		fprintf(f, "What to change for the other %zu: the JSON's causes[].remedy\n", left);
+	print_stack_losses(f, m);
+	fprintf(f, "\n");
+cleanup:
+	codepaths__free(&cp);
+	causes__requests_free(&cr);
+	causes__report_free(&r);
 }
 
 static void print_hists(FILE *f, const struct model *m)
@@ -591,31 +653,42 @@ void summary__print(FILE *f, const struct model *m, bool hists)
 {
 	__u64 lost = model__lost_events(m);
 
+	char *head = NULL;
+	size_t len = 0;
+	FILE *h;
+
 	fprintf(f, "\n");
+	/* the headlines, wrapped at 80 columns */
+	h = open_memstream(&head, &len);
+	if (!h)
+		h = f;
 	/* an OOM kill is the headline */
-	print_ooms(f, m);
-	print_run_line(f, m);
+	print_ooms(h, m);
+	print_run_line(h, m);
 	if (m->stop_reason[0])
-		fprintf(f, "memphase ended the target: %s\n", m->stop_reason);
-	print_peak(f, m);
+		fprintf(h, "memphase ended the target: %s\n", m->stop_reason);
+	print_peak(h, m);
 	if (!m->markers_attached)
-		fprintf(f, "no phase markers were found: everything is under 'startup'\n");
-	print_unmatched(f, m);
+		fprintf(h, "no phase markers were found: everything is under 'startup'\n");
+	print_unmatched(h, m);
 	if (lost || m->lost_stacks)
-		fprintf(f, "LOST: %llu events, %llu stacks (counts above may be short)\n",
+		fprintf(h, "LOST: %llu events, %llu stacks (counts above may be short)\n",
 			(unsigned long long)lost, (unsigned long long)m->lost_stacks);
+	if (h != f) {
+		fclose(h);
+		textwrap__lines(f, head);
+	}
+	free(head);
 	fprintf(f, "\n");
 	settings__print(f, m);
 	print_causes(f, m);
 	summary__phase_table(f, m, m->end_ns);
-	fprintf(f, "\n");
 	summary__gpu(f, m);
 	requests__print(f, m);
 	plateau__print(f, m);
 	print_pressure(f, m);
 	print_mappings(f, m);
 	print_mapping_notes(f, m);
-	print_stacks(f, m);
 	if (hists)
 		print_hists(f, m);
 	fflush(f);
