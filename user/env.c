@@ -64,6 +64,8 @@ static struct argp_option options[] = {
 	  "(default 16; 1..1024)", 0 },
 	{ "watched", OPT_WATCHED, "START", OPTION_HIDDEN,
 	  "attach started by watch: the process started at START (clock ticks since boot)", 0 },
+	{ "watched-exec", OPT_WATCHED_EXEC, NULL, OPTION_HIDDEN,
+	  "attach started by watch at the process's exec: its phase 0 is its start-up", 0 },
 	{ "metrics-fd", OPT_METRICS_FD, "FD", OPTION_HIDDEN,
 	  "attach started by watch: send the metrics to watch over the socket FD", 0 },
 	{ "stacks", OPT_STACKS, "MODE", 0,
@@ -566,6 +568,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_failure(state, TARGET_EXIT_FAILED, 0, "invalid --watched '%s'", arg);
 		env.watched = true;
 		env.watched_start = v;
+		break;
+	case OPT_WATCHED_EXEC:
+		env.watched_exec = true;
 		break;
 	case OPT_METRICS_FD: {
 		struct stat st;

@@ -85,6 +85,7 @@ struct env {
 	bool watched;			/* attach started by watch: a process gone before the
 					 * attach exits SESSION_EXIT_GONE without a word */
 	unsigned long long watched_start; /* ... the start time (/proc/PID/stat) it must have */
+	bool watched_exec;		/* ... caught at its exec: phase 0 is "startup" */
 };
 
 extern struct env env;

@@ -67,7 +67,8 @@ static const struct option_cmds {
 	{ OPT_COMM, CMD_WATCH }, { OPT_EXE, CMD_WATCH }, { OPT_CGROUP, CMD_WATCH },
 	{ OPT_OUT_DIR, CMD_WATCH }, { OPT_MAX_PROCS, CMD_WATCH },
 	/* from watch to its attach children */
-	{ OPT_WATCHED, CMD_ATTACH }, { OPT_METRICS_FD, CMD_ATTACH },
+	{ OPT_WATCHED, CMD_ATTACH }, { OPT_WATCHED_EXEC, CMD_ATTACH },
+	{ OPT_METRICS_FD, CMD_ATTACH },
 	{ OPT_PHASE, CMD_ALL },			/* report --phase NAME: only that phase */
 	{ OPT_INTERVAL, CMD_RUN | CMD_ATTACH | CMD_RECORD },	/* watch has no status line */
 	{ OPT_NO_TUI, CMD_RUN | CMD_ATTACH | CMD_RECORD },

@@ -125,7 +125,7 @@ int session_target__attach(struct session *s)
 				"event of each class is its baseline\n", e->pid, strerror(-serr));
 	}
 	if (!err)
-		err = collector__begin_attach(s->collector, e->pid);
+		err = collector__begin_attach(s->collector, e->pid, e->watched_exec);
 	if (err)
 		return err;
 	if (!target__alive(&s->target)) {

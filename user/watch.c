@@ -51,6 +51,7 @@ struct proc {
 	pid_t pid;
 	pid_t child;
 	unsigned long long start;
+	bool at_exec;			/* found at its exec (not by a scan): at its start-up */
 	char comm[MP_COMM_LEN];
 	int metrics;			/* its metrics channel (watch_metrics.h), -1 */
 	int err_fd;			/* the child's stderr, read here, -1 */
@@ -306,6 +307,8 @@ static void child_exec(const struct watch *w, const struct proc *p, pid_t parent
 	    asprintf(&argv[n++], "--watched=%llu", p->start) < 0)
 		_exit(TARGET_EXIT_FAILED);
 	argv[n++] = (char *)"--no-tui";
+	if (p->at_exec)
+		argv[n++] = (char *)"--watched-exec";
 	if (metrics_fd >= 0 && asprintf(&argv[n++], "--metrics-fd=%d", metrics_fd) < 0)
 		_exit(TARGET_EXIT_FAILED);
 	for (i = 0; i < e->npass; i++)
@@ -393,7 +396,7 @@ static void proc_clear(struct proc *p)
 }
 
 /* A new match: a child for it, or skipped past --max-procs. */
-static void proc_start(struct watch *w, const struct pinfo *pi)
+static void proc_start(struct watch *w, const struct pinfo *pi, bool at_exec)
 {
 	struct proc *p = NULL;
 	int errp[2], mfd = -1;
@@ -415,6 +418,7 @@ static void proc_start(struct watch *w, const struct pinfo *pi)
 			p = &w->procs[i];
 	p->pid = pi->pid;
 	p->start = pi->start;
+	p->at_exec = at_exec;
 	memcpy(p->comm, pi->comm, sizeof(p->comm));
 	p->metrics = watch_metrics__open(w->metrics, &mfd);
 	if (w->metrics && p->metrics < 0)
@@ -482,7 +486,7 @@ static void consider(struct watch *w, pid_t pid, const char *exec_comm)
 		seen_add(w, pid, pi.start);
 		return;
 	}
-	proc_start(w, &pi);
+	proc_start(w, &pi, exec_comm != NULL);
 }
 
 static void scan_proc(struct watch *w)

@@ -262,13 +262,14 @@ def test_attach_running_process():
         assert doc["target"]["argv"] == argv, doc["target"]["argv"]
         assert doc["target"]["exit"] == {"code": 0, "signal": None, "oom_killed": False}, \
             doc["target"]["exit"]
+        # a process found running is not in its start-up: phase 0 is "attached"
         names = [p["name"] for p in doc["phases"]]
-        assert names == PRESET_ORDER, names
+        assert names == ["attached"] + PRESET_ORDER[1:], names
         # attached before the load: nothing grew while it only slept
-        st = harness.phase(doc, "startup")
+        st = harness.phase(doc, "attached")
         for cls in CLASSES:
             harness.assert_close(st["rss_growth_bytes"][cls], 0, TOL_FILE,
-                                 "startup %s growth (attach too late?)" % cls)
+                                 "attached %s growth (attach too late?)" % cls)
         assert_work_phases(doc, rep, "attach")
         assert harness.phase(doc, "prompt")["calls"] == BATCHES
         assert harness.phase(doc, "generate")["calls"] == TOKENS

@@ -173,11 +173,13 @@ def test_watch_comm_before_and_after_start():
             st = os.stat(f)
             assert (st.st_uid, st.st_gid) == (65534, 65534), \
                 "%s owned by %d:%d" % (f, st.st_uid, st.st_gid)
-        # the context each was given tells them apart
-        for p, mib in ((early, 8), (a, 16), (b, 32)):
+        # the context each was given tells them apart; phase 0 is the start-up of those
+        # caught at their exec, "attached" for the one found running
+        for p, mib, first in ((early, 8, "attached"), (a, 16, "startup"), (b, 32, "startup")):
             doc = harness.load_json(glob.glob(os.path.join(out, "*.%d.*.json" % p.pid))[0])
             harness.assert_close(harness.phase(doc, "context")["rss_growth_bytes"]["anon"],
                                  mib * MIB, TOL_ANON, "pid %d context" % p.pid)
+            assert doc["phases"][0]["name"] == first, (p.pid, doc["phases"][0]["name"])
         # nothing for the other comm, and nothing else at all (no temporary files)
         assert out_files(out) == sorted(os.path.basename(glob.glob(
             os.path.join(out, "*.%d.*.json" % p.pid))[0]) for p in (early, a, b)), \
@@ -556,10 +558,11 @@ def test_watch_hands_options_on():
         files = glob.glob(os.path.join(out, "*.%d.*.json" % a.pid))
         assert len(files) == 1, out_files(out)
         doc = harness.load_json(files[0])
-        assert [p["name"] for p in doc["phases"]] == ["startup"], doc["phases"]
+        # a process running before watch: phase 0 is "attached" (not its start-up)
+        assert [p["name"] for p in doc["phases"]] == ["attached"], doc["phases"]
         assert all(p["stacks"]["samples"] == 0 for p in doc["phases"]), doc["phases"]
-        # the context's 4 MiB and more were seen, under startup
-        assert harness.phase(doc, "startup")["rss_growth_bytes"]["anon"] >= 4 * MIB
+        # the context's 4 MiB and more were seen, under attached
+        assert harness.phase(doc, "attached")["rss_growth_bytes"]["anon"] >= 4 * MIB
 
 
 def test_watch_record_rotates_by_default():

@@ -602,7 +602,7 @@ static void rss_from_proc(struct collector *c, pid_t pid)
 	model__set_rss(c->m, pid, rss, rss, rss[MP_ANON] + rss[MP_FILE] + rss[MP_SHMEM]);
 }
 
-int collector__begin_attach(struct collector *c, pid_t pid)
+int collector__begin_attach(struct collector *c, pid_t pid, bool at_start)
 {
 	struct model_proc *root;
 	char **argv;
@@ -615,6 +615,13 @@ int collector__begin_attach(struct collector *c, pid_t pid)
 	free(argv);
 	if (err)
 		return err;
+	/* phase 0 of a process found running is not its start-up, unless a phase of the
+	 * user's is named so */
+	if (!at_start && phases__find(c->phases, COLLECTOR_ATTACHED_PHASE) < 0) {
+		err = model__set_phase_name(c->m, 0, COLLECTOR_ATTACHED_PHASE);
+		if (err)
+			return err;
+	}
 	c->rec_mode = REC_MODE_ATTACH;
 	recorder__begin(c->rec, c->m, REC_MODE_ATTACH);
 	collector__record_setup(c);
@@ -677,9 +684,9 @@ static void marker_notice(struct collector *c)
 		notice(c, "--phase/--request symbols not found so far: %s", missing);
 	if (!probes__count(c->probes))
 		notice(c, "no phase markers found in %s or its libraries: counting everything "
-			  "under 'startup'%s",
+			  "under '%s'%s",
 		       c->exe[0] ? utf8__esc_term(p, sizeof(p), c->exe) : "the target",
-		       missing[0] ? "" : " (add markers with --phase)");
+		       c->m->names[0], missing[0] ? "" : " (add markers with --phase)");
 }
 
 /*

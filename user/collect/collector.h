@@ -32,6 +32,7 @@ struct collector;
 #define COLLECTOR_ROOM_NS	50000000ULL	/* the room, at request boundaries */
 #define COLLECTOR_TIMELINE_CAP	4096		/* RSS history samples (thinned, whole run) */
 #define COLLECTOR_RATE_WINDOW_S	5.0		/* the timeline's growth-rate window */
+#define COLLECTOR_ATTACHED_PHASE "attached"	/* phase 0 of an attach: before its first marker */
 
 /* What the collector tells the orchestrator. */
 struct collector_hooks {
@@ -71,8 +72,11 @@ void collector__free(struct collector *c);
 
 /* run: the model starts with the command (pid, argv), its executable probed. -errno. */
 int collector__begin_run(struct collector *c, pid_t pid, char *const argv[], const char *exe);
-/* attach: the model starts with the process as it is (argv, comm, RSS). -errno. */
-int collector__begin_attach(struct collector *c, pid_t pid);
+/*
+ * attach: the model starts with the process as it is (argv, comm, RSS), in phase 0 named
+ * COLLECTOR_ATTACHED_PHASE unless at_start (watch caught it at its exec). -errno.
+ */
+int collector__begin_attach(struct collector *c, pid_t pid, bool at_start);
 /* Observation starts now (the target runs, or is watched). */
 void collector__started(struct collector *c);
 /*

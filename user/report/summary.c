@@ -669,7 +669,7 @@ void summary__print(FILE *f, const struct model *m, bool hists)
 		fprintf(h, "memphase ended the target: %s\n", m->stop_reason);
 	print_peak(h, m);
 	if (!m->markers_attached)
-		fprintf(h, "no phase markers were found: everything is under 'startup'\n");
+		fprintf(h, "no phase markers were found: everything is under '%s'\n", m->names[0]);
 	print_unmatched(h, m);
 	if (lost || m->lost_stacks)
 		fprintf(h, "LOST: %llu events, %llu stacks (counts above may be short)\n",

@@ -325,9 +325,14 @@ int panels__hist(const struct panel_frame *f, int y, int rows)
 		return y;
 	total = hist__count(slots, MP_MAX_SLOTS);
 	put(y, 0, A_BOLD, "HISTOGRAM %s: %s", status__phase_name(m, id), h->title);
-	put(y, getcurx(stdscr), 0, "  (%llu samples%s)   h: show %s",
-	    (unsigned long long)total, f->follow ? ", follows the current phase" : "",
-	    hists__peek(f->hists)->title);
+	/* narrower: the short form ("h: next" names no histogram) */
+	if (COLS >= WIDE_COLS)
+		put(y, getcurx(stdscr), 0, "  (%llu samples%s)   h: show %s",
+		    (unsigned long long)total, f->follow ? ", follows the current phase" : "",
+		    hists__peek(f->hists)->title);
+	else
+		put(y, getcurx(stdscr), 0, "  (%llu%s)  h: next", (unsigned long long)total,
+		    f->follow ? ", following" : "");
 	y++;
 	if (!total) {
 		if (rows > 1)
