@@ -363,6 +363,10 @@ struct mp_mm {
 	__s64 peak_total;		/* max of file + anon + shmem, as of the last shrink */
 	__s64 peak[MP_NR_CLASSES];	/* as of the last shrink of the class */
 	__s64 floor[MP_NR_CLASSES];	/* inherited at fork: shrink below it was never growth */
+	/* when peak_total was reached (the shrink that ended it) and the sizes then: the
+	 * timeline's point for a peak between two readings */
+	__u64 peak_ns;
+	__s64 peak_rss[MP_NR_CLASSES];
 };
 
 /*

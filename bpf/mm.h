@@ -261,8 +261,10 @@ static __always_inline void mm_set(struct mp_mm *mm, struct mp_target *t, const 
 	for (c = 0; c < MP_NR_CLASSES; c++) {
 		mm->floor[c] = 0;
 		mm->rss[c] = mm->peak[c] = v[c];
+		mm->peak_rss[c] = 0;
 	}
 	mm->peak_total = v[MP_FILE] + v[MP_ANON] + v[MP_SHMEM];
+	mm->peak_ns = 0;
 	/* an exchange: a full barrier, the fields above are seen before the mark */
 	__sync_lock_test_and_set(&mm->seeded, seeded | MP_MM_READY);
 }

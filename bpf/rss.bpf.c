@@ -256,8 +256,13 @@ static __always_inline void rss_account(void *ctx, struct mp_mm *mm, struct mm_s
 		if (old > mm->peak[member])
 			mm->peak[member] = old;
 		total = v[MP_FILE] + v[MP_ANON] + v[MP_SHMEM];
-		if (member != MP_SWAP && total - amount > mm->peak_total)
+		if (member != MP_SWAP && total - amount > mm->peak_total) {
 			mm->peak_total = total - amount;
+			/* a new high, ended here: when, and its classes (rare: one per high) */
+			v[member] = old;
+			mm->peak_ns = bpf_ktime_get_ns();
+			__builtin_memcpy(mm->peak_rss, v, sizeof(v));
+		}
 		/* a forked child giving back what it inherited never grew it here */
 		floor = mm->floor[member];
 		if (size < floor)

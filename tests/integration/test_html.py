@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import MIB  # noqa: E402
 import test_oom  # noqa: E402
+import test_processes  # noqa: E402
 import test_record  # noqa: E402
 import test_trace  # noqa: E402
 
@@ -167,3 +168,67 @@ def test_html_marks_the_oom_kill_and_the_limit():
         out = check_in_browser(h, "generate", os.path.join(d, "o.png"))
         assert out["errors"] == [] and out["ooms"] == 1, out
         assert '"limit":%d' % (96 * MIB) in open(h).read()
+
+
+SPIKES = test_processes.TOUCH + r"""
+#include <time.h>
+
+/* 16 MiB held; three times 64 MiB more that come and go within a few ms, between two of
+ * memphase's readings (every 100 ms) as often as not */
+int main(void)
+{
+	struct timespec pause = { 0, 250 * 1000 * 1000 };
+
+	touch(16);
+	nanosleep(&pause, NULL);
+	for (int i = 0; i < 3; i++) {
+		size_t n = 64UL << 20;
+		char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		for (size_t o = 0; o < n; o += 4096)
+			((volatile char *)p)[o] = 1;
+		munmap(p, n);
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+"""
+
+
+def resident(s):
+    return s["anon"] + s["file"] + s["shmem"]
+
+
+def test_peaks_between_readings_reach_every_view():
+    """RSS is read every 100 ms, and a spike of 64 MiB that comes and goes between two
+    readings is a point of the timeline all the same (at the time BPF saw it end): the
+    JSON's timeline, the trace's RSS counter and the HTML chart reach rss_peak_bytes, and
+    the page prints the peak, with round ticks that carry their units."""
+    harness.need_root()
+    with harness.workdir() as d:
+        prog = test_processes.build(d, "spikes", SPIKES)
+        h, j, t = (os.path.join(d, n) for n in ("r.html", "r.json", "r.trace"))
+        r = harness.memphase(["run", "--no-tui", "--html", h, "--json", j,
+                              "--trace", t, "--", prog])
+        assert r.returncode == 0, r.stderr
+        doc = harness.load_json(j)
+        peak = doc["rss_peak_bytes"]["total"]
+        assert peak >= 80 * MIB, peak
+        top = max(resident(s) for s in doc["timeline"]["samples"])
+        assert peak - 256 * 1024 <= top <= peak, (top, peak)
+        with open(t) as f:
+            events = json.load(f)
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        rss = [e["args"] for e in events if e.get("ph") == "C" and e.get("name") == "RSS bytes"]
+        ctop = max(resident(a) for a in rss)
+        assert peak - 256 * 1024 <= ctop <= peak, (ctop, peak)
+        out = check_in_browser(h, "startup", os.path.join(harness.BUILD, "html-peaks.png"))
+        assert out["errors"] == [] and out["requests"] == [], out
+        assert len(out["peak_label"]) == 1 and out["peak_label"][0].startswith("RSS peak "), out
+        # ticks: round numbers, each with its unit
+        assert out["yticks"][0] == "0 B" and all(v.endswith(("B", "KiB", "MiB", "GiB"))
+                                                 for v in out["yticks"]), out["yticks"]
+        assert all(v.endswith(" s") for v in out["xticks"]), out["xticks"]
+        for v in out["yticks"][1:]:
+            num = float(v.split()[0])
+            assert num == int(num) or num * 2 == int(num * 2), out["yticks"]

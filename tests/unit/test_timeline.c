@@ -277,3 +277,47 @@ TEST(timeline_relabel)
 	ASSERT_EQ(timeline__last(tl)->phase, 3, "last");
 	timeline__free(tl);
 }
+
+/*
+ * A high between two readings: a point of its own at its time, with the process's classes
+ * then and the other process's now; thinning keeps it; the rate does not see it.
+ */
+TEST(timeline_keeps_the_peaks_between_readings)
+{
+	struct timeline *tl = timeline__new(16, 5.0);
+	static struct model m;
+	__s64 rss[MP_NR_CLASSES] = {}, peak[MP_NR_CLASSES] = {}, top = 0;
+	__s64 high[MP_NR_CLASSES] = { [MP_ANON] = 200 << 20, [MP_FILE] = 10 << 20 };
+	unsigned int i;
+	double rate;
+
+	if (!ASSERT_OK_PTR(tl, "new"))
+		return;
+	model__init(&m, 100, NS);
+	rss[MP_ANON] = 10 << 20;
+	model__set_rss(&m, 100, rss, peak, 0);
+	model__set_rss(&m, 101, rss, peak, 0);
+	ASSERT_OK(timeline__add_model(tl, &m, NS), "first reading");
+	/* 100 went to 210 MiB and back between the readings at 1 s and 1.1 s */
+	model__note_peak_at(&m, 100, NS + TICK / 2, high);
+	model__note_peak_at(&m, 100, NS + TICK / 4, rss);	/* older: ignored */
+	ASSERT_EQ(timeline__add_peaks(tl, &m, NS + TICK), 1, "one peak");
+	ASSERT_EQ(timeline__add_peaks(tl, &m, NS + TICK), 0, "once");
+	ASSERT_OK(timeline__add_model(tl, &m, NS + TICK), "second reading");
+	ASSERT_EQ(timeline__len(tl), 3, "reading, peak, reading");
+	ASSERT_EQ(timeline__at(tl, 1)->ts_ns, NS + TICK / 2, "at its time");
+	ASSERT_EQ(timeline__at(tl, 1)->rss[MP_ANON], (200 + 10) << 20, "its anon and the other's");
+	ASSERT_EQ(timeline__at(tl, 1)->rss[MP_FILE], 10 << 20, "its file");
+	ASSERT_TRUE(timeline__at(tl, 1)->flags & TIMELINE_PEAK, "flagged");
+	/* flat readings for 4 s: thinned several times over, the peak stays */
+	for (i = 2; i < 42; i++)
+		ASSERT_OK(timeline__add_model(tl, &m, NS + i * TICK), "reading");
+	for (i = 0; i < timeline__len(tl); i++)
+		if (timeline__sum(timeline__at(tl, i), TIMELINE_RESIDENT) > top)
+			top = timeline__sum(timeline__at(tl, i), TIMELINE_RESIDENT);
+	ASSERT_EQ(top, (210 + 10) << 20, "the peak survives the thinning");
+	ASSERT_OK(timeline__rate(tl, TIMELINE_RESIDENT, NS + 41 * TICK, &rate), "rate");
+	ASSERT_TRUE(fabs(rate) < 1.0, "flat: the peak is no growth");
+	model__free(&m);
+	timeline__free(tl);
+}

@@ -175,6 +175,7 @@ static int collect_mms(struct memphase_bpf *skel, struct model *m)
 		bool newer = false;
 
 		model__set_rss(m, v[i].tgid, v[i].rss, v[i].peak, v[i].peak_total);
+		model__note_peak_at(m, v[i].tgid, v[i].peak_ns, v[i].peak_rss);
 		for (j = i + 1; j < n && !newer; j++)
 			newer = v[j].tgid == v[i].tgid;
 		if (newer && !v[i].rss[MP_ANON] && !v[i].rss[MP_FILE] && !v[i].rss[MP_SHMEM])

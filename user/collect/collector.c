@@ -645,6 +645,8 @@ void collector__apply_tick(struct collector *c, __u64 now)
 {
 	model__note_tree(c->m);
 	oom__ring_add(c->growth_ring, c->m, now);
+	/* the highs since the last reading first, at their times, then this reading */
+	timeline__add_peaks(c->tl, c->m, now);
 	timeline__add_model(c->tl, c->m, now);
 }
 
@@ -951,6 +953,8 @@ void collector__finish(struct collector *c, bool reaped, int wait_status)
 	root = model__root(m);
 	if (root && root->exited && root->exit_ns && root->exit_ns < end)
 		end = root->exit_ns;
+	/* a high since the last reading (the replay adds it at the same place) */
+	timeline__add_peaks(c->tl, m, end);
 	model__finish(m, end);
 	recorder__finish(c->rec, end);
 	unmatched_markers(c);

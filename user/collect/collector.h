@@ -150,7 +150,8 @@ int collector__replay_setup(struct collector *c, int request_phase, __u32 idle, 
 void collector__replay_stats(struct collector *c, unsigned int id,
 			     const struct mp_phase_stats *st);
 void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR_CLASSES],
-			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
+			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total, __u64 peak_ns,
+			   const __s64 peak_rss[MP_NR_CLASSES]);
 /* d: REC_DROPS_N counters, in the order of collect/record.h */
 void collector__replay_drops(struct collector *c, const __u64 *d);
 void collector__replay_tick(struct collector *c, __u64 now_ns);

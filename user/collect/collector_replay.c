@@ -242,9 +242,11 @@ void collector__replay_stats(struct collector *c, unsigned int id,
 }
 
 void collector__replay_rss(struct collector *c, __u32 pid, const __s64 rss[MP_NR_CLASSES],
-			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total)
+			   const __s64 peak[MP_NR_CLASSES], __s64 peak_total, __u64 peak_ns,
+			   const __s64 peak_rss[MP_NR_CLASSES])
 {
 	model__set_rss(c->m, pid, rss, peak, peak_total);
+	model__note_peak_at(c->m, pid, peak_ns, peak_rss);
 }
 
 void collector__replay_drops(struct collector *c, const __u64 *d)
@@ -367,6 +369,7 @@ void collector__replay_root_status(struct collector *c, int wait_status)
 
 void collector__replay_finish(struct collector *c, __u64 end_ns)
 {
+	timeline__add_peaks(c->tl, c->m, end_ns);
 	model__finish(c->m, end_ns);
 }
 

@@ -17,6 +17,7 @@ struct shadow_proc {
 	__u32 pid;
 	bool forgotten;
 	__s64 rss[MP_NR_CLASSES], peak[MP_NR_CLASSES], peak_total;
+	__u64 peak_ns;
 };
 
 struct recorder {
@@ -284,12 +285,14 @@ static void counters(struct recorder *r, const struct model *m, bool always)
 		int c;
 
 		if (sp->pid == p->pid && !memcmp(sp->rss, p->rss, sizeof(p->rss)) &&
-		    !memcmp(sp->peak, p->peak, sizeof(p->peak)) && sp->peak_total == p->peak_total)
+		    !memcmp(sp->peak, p->peak, sizeof(p->peak)) && sp->peak_total == p->peak_total &&
+		    sp->peak_ns == p->peak_ns)
 			continue;
 		sp->pid = p->pid;
 		memcpy(sp->rss, p->rss, sizeof(p->rss));
 		memcpy(sp->peak, p->peak, sizeof(p->peak));
 		sp->peak_total = p->peak_total;
+		sp->peak_ns = p->peak_ns;
 		start(r);
 		recbuf__u32(&r->b, p->pid);
 		for (c = 0; c < MP_NR_CLASSES; c++)
@@ -297,6 +300,10 @@ static void counters(struct recorder *r, const struct model *m, bool always)
 		for (c = 0; c < MP_NR_CLASSES; c++)
 			recbuf__u64(&r->b, p->peak[c]);
 		recbuf__u64(&r->b, p->peak_total);
+		/* added later: older readers stop before it */
+		recbuf__u64(&r->b, p->peak_ns);
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			recbuf__u64(&r->b, p->peak_rss[c]);
 		put(r, REC_RSS);
 	}
 	if (memcmp(drops, r->drops, sizeof(drops))) {

@@ -645,16 +645,23 @@ static int apply(struct replay *r, const struct recfile_rec *rec, struct replay_
 		break;
 	}
 	case REC_RSS: {
-		__s64 rss[MP_NR_CLASSES], peak[MP_NR_CLASSES], total;
+		__s64 rss[MP_NR_CLASSES], peak[MP_NR_CLASSES], total, peak_rss[MP_NR_CLASSES] = {};
 		__u32 pid = reccur__u32(&cur);
+		__u64 peak_ns = 0;
 
 		for (k = 0; k < MP_NR_CLASSES; k++)
 			rss[k] = reccur__u64(&cur);
 		for (k = 0; k < MP_NR_CLASSES; k++)
 			peak[k] = reccur__u64(&cur);
 		total = reccur__u64(&cur);
+		/* the peak's moment, in recordings that have it */
+		if (!cur.bad && cur.left >= (1 + MP_NR_CLASSES) * sizeof(__u64)) {
+			peak_ns = reccur__u64(&cur);
+			for (k = 0; k < MP_NR_CLASSES; k++)
+				peak_rss[k] = reccur__u64(&cur);
+		}
 		if (!cur.bad)
-			collector__replay_rss(r->c, pid, rss, peak, total);
+			collector__replay_rss(r->c, pid, rss, peak, total, peak_ns, peak_rss);
 		break;
 	}
 	case REC_DROPS: {

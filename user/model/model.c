@@ -612,6 +612,35 @@ void model__set_rss(struct model *m, __u32 pid, const __s64 rss[MP_NR_CLASSES],
 		p->peak_total = peak_total;
 }
 
+void model__note_peak_at(struct model *m, __u32 pid, __u64 ns, const __s64 rss[MP_NR_CLASSES])
+{
+	struct model_proc *p = model__proc(m, pid, false);
+
+	if (!p || !ns || ns <= p->peak_ns)
+		return;
+	p->peak_ns = ns;
+	memcpy(p->peak_rss, rss, sizeof(p->peak_rss));
+}
+
+__u32 model__phase_at(const struct model *m, __u64 ts_ns)
+{
+	const struct history *h = &m->history;
+	size_t lo = 0, hi = h->niv;
+
+	if (ts_ns >= m->phase_since_ns || !h->niv)
+		return m->cur_phase;
+	/* the last interval that started at or before ts_ns (intervals are in time order) */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (h->iv[mid].start_ns <= ts_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? h->iv[lo - 1].phase : h->iv[0].phase;
+}
+
 void model__raise_peaks(struct model *m, __u32 pid, const __s64 peak[MP_NR_CLASSES],
 			__s64 peak_total)
 {

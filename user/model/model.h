@@ -162,6 +162,10 @@ struct model_proc {
 	__s64 rss[MP_NR_CLASSES];	/* latest, bytes */
 	__s64 peak[MP_NR_CLASSES];
 	__s64 peak_total;		/* file + anon + shmem */
+	/* the latest new high of an address space of it that ended between two readings:
+	 * when (0: none) and its classes then (the timeline's point for it) */
+	__u64 peak_ns;
+	__s64 peak_rss[MP_NR_CLASSES];
 };
 
 /* Is the process still followed (neither ended nor out of the invoking user's reach)? */
@@ -345,6 +349,11 @@ void model__set_stats(struct model *m, unsigned int id, const struct mp_phase_st
 /* Replaces a process's RSS and peaks (from one of its address spaces). */
 void model__set_rss(struct model *m, __u32 pid, const __s64 rss[MP_NR_CLASSES],
 		    const __s64 peak[MP_NR_CLASSES], __s64 peak_total);
+/* Notes when a process's address space reached a new high and its classes then (BPF's
+ * mp_mm peak_ns, peak_rss): kept when later than the one noted. */
+void model__note_peak_at(struct model *m, __u32 pid, __u64 ns, const __s64 rss[MP_NR_CLASSES]);
+/* The phase the phase timeline was in at ts_ns (the current one past the last change). */
+__u32 model__phase_at(const struct model *m, __u64 ts_ns);
 /* Raises a process's peaks (never lowers them). */
 void model__raise_peaks(struct model *m, __u32 pid, const __s64 peak[MP_NR_CLASSES],
 			__s64 peak_total);

@@ -51,25 +51,39 @@ void timeline__free(struct timeline *tl)
 	free(tl);
 }
 
-/* Halves the history: each pair becomes its later sample, phase changes kept. */
+static __s64 resident(const struct timeline_sample *s)
+{
+	return s->rss[MP_ANON] + s->rss[MP_FILE] + s->rss[MP_SHMEM];
+}
+
+/*
+ * Halves the history: each pair becomes its later sample, or the earlier one when that is
+ * a peak above it (so the run's highs survive the thinning); phase changes kept.
+ */
 static void decimate(struct timeline *tl)
 {
 	unsigned int i;
 
 	for (i = 0; i + 1 < tl->n; i += 2) {
-		struct timeline_sample s = tl->hist[i + 1];
+		const struct timeline_sample *a = &tl->hist[i], *b = &tl->hist[i + 1];
+		struct timeline_sample s = (a->flags & TIMELINE_PEAK) &&
+					   resident(a) > resident(b) ? *a : *b;
 
-		s.flags |= tl->hist[i].flags;
+		s.flags |= a->flags | b->flags;
+		if (resident(&s) < resident(a) || resident(&s) < resident(b))
+			s.flags &= ~TIMELINE_PEAK;
 		tl->hist[i / 2] = s;
 	}
 	tl->n /= 2;
 	tl->stride *= 2;
 }
 
-int timeline__add(struct timeline *tl, __u64 ts_ns, const __s64 rss[MP_NR_CLASSES],
-		  __u32 phase)
+/* A sample into the history, and into the rate's ring unless it is a peak's point (a
+ * high between two readings is no reading of the trend). */
+static int add_sample(struct timeline *tl, __u64 ts_ns, const __s64 rss[MP_NR_CLASSES],
+		      __u32 phase, __u32 flags)
 {
-	struct timeline_sample s = { .ts_ns = ts_ns, .phase = phase };
+	struct timeline_sample s = { .ts_ns = ts_ns, .phase = phase, .flags = flags };
 
 	if (tl->have_last && ts_ns < tl->last.ts_ns)
 		return -EINVAL;
@@ -79,13 +93,16 @@ int timeline__add(struct timeline *tl, __u64 ts_ns, const __s64 rss[MP_NR_CLASSE
 	tl->last = s;
 	tl->have_last = true;
 
-	tl->recent[tl->rhead] = s;
-	tl->rhead = (tl->rhead + 1) % TIMELINE_RECENT;
-	if (tl->rlen < TIMELINE_RECENT)
-		tl->rlen++;
+	if (!(flags & TIMELINE_PEAK)) {
+		tl->recent[tl->rhead] = s;
+		tl->rhead = (tl->rhead + 1) % TIMELINE_RECENT;
+		if (tl->rlen < TIMELINE_RECENT)
+			tl->rlen++;
+	}
 
-	/* the newest history entry stays open until it stands for `stride` samples */
-	if (tl->open && tl->open < tl->stride) {
+	/* the newest history entry stays open until it stands for `stride` samples (a
+	 * peak's entry is closed: a later sample does not take its place) */
+	if (tl->open && tl->open < tl->stride && !(tl->hist[tl->n - 1].flags & TIMELINE_PEAK)) {
 		s.flags |= tl->hist[tl->n - 1].flags;
 		tl->hist[tl->n - 1] = s;
 		tl->open++;
@@ -96,6 +113,12 @@ int timeline__add(struct timeline *tl, __u64 ts_ns, const __s64 rss[MP_NR_CLASSE
 	tl->hist[tl->n++] = s;
 	tl->open = 1;
 	return 0;
+}
+
+int timeline__add(struct timeline *tl, __u64 ts_ns, const __s64 rss[MP_NR_CLASSES],
+		  __u32 phase)
+{
+	return add_sample(tl, ts_ns, rss, phase, 0);
 }
 
 int timeline__add_model(struct timeline *tl, const struct model *m, __u64 ts_ns)
@@ -111,6 +134,58 @@ int timeline__add_model(struct timeline *tl, const struct model *m, __u64 ts_ns)
 			rss[c] += m->procs[i].rss[c];
 	}
 	return timeline__add(tl, ts_ns, rss, m->cur_phase);
+}
+
+static int by_peak_ns(const void *a, const void *b)
+{
+	const struct model_proc *x = *(const struct model_proc *const *)a;
+	const struct model_proc *y = *(const struct model_proc *const *)b;
+
+	return x->peak_ns < y->peak_ns ? -1 : x->peak_ns > y->peak_ns;
+}
+
+/* The point of process p's high: its classes then, the other followed processes' now. */
+static void peak_point(const struct model *m, const struct model_proc *p,
+		       __s64 rss[MP_NR_CLASSES])
+{
+	unsigned int i;
+	int c;
+
+	memcpy(rss, p->peak_rss, sizeof(p->peak_rss));
+	for (i = 0; i < m->nprocs; i++) {
+		const struct model_proc *o = &m->procs[i];
+
+		if (o == p || !model_proc__followed(o))
+			continue;
+		for (c = 0; c < MP_NR_CLASSES; c++)
+			rss[c] += o->rss[c];
+	}
+}
+
+unsigned int timeline__add_peaks(struct timeline *tl, const struct model *m, __u64 now_ns)
+{
+	const struct model_proc *v[TIMELINE_PEAKS_MAX];
+	unsigned int i, n = 0, added = 0;
+	__s64 rss[MP_NR_CLASSES];
+	__u64 after;
+
+	if (!tl)
+		return 0;
+	after = tl->have_last ? tl->last.ts_ns : 0;
+	for (i = 0; i < m->nprocs && n < TIMELINE_PEAKS_MAX; i++) {
+		const struct model_proc *p = &m->procs[i];
+
+		if (p->peak_ns > after && p->peak_ns <= now_ns)
+			v[n++] = p;
+	}
+	qsort(v, n, sizeof(*v), by_peak_ns);
+	for (i = 0; i < n; i++) {
+		peak_point(m, v[i], rss);
+		if (!add_sample(tl, v[i]->peak_ns, rss, model__phase_at(m, v[i]->peak_ns),
+				TIMELINE_PEAK))
+			added++;
+	}
+	return added;
 }
 
 unsigned int timeline__len(const struct timeline *tl)

@@ -31,12 +31,17 @@ struct model;
 /* What uses up memory for good: file pages are reclaimable, swapped pages are not. */
 #define TIMELINE_UNRECLAIMABLE	(TIMELINE_CLASS(MP_ANON) | TIMELINE_CLASS(MP_SHMEM) | \
 				 TIMELINE_CLASS(MP_SWAP))
+/* Resident memory: what RSS counts. */
+#define TIMELINE_RESIDENT	(TIMELINE_CLASS(MP_ANON) | TIMELINE_CLASS(MP_FILE) | \
+				 TIMELINE_CLASS(MP_SHMEM))
 /* Below this rate (four pages a second) nothing is projected ... */
 #define TIMELINE_MIN_RATE	16384.0
 /* ... nor beyond this horizon: a day (18 days at 4 KiB/s is no forecast) */
 #define TIMELINE_HORIZON_S	86400.0
 
 #define TIMELINE_PHASE_CHANGED	(1U << 0)	/* the phase changed since the previous sample */
+#define TIMELINE_PEAK		(1U << 1)	/* a high reached between two readings */
+#define TIMELINE_PEAKS_MAX	64		/* processes' highs added before one reading */
 
 struct timeline_sample {
 	__u64 ts_ns;
@@ -56,6 +61,13 @@ int timeline__add(struct timeline *tl, __u64 ts_ns, const __s64 rss[MP_NR_CLASSE
 		  __u32 phase);
 /* Adds the sum of RSS per class of the model's processes that have not exited. */
 int timeline__add_model(struct timeline *tl, const struct model *m, __u64 ts_ns);
+/*
+ * Before the reading at now_ns: a point (TIMELINE_PEAK) for each high a process reached
+ * after the newest sample and by now_ns (model_proc peak_ns), at its time, with that
+ * process's classes then and the others' as they are now, in time order; so the history
+ * reaches the peaks that came and went between two readings. How many were added.
+ */
+unsigned int timeline__add_peaks(struct timeline *tl, const struct model *m, __u64 now_ns);
 
 /* Samples in [from_ns, to_ns] of a phase p with to[p] != 0 show phase to[p] - 1. */
 void timeline__relabel(struct timeline *tl, __u64 from_ns, __u64 to_ns,

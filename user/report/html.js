@@ -15,7 +15,8 @@ function fmt(b) {
 	const u = ["B", "KiB", "MiB", "GiB", "TiB"];
 	let i = 0;
 	while (Math.abs(b) >= 1024 && i < u.length - 1) { b /= 1024; i++; }
-	return (i ? b.toFixed(1) : b) + " " + u[i];
+	// whole numbers without decimals (a tick at 64 MiB reads "64 MiB")
+	return (i ? (Number.isInteger(b) ? String(b) : b.toFixed(1)) : b) + " " + u[i];
 }
 function phaseColor(id) { return "hsl(" + ((id * 67) % 360) + ",70%,55%)"; }
 const svgNS = "http://www.w3.org/2000/svg";
@@ -32,7 +33,20 @@ const tl = D.timeline;
 let ymax = 1;
 for (const s of tl) ymax = Math.max(ymax, s[1] + s[2] + s[3] + s[4]);
 if (D.limit) ymax = Math.max(ymax, D.limit);
-ymax *= 1.05;
+if (D.peak_total) ymax = Math.max(ymax, D.peak_total);
+// a step for about n ticks up to max: a power of two (bytes: 256 MiB, 1 GiB) or 1, 2 or 5
+// times a power of ten (seconds)
+function niceStep(max, n, base) {
+	const raw = Math.max(max / n, 1e-9);
+	if (base === 1024)
+		return Math.pow(2, Math.ceil(Math.log2(Math.max(raw, 1))));
+	const unit = Math.pow(10, Math.floor(Math.log10(raw)));
+	for (const k of [1, 2, 5])
+		if (unit * k >= raw) return unit * k;
+	return unit * 10;
+}
+const ystep = niceStep(ymax, 4, 1024);
+ymax = Math.ceil((ymax * 1.02) / ystep) * ystep;
 const X = (t) => PAD + (t / end) * (W - PAD - 10);
 const Y = (v) => H - 20 - (v / ymax) * (H - 20 - TOP);
 const T = (x) => Math.min(end, Math.max(0, ((x - PAD) / (W - PAD - 10)) * end));
@@ -74,12 +88,21 @@ function drawChart() {
 		el("text", { x: X(o.t) - 3, y: TOP + 12, "text-anchor": "end", fill: "#c00",
 			"font-size": 11, class: "oom" }, svg).textContent = "OOM kill: " + o.comm;
 	}
-	for (let i = 0; i <= 4; i++) {
-		el("text", { x: PAD - 4, y: Y((ymax / 1.05) * i / 4) + 4, "text-anchor": "end",
-			"font-size": 10 }, svg).textContent = fmt(Math.round((ymax / 1.05) * i / 4));
-		el("text", { x: X((end * i) / 4), y: H - 5, "text-anchor": "middle", "font-size": 10 },
-		   svg).textContent = ((end * i) / 4).toFixed(2) + " s";
+	// the peak, as the summary gives it (the processes together)
+	if (D.peak_total) {
+		el("line", { class: "peak", x1: PAD, x2: W - 10, y1: Y(D.peak_total),
+			y2: Y(D.peak_total), stroke: "#333", "stroke-dasharray": "2 3" }, svg);
+		el("text", { class: "peak", x: PAD + 4, y: Y(D.peak_total) - 3, fill: "#333",
+			"font-size": 11 }, svg).textContent = "RSS peak " + fmt(D.peak_total);
 	}
+	// ticks at round values, each with its unit
+	for (let v = 0; v <= ymax + ystep / 2; v += ystep)
+		el("text", { class: "ytick", x: PAD - 4, y: Y(v) + 4, "text-anchor": "end",
+			"font-size": 10 }, svg).textContent = fmt(v);
+	const xstep = niceStep(end, 5, 10);
+	for (let t = 0; t <= end + xstep / 1000; t += xstep)
+		el("text", { class: "xtick", x: X(t), y: H - 5, "text-anchor": "middle",
+			"font-size": 10 }, svg).textContent = +t.toFixed(6) + " s";
 	drawRequestRow(svg);
 	const box = el("rect", { id: "range", y: TOP, height: H - 20 - TOP, fill: "#333", opacity: 0.15,
 		width: 0, "pointer-events": "none" }, svg);

@@ -546,14 +546,28 @@ static void bpf_stats(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
+/* The highest of the samples [from, from + step) (the first of equals). */
+static unsigned int group_top(const struct timeline *tl, unsigned int from, unsigned int step,
+			      unsigned int n)
+{
+	unsigned int i, top = from;
+
+	for (i = from + 1; i < from + step && i < n; i++)
+		if (timeline__sum(timeline__at(tl, i), TIMELINE_RESIDENT) >
+		    timeline__sum(timeline__at(tl, top), TIMELINE_RESIDENT))
+			top = i;
+	return top;
+}
+
 /*
  * "timeline": { "samples": [ { "t_s", "phase", "anon", "file", "shmem", "swap" } ] }:
- * RSS of the observed processes over the run, at most REPORT_JSON_TIMELINE samples
- * (evenly thinned; samples where the phase changed and the last one are kept).
+ * RSS of the observed processes over the run, at most about REPORT_JSON_TIMELINE samples
+ * (thinned to the highest of each run of samples, so the peak stays; samples where the
+ * phase changed and the last one are kept).
  */
 static void timeline(struct jsonw *w, const struct model *m, const struct timeline *tl)
 {
-	unsigned int n = tl ? timeline__len(tl) : 0, i, step, c;
+	unsigned int n = tl ? timeline__len(tl) : 0, i, step, c, top = 0;
 
 	step = n > REPORT_JSON_TIMELINE ? (n + REPORT_JSON_TIMELINE - 1) / REPORT_JSON_TIMELINE : 1;
 	jsonw__name(w, "timeline");
@@ -564,7 +578,9 @@ static void timeline(struct jsonw *w, const struct model *m, const struct timeli
 	for (i = 0; i < n; i++) {
 		const struct timeline_sample *t = timeline__at(tl, i);
 
-		if (i % step && i != n - 1 && !(t->flags & TIMELINE_PHASE_CHANGED))
+		if (i % step == 0)
+			top = group_top(tl, i, step, n);
+		if (i != top && i != n - 1 && !(t->flags & TIMELINE_PHASE_CHANGED))
 			continue;
 		jsonw__start_object(w);
 		jsonw__double_field(w, "t_s", model__rel_s(m, t->ts_ns));
