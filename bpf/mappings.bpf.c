@@ -481,6 +481,7 @@ __noinline int mapping_add(struct thread_state *ts, struct mm_struct *mm __arg_t
 		return 0;
 	addr = ts->fault_addr;
 	ts->fault_addr = 0;
+	ts->grew_unmapped = 1;
 	if (!addr && ts->sys_nr) {
 		if (!deferred_add(ts, 0, 0, phase, cls, bytes))
 			goto unknown;
@@ -490,6 +491,7 @@ __noinline int mapping_add(struct thread_state *ts, struct mm_struct *mm __arg_t
 		err = vma_lookup(ts, mm, addr, false);
 		if (!err) {
 			key = ts->map;
+			ts->grew_unmapped = 0;
 		} else if (err == -EBUSY) {
 			struct mp_drops *d = drops_get();
 

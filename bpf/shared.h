@@ -207,7 +207,11 @@ struct thread_state {
 	__u64 acc_bytes;	/* growth not yet carried by a stack sample */
 	__u64 acc_next;		/* try a sample when acc_bytes reaches this */
 	__u32 acc_phase;
-	__u32 pad;
+	/*
+	 * The last growth was not charged to map (waiting for its lookup, inside an mmap with
+	 * MAP_POPULATE; or unknown): a sample it triggers names no mapping, not map's stale one
+	 */
+	__u32 grew_unmapped;
 	__u64 reclaim_start_ns;	/* in direct reclaim since */
 	__u64 sys_lo, sys_hi;	/* the range the address-space syscall in flight named */
 	__u32 sys_nr;		/* that syscall's number + 1; 0: none in flight */

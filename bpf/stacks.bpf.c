@@ -169,7 +169,8 @@ __noinline int stack_sample(void *ctx __arg_ctx,
 		return 0;
 	}
 	err = stack_send(ctx, MP_EV_STACK, tgid, phase, cfg.stack_mode, cls, ts->acc_bytes,
-			 ts->map.kind != MP_MAP_UNKNOWN ? ts->vm_start : 0, 0, 0);
+			 ts->map.kind != MP_MAP_UNKNOWN && !ts->grew_unmapped ? ts->vm_start : 0,
+			 0, 0);
 	if (err) {
 		d = drops_get();
 		if (d)
