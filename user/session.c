@@ -87,6 +87,7 @@ int session__start_collector(struct session *s)
 		.mappings = !e->no_mappings,
 		.stacks = e->stack_mode != MP_STACKS_NONE,
 		.keep_raw = outputs__needs(&s->out) & OUTPUT_NEEDS_RAW,
+		.sample_bytes = e->sample_bytes,
 		.stop_on_map = e->mode == MODE_RUN,
 		.bpf_stats = e->bpf_stats,
 		.side = s->side ? s->side->obj : NULL,

@@ -469,6 +469,7 @@ struct collector *collector__new(struct memphase_bpf *skel, struct model *m,
 	/* a recording keeps what perf.data needs: report may be asked for it */
 	c->keep_raw = o->stacks && (o->keep_raw || o->rec);
 	c->bpf_stats = o->bpf_stats;
+	c->sample_bytes = o->stacks ? o->sample_bytes : 0;
 	strmap__init(&c->paths, strmap__free_ptr);
 	causerules__init(&c->rules);
 	err = rules_load(&c->rules, o);
@@ -544,6 +545,7 @@ static int model_begin(struct collector *c, pid_t pid, char *const argv[])
 	c->m->gpu.nvml = c->nvml != NULL;
 	memcpy(c->m->gpu.nvml_why, why, sizeof(why));
 	c->m->profile.keep_raw = c->keep_raw;
+	c->m->sample_bytes = c->sample_bytes;
 	/* the model owns the rules from now on */
 	c->m->rules = c->rules;
 	causerules__init(&c->rules);

@@ -49,6 +49,7 @@ struct collector_opts {
 	bool mappings;			/* name the mappings that grew */
 	bool stacks;			/* stack samples are on */
 	bool keep_raw;			/* keep raw samples and code mappings (perf.data) */
+	__u64 sample_bytes;		/* --sample-bytes (the model notes it; 0: no stacks) */
 	bool stop_on_map;		/* run: BPF holds targets at new code until probed */
 	bool bpf_stats;			/* read the programs' run-time statistics at the end */
 	struct bpf_object *side;	/* programs loaded from a second object (or NULL) */

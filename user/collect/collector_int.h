@@ -32,6 +32,7 @@ struct collector {
 	bool stop_on_map;
 	struct bpf_object *side;	/* collector_opts.side */
 	bool keep_raw;
+	__u64 sample_bytes;		/* collector_opts.sample_bytes */
 	bool bpf_stats;
 	struct ring_buffer *rb;
 	struct unwinder *unwinder;

@@ -521,6 +521,7 @@ void recorder__setup(struct recorder *r, const struct model *m, const char *pres
 	}
 	recbuf__u8(&r->b, m->gpu.nvml);
 	recbuf__str(&r->b, m->gpu.nvml_why);
+	recbuf__u64(&r->b, m->sample_bytes);	/* after what the first readers knew */
 	put(r, REC_SETUP);
 }
 

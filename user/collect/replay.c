@@ -309,6 +309,9 @@ static int on_setup(struct replay *r, struct reccur *cur)
 				      allocs, na, names, texts, nf);
 	if (err)
 		err = -EBADMSG;
+	/* recorded since pprof's period: --sample-bytes */
+	else if (cur->left >= sizeof(__u64))
+		r->m->sample_bytes = reccur__u64(cur);
 out:
 	while (nown)
 		free(own[--nown]);

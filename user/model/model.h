@@ -223,6 +223,8 @@ struct model {
 	/* stack samples per phase: how many, and the bytes they carry */
 	__u64 samples[MP_MAX_PHASES];
 	__u64 sampled_bytes[MP_MAX_PHASES];
+	__u64 sample_bytes;		/* --sample-bytes: one sample per this much of a
+					 * thread's growth (0: unknown, an older recording) */
 	unsigned int order[MP_MAX_PHASES];	/* ids in the order first entered */
 	unsigned int norder;
 

@@ -646,6 +646,10 @@ int report_json__write_tl(FILE *f, const struct model *m, const struct timeline 
 	jsonw__start_object(w);
 	jsonw__u64_field(w, "postponed_by_cap", m->stacks_capped);
 	jsonw__u64_field(w, "unwind_failures", m->unwind_failures);
+	if (m->sample_bytes)
+		jsonw__u64_field(w, "sample_bytes", m->sample_bytes);
+	else
+		jsonw__null_field(w, "sample_bytes");
 	jsonw__end_object(w);
 	gpu(w, m);
 	bpf_stats(w, m);
