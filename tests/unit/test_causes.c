@@ -158,6 +158,63 @@ TEST(origins_label_arenas_and_find)
 	free(m);
 }
 
+/* a raw sample of thread tid at ts_ns with frames[0..n) and its own origin */
+static void add_raw(struct model *m, __u32 tid, __u64 ts_ns, const char *const *frames,
+		    __u32 n, __u32 origin)
+{
+	static const __u64 ips[] = { 0x1000 };
+
+	ASSERT_OK(profile__add(&m->profile, 1, "llama-driver", frames, n, MIB), "sample");
+	ASSERT_OK(profile__add_raw(&m->profile, 1, tid, 1, ts_ns, MIB, MP_FILE, origin, ips, 1),
+		  "raw");
+}
+
+TEST(origins_of_sample_the_mmap_it_was_taken_in)
+{
+	static const char *const load[] = { "main", "llama_model_load_from_file", "mmap" };
+	static const char *const touch[] = { "main", "touch_pages" };
+	struct origin o = { .pid = 1, .tid = 1, .len = 16 * MIB, .how = MP_ORIGIN_MMAP };
+	struct model *m = calloc(1, sizeof(*m));
+	const struct profile_sample *const *raw;
+	__u32 *byt = NULL;
+
+	if (!ASSERT_TRUE(m != NULL, "alloc"))
+		return;
+	model__init(m, 1, 0);
+	m->profile.keep_raw = true;
+	strcpy(o.comm, "llama-driver");
+	/* an older mapping of the thread, then the model's, made at its mmap's exit */
+	o.ts_ns = 50;
+	o.start = 0x10000000;
+	ASSERT_OK(origins__add(&m->origins, &m->profile, &m->rules, &o, touch, 2), "older");
+	o.ts_ns = 200;
+	o.start = 0x20000000;
+	ASSERT_OK(origins__add(&m->origins, &m->profile, &m->rules, &o, load, 3), "model");
+	o.tid = 2;
+	o.ts_ns = 300;
+	o.start = 0x30000000;
+	ASSERT_OK(origins__add(&m->origins, &m->profile, &m->rules, &o, touch, 2), "tid 2's");
+	add_raw(m, 1, 100, load, 3, 0);		/* inside the mmap: populated */
+	add_raw(m, 2, 100, load, 3, 0);		/* another thread: made no such mapping */
+	add_raw(m, 1, 100, touch, 2, 0);	/* a fault elsewhere: its next origin differs */
+	add_raw(m, 1, 250, load, 3, 0);		/* after the mmap returned */
+	add_raw(m, 1, 100, touch, 2, 1);	/* knew its mapping */
+	if (!ASSERT_OK(origins__by_thread(&m->origins, &byt), "index"))
+		goto cleanup;
+	raw = (const struct profile_sample *const *)m->profile.raw;
+	ASSERT_EQ(m->profile.nraw, 5UL, "raw samples");
+	ASSERT_EQ(origins__of_sample(&m->origins, byt, &m->profile, raw[0]), 2U, "populated");
+	ASSERT_EQ(origins__of_sample(&m->origins, byt, &m->profile, raw[1]), 0U, "other thread");
+	ASSERT_EQ(origins__of_sample(&m->origins, byt, &m->profile, raw[2]), 0U, "other stack");
+	ASSERT_EQ(origins__of_sample(&m->origins, byt, &m->profile, raw[3]), 0U, "after it");
+	ASSERT_EQ(origins__of_sample(&m->origins, byt, &m->profile, raw[4]), 1U, "its own");
+	ASSERT_EQ(origins__of_sample(&m->origins, NULL, &m->profile, raw[0]), 0U, "no index");
+cleanup:
+	free(byt);
+	model__free(m);
+	free(m);
+}
+
 static bool phase2_only(void *ctx, const struct profile_stack *s)
 {
 	return s->phase == *(__u32 *)ctx;

@@ -209,3 +209,69 @@ __u32 origins__find(const struct origins *o, __u32 pid, __u32 kind, __u64 addr)
 	}
 	return best;
 }
+
+static int by_thread_cmp(const void *x, const void *y, void *arg)
+{
+	const struct origin *v = arg, *a = &v[*(const __u32 *)x], *b = &v[*(const __u32 *)y];
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->ts_ns != b->ts_ns)
+		return a->ts_ns < b->ts_ns ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+int origins__by_thread(const struct origins *o, __u32 **idx)
+{
+	size_t i;
+
+	*idx = calloc(o->n + 1, sizeof(**idx));
+	if (!*idx)
+		return -ENOMEM;
+	for (i = 0; i < o->n; i++)
+		(*idx)[i] = i;
+	qsort_r(*idx, o->n, sizeof(**idx), by_thread_cmp, o->v);
+	return 0;
+}
+
+/* the first entry of byt of (pid, tid) made at or after ts_ns, o->n if none */
+static size_t thread_next(const struct origins *o, const __u32 *byt, __u32 pid, __u32 tid,
+			  __u64 ts_ns)
+{
+	size_t lo = 0, hi = o->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct origin *e = &o->v[byt[mid]];
+
+		if (e->pid < pid ||
+		    (e->pid == pid && (e->tid < tid || (e->tid == tid && e->ts_ns < ts_ns))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+__u32 origins__of_sample(const struct origins *o, const __u32 *byt, const struct profile *p,
+			 const struct profile_sample *r)
+{
+	const struct profile_stack *st;
+	const struct origin *e;
+	size_t at;
+
+	if (r->origin || !byt || r->stack >= p->nstacks)
+		return r->origin;
+	at = thread_next(o, byt, r->pid, r->tid, r->ts_ns);
+	if (at == o->n)
+		return 0;
+	e = &o->v[byt[at]];
+	st = &p->stacks[r->stack];
+	/* frames are interned in the profile: equal names are equal pointers */
+	if (e->pid != r->pid || e->tid != r->tid || e->nframes != st->nframes || !st->nframes ||
+	    memcmp(e->frames, st->frames, st->nframes * sizeof(*st->frames)))
+		return 0;
+	return byt[at] + 1;
+}

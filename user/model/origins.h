@@ -77,6 +77,21 @@ static inline const struct origin *origins__at(const struct origins *o, __u32 id
 {
 	return id && id <= o->n ? &o->v[id - 1] : NULL;
 }
+/*
+ * The origins by thread: *idx (malloc'd, o->n entries) holds their indices sorted by pid,
+ * tid and time, for origins__of_sample(). 0 or -ENOMEM.
+ */
+int origins__by_thread(const struct origins *o, __u32 **idx);
+/*
+ * The mapping raw sample r grew (1 + index in the origins, 0 unknown): its own origin, or,
+ * when the sample did not know it, the next mapping its thread created if that one was
+ * created from the same stack: the syscall the sample was taken in. Pages an
+ * mmap(MAP_POPULATE) (or an mremap) brings in are charged before the call returns, when
+ * BPF cannot look the mapping up yet and before its origin is recorded at the syscall's
+ * exit. byt: origins__by_thread()'s index (NULL: r's own only). O(log n).
+ */
+__u32 origins__of_sample(const struct origins *o, const __u32 *byt, const struct profile *p,
+			 const struct profile_sample *r);
 /* The label of frames[0..n) (outermost first): the innermost non-allocator frame. */
 const char *origins__label_of(const struct causerules *r, const char *const *frames, __u32 n);
 
