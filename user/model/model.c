@@ -712,6 +712,17 @@ __u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap)
 	       (with_swap ? s->growth[MP_SWAP] : 0);
 }
 
+__u64 model__unsampled(const struct model *m, unsigned int id)
+{
+	__u64 g, s;
+
+	if (id >= MP_MAX_PHASES)
+		return 0;
+	g = model__growth_total(&m->stats[id], false);
+	s = m->sampled_bytes[id];
+	return g > s ? g - s : 0;
+}
+
 void model__add_mark(struct model *m, __u64 ts_ns, __u32 kind, __u32 pid, const char *text)
 {
 	history__add_mark(&m->history, ts_ns, kind, pid, text);

@@ -448,6 +448,11 @@ static inline void model__bpf_totals(const struct model_bpf_stats *st, __u64 *ru
 }
 /* Sum of growth (or shrink) over classes, swap excluded when !with_swap. */
 __u64 model__growth_total(const struct mp_phase_stats *s, bool with_swap);
+/*
+ * Growth (swap excluded) of phase id that no stack sample carries: what the stack views
+ * show as "[not sampled]" (a thread's growth short of --sample-bytes when the phase ends).
+ */
+__u64 model__unsampled(const struct model *m, unsigned int id);
 
 const char *model__kind_name(__u32 kind);
 

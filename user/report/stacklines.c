@@ -11,14 +11,6 @@ static const char *phase_name(const struct model *m, unsigned int id)
 	return id < MP_MAX_PHASES && m->names[id][0] ? m->names[id] : "[unknown]";
 }
 
-/* Growth (without swap) that no sample carries, per phase. */
-static __u64 unsampled(const struct model *m, unsigned int id)
-{
-	__u64 g = model__growth_total(&m->stats[id], false), s = m->sampled_bytes[id];
-
-	return g > s ? g - s : 0;
-}
-
 static int cmp_frames(const struct profile_stack *a, const struct profile_stack *b)
 {
 	__u32 i;
@@ -88,7 +80,7 @@ int stacklines__build(struct stacklines *sl, const struct model *m)
 	fp = sl->framev;
 	for (i = 0; i < m->norder; i++) {
 		unsigned int id = m->order[i];
-		__u64 rest = unsampled(m, id);
+		__u64 rest = model__unsampled(m, id);
 
 		entered[id] = true;
 		/* a stack whose samples a relabel moved to another phase is left empty */
