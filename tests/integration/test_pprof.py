@@ -4,7 +4,8 @@ pprof` (Debian's golang-go; a counted skip only when it is not installed).
 
 Totals are compared exactly: pprof's -top with -unit=B and no node dropped (-nodefraction=0)
 prints "Showing nodes accounting for NB", the bytes of the samples the tag filter kept; they
-must equal the JSON's sampled bytes per phase, per cause and per request (the same samples).
+must equal the JSON's numbers per phase (its growth: the sampled bytes and a "[not sampled]"
+sample for the rest), per cause and per request (the same samples).
 """
 import gzip
 import os
@@ -46,6 +47,18 @@ def focused(d, path, tagfocus):
     return int(m.group(1))
 
 
+def not_sampled(d, path, tagfocus):
+    """Bytes of the "[not sampled]" node among the samples -tagfocus keeps (0: none)."""
+    out = pprof(d, ["-top", "-unit=B", "-nodefraction=0", "-tagfocus=" + tagfocus], path)
+    m = re.search(r"^\s*(\d+)B .* \[not sampled\]$", out, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def growth(p):
+    """A JSON phase's RSS growth as the stack views count it (swap aside)."""
+    return sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
+
+
 def tags(d, path):
     """-tags: {key: {value: text}} (pprof prints the bytes rounded: used for presence)."""
     out, key, res = pprof(d, ["-tags"], path), None, {}
@@ -77,10 +90,11 @@ def run(d, cmd, extra=()):
 
 
 def test_go_tool_pprof_totals_per_phase_and_request_equal_the_json():
-    """llama-serve: -top's total is the sampled bytes; -tagfocus=phase=^P$ gives each phase's
-    sampled bytes (prompt, generate and every other phase with samples), and
-    -tagfocus=request=^N$ each request's sampled bytes by cause; -tags shows the labels;
-    -traces the stand-in's functions; -raw the mappings with their build ids."""
+    """llama-serve: -top's total is the growth (each phase's sampled bytes, or its growth when
+    that is more: a "[not sampled]" sample carries the rest); -tagfocus=phase=^P$ gives each
+    phase's, and -tagfocus=request=N (a numeric label) each request's sampled bytes by cause;
+    -tags shows the labels; -traces the stand-in's functions; -raw the period (the sampling
+    unit) and the mappings with their build ids."""
     harness.need_root()
     go_pprof()
     with harness.workdir() as d:
@@ -89,15 +103,17 @@ def test_go_tool_pprof_totals_per_phase_and_request_equal_the_json():
                                "--token-kib", "64", "--no-probe"])
         with gzip.open(pb) as f:
             assert f.read(3) == b"\x0a\x04\x08", "a Profile message starting with sample_type"
-        phases = {p["name"]: p["stacks"]["sampled_bytes"] for p in doc["phases"]
-                  if p["stacks"]["samples"]}
-        assert phases.get("prompt", 0) >= 8 * MIB and phases.get("generate", 0) > 0, phases
+        phases = {p["name"]: max(p["stacks"]["sampled_bytes"], growth(p)) for p in doc["phases"]
+                  if p["stacks"]["samples"] or growth(p)}
+        sampled = {p["name"]: p["stacks"]["sampled_bytes"] for p in doc["phases"]}
+        assert sampled["prompt"] >= 8 * MIB and sampled["generate"] > 0, sampled
         top = pprof(d, ["-top", "-unit=B"], pb)
         m = re.search(r"Total samples = (\d+)B", top)
         assert m and int(m.group(1)) == sum(phases.values()), (top[:600], phases)
         assert "Type: rss_growth" in top, top[:600]
-        for name, sampled in phases.items():
-            assert focused(d, pb, "phase=^%s$" % re.escape(name)) == sampled, name
+        for name, want in phases.items():
+            got = focused(d, pb, "phase=^%s$" % re.escape(name))
+            assert got == want, "%s: pprof %d, JSON %d" % (name, got, want)
         t = tags(d, pb)
         assert set(t["phase"]) == set(phases), (t["phase"], phases)
         assert "anon" in t["class"], t["class"]
@@ -106,12 +122,17 @@ def test_go_tool_pprof_totals_per_phase_and_request_equal_the_json():
         for i, q in enumerate(reqs):
             want = sum(c["bytes"] for c in q["causes"]) + q["causes_unmatched_bytes"]
             assert want > 4 * MIB, q
-            assert focused(d, pb, "request=^%d$" % (i + 1)) == want, i + 1
+            got = focused(d, pb, "request=%d" % (i + 1))
+            assert got == want, "request %d: pprof %d, JSON %d" % (i + 1, got, want)
         traces = pprof(d, ["-traces"], pb)
         for name in ("touch_pages", "llama_decode", "main"):
             assert re.search(r"\s%s\n" % name, traces), "-traces lacks %s" % name
         raw = pprof(d, ["-raw"], pb)
         assert "PeriodType: rss_growth bytes" in raw, raw[:400]
+        assert "\nPeriod: %d\n" % doc["stack_sampling"]["sample_bytes"] in raw, raw[:400]
+        assert doc["stack_sampling"]["sample_bytes"] == 64 * 1024, doc["stack_sampling"]
+        # a number with its unit, not a string: -raw prints it as [N unit]
+        assert re.search(r"request:\[2 request\]", raw), raw[:2000]
         assert re.search(r"^Time: 20\d\d-", raw, re.M), raw[:400]
         maps = raw[raw.index("Mappings"):]
         lib = os.path.join(harness.WORKLOAD, "libllama.so")
@@ -150,3 +171,49 @@ def test_go_tool_pprof_causes_and_mapping_labels():
         for name in ("server_prompt_cache::alloc", "common_prompt_checkpoint::update_tgt",
                      "llama_vocab::impl::tokenize", "llama_model_loader::load_all_data"):
             assert name in traces, "-traces lacks %s" % name
+
+
+def test_go_tool_pprof_every_sample_has_its_mapping_and_every_phase_its_growth():
+    """llama-driver, a sample per 3 MiB: the load's pages come in inside its
+    mmap(MAP_POPULATE), before BPF can look the mapping up and before its origin is recorded;
+    those samples carry the mapping label all the same (the origin's, as the JSON's load top
+    mapping), and every sample carries one (-tagfocus=mapping=. keeps all the sampled
+    bytes). Growth no sample carries is one "[not sampled]" sample per phase: each phase's
+    total is its JSON growth (or its sampled bytes when those are more), its "[not sampled]"
+    node the difference."""
+    harness.need_root()
+    go_pprof()
+    with harness.workdir() as d:
+        model = harness.make_model(os.path.join(d, "model.bin"), 16)
+        doc, pb, _ = run(d, [harness.DRIVER, "--model", model, "--ctx-mib", "16",
+                             "--prompt-batches", "2", "--batch-mib", "4", "--tokens", "8",
+                             "--token-kib", "128", "--state-mib", "2"],
+                         ["--sample-bytes", "3M"])
+        assert doc["stack_sampling"]["sample_bytes"] == 3 * MIB, doc["stack_sampling"]
+        raw = pprof(d, ["-raw"], pb)
+        assert "\nPeriod: %d\n" % (3 * MIB) in raw, raw[:400]
+        load = harness.phase(doc, "load")
+        label = load["top_mappings"][0]["label"]
+        assert label == "llama_model_load_from_file", load["top_mappings"][0]
+        in_load = focused(d, pb, "phase=^load$") - not_sampled(d, pb, "phase=^load$")
+        assert in_load == load["stacks"]["sampled_bytes"] >= 12 * MIB, (in_load, load["stacks"])
+        by_label = focused(d, pb, "mapping=^%s$" % label)
+        assert by_label == in_load, "mapping %s: %d, load phase %d" % (label, by_label, in_load)
+        sampled = sum(p["stacks"]["sampled_bytes"] for p in doc["phases"])
+        with_mapping = focused(d, pb, "mapping=.")
+        assert with_mapping == sampled, "with a mapping label %d, sampled %d" % (
+            with_mapping, sampled)
+        rest = 0
+        for p in doc["phases"]:
+            want = max(growth(p), p["stacks"]["sampled_bytes"])
+            if not want:
+                continue
+            tag = "phase=^%s$" % re.escape(p["name"])
+            got, ns = focused(d, pb, tag), not_sampled(d, pb, tag)
+            assert got == want, "%s: pprof %d, JSON %d" % (p["name"], got, want)
+            assert ns == want - p["stacks"]["sampled_bytes"], (p["name"], ns, p["stacks"])
+            rest += ns
+        assert rest > 0, "no phase left growth unsampled: nothing checked"
+        top = pprof(d, ["-top", "-unit=B"], pb)
+        m = re.search(r"Total samples = (\d+)B", top)
+        assert m and int(m.group(1)) == sampled + rest, (top[:600], sampled, rest)

@@ -17,7 +17,7 @@ enum { PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE, PROFILE_MAPPING, PROFILE_LOCATIO
        PROFILE_PERIOD_TYPE, PROFILE_PERIOD, PROFILE_COMMENT, PROFILE_DEFAULT_SAMPLE_TYPE };
 enum { VALUE_TYPE = 1, VALUE_UNIT };
 enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL };
-enum { LABEL_KEY = 1, LABEL_STR };
+enum { LABEL_KEY = 1, LABEL_STR, LABEL_NUM, LABEL_NUM_UNIT };
 enum { MAPPING_ID = 1, MAPPING_START, MAPPING_LIMIT, MAPPING_OFFSET, MAPPING_FILENAME,
        MAPPING_BUILD_ID, MAPPING_HAS_FUNCTIONS };
 enum { LOCATION_ID = 1, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE };
@@ -26,14 +26,20 @@ enum { FUNCTION_ID = 1, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME }
 
 #define KEY_MAX	8192	/* a function's key: a name (512) and a path (4096) */
 
-/* One merged sample: its locations (innermost first) and its labels. */
+#define NOT_SAMPLED	"[not sampled]"
+#define NO_ORIGIN	"[unknown]"
+
+/*
+ * One merged sample: its locations (innermost first) and its labels. A phase's growth no
+ * sample carries is one more, NOT_SAMPLED, with the phase's label only.
+ */
 struct pp_sample {
 	__u64 *locs;
 	__u32 nlocs;
 	__u32 phase;
 	int request;		/* index in requests, -1: none */
 	__u32 cls;
-	const char *mapping;	/* the grown mapping's origin label, NULL unknown */
+	const char *mapping;	/* the grown mapping's origin label; NULL: NOT_SAMPLED */
 	const char *cause;	/* NULL: no rule matched */
 	__u64 bytes, count;
 };
@@ -49,6 +55,7 @@ struct pp {
 	struct strmap merged;		/* sample key -> index in samples + 1 */
 	struct pp_sample *samples;
 	size_t nsamples, capsamples;
+	__u32 *origins_by_thread;	/* origins__by_thread() */
 	char key[KEY_MAX];
 };
 
@@ -212,7 +219,8 @@ static int add_sample(struct pp *pp, const struct profile_sample *r, const int *
 {
 	const struct model *m = pp->m;
 	const struct profile_stack *st = &m->profile.stacks[r->stack];
-	const struct origin *o = origins__at(&m->origins, r->origin);
+	const struct origin *o = origins__at(&m->origins, origins__of_sample(
+		&m->origins, pp->origins_by_thread, &m->profile, r));
 	struct pp_sample s = { .phase = r->phase, .cls = r->cls, .bytes = r->weight, .count = 1 };
 	struct strmap_entry *e;
 	size_t len, off, i;
@@ -220,7 +228,7 @@ static int add_sample(struct pp *pp, const struct profile_sample *r, const int *
 	int err = -ENOMEM;
 
 	s.request = model__request_of(m, r->pid, r->ts_ns);
-	s.mapping = o ? o->label : NULL;
+	s.mapping = o ? o->label : NO_ORIGIN;
 	s.cause = cause_of[r->stack] >= 0 ? m->rules.causes[cause_of[r->stack]].name : NULL;
 	/* no address ([no stack]): the stack's one name */
 	s.nlocs = r->n ? r->n : (st->nframes ? 1 : 0);
@@ -273,11 +281,47 @@ static void label_str(struct pp *pp, const char *key, const char *val)
 	pbw__end(&pp->b, mark);
 }
 
+/* A number: requests are numbered, and sort as numbers in pprof's -tags */
+static void label_num(struct pp *pp, const char *key, __u64 val, const char *unit)
+{
+	__u64 k = str(pp, key), u = str(pp, unit);
+	size_t mark = pbw__begin(&pp->b, SAMPLE_LABEL);
+
+	pbw__uint(&pp->b, LABEL_KEY, k);
+	pbw__uint(&pp->b, LABEL_NUM, val);
+	pbw__uint(&pp->b, LABEL_NUM_UNIT, u);
+	pbw__end(&pp->b, mark);
+}
+
+/* Each phase's growth no sample carries: one sample at a "[not sampled]" frame. */
+static int add_unsampled(struct pp *pp)
+{
+	const struct model *m = pp->m;
+	struct pp_sample s = { .request = -1 };
+	unsigned int i;
+
+	for (i = 0; i < m->norder; i++) {
+		s.phase = m->order[i];
+		s.bytes = model__unsampled(m, s.phase);
+		if (!s.bytes)
+			continue;
+		s.nlocs = 1;
+		s.locs = calloc(1, sizeof(*s.locs));
+		if (!s.locs || util__grow((void **)&pp->samples, &pp->capsamples, pp->nsamples,
+					  sizeof(s))) {
+			free(s.locs);
+			return -ENOMEM;
+		}
+		s.locs[0] = location_id(pp, 0, 0, false, NOT_SAMPLED);
+		pp->samples[pp->nsamples++] = s;
+	}
+	return pbw__err(&pp->b);
+}
+
 static void write_sample(struct pp *pp, const struct pp_sample *s)
 {
 	const struct model *m = pp->m;
 	size_t mark = pbw__begin(&pp->b, PROFILE_SAMPLE), packed;
-	char req[16];
 	__u32 i;
 
 	packed = pbw__begin(&pp->b, SAMPLE_LOCATION_ID);
@@ -290,15 +334,15 @@ static void write_sample(struct pp *pp, const struct pp_sample *s)
 	pbw__end(&pp->b, packed);
 	label_str(pp, "phase", s->phase < MP_MAX_PHASES && m->names[s->phase][0] ?
 		  m->names[s->phase] : "[unknown]");
-	if (s->request >= 0) {
-		snprintf(req, sizeof(req), "%d", s->request + 1);
-		label_str(pp, "request", req);
-	}
+	if (s->request >= 0)
+		label_num(pp, "request", s->request + 1, "request");
+	if (!s->mapping)
+		goto end;	/* NOT_SAMPLED: no class, mapping or cause */
 	label_str(pp, "class", mp_class_name((int)s->cls));
-	if (s->mapping)
-		label_str(pp, "mapping", s->mapping);
+	label_str(pp, "mapping", s->mapping);
 	if (s->cause)
 		label_str(pp, "cause", s->cause);
+end:
 	pbw__end(&pp->b, mark);
 }
 
@@ -326,6 +370,9 @@ static int pprof_write(FILE *f, const struct output_ctx *ctx)
 	}
 	for (k = 0; k < p->nstacks; k++)
 		cause_of[k] = causes__match_stack(m, &p->stacks[k], &rule);
+	err = origins__by_thread(&m->origins, &pp->origins_by_thread);
+	if (err)
+		goto cleanup;
 
 	str(pp, "");		/* the string table starts with "" */
 	value_type(pp, PROFILE_SAMPLE_TYPE, "rss_growth", "bytes");
@@ -335,6 +382,8 @@ static int pprof_write(FILE *f, const struct output_ctx *ctx)
 	for (k = 0; k < p->nraw && !err; k++)
 		if (p->raw[k]->stack < p->nstacks)
 			err = add_sample(pp, p->raw[k], cause_of);
+	if (!err)
+		err = add_unsampled(pp);
 	if (err)
 		goto cleanup;
 	for (k = 0; k < pp->nsamples; k++)
@@ -343,6 +392,9 @@ static int pprof_write(FILE *f, const struct output_ctx *ctx)
 		pbw__uint(&pp->b, PROFILE_TIME_NANOS, m->start_wall_ns);
 	pbw__uint(&pp->b, PROFILE_DURATION_NANOS,
 		  m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0);
+	/* the sampling unit (a sample's bytes are the growth it stands for, often more) */
+	if (m->sample_bytes)
+		pbw__uint(&pp->b, PROFILE_PERIOD, m->sample_bytes);
 	pbw__uint(&pp->b, PROFILE_COMMENT,
 		  str(pp, "memphase: host RSS growth by stack, one sample per --sample-bytes "
 			  "of a thread's growth"));
@@ -355,6 +407,7 @@ cleanup:
 	for (k = 0; k < pp->nsamples; k++)
 		free(pp->samples[k].locs);
 	free(pp->samples);
+	free(pp->origins_by_thread);
 	free(pp->strv);
 	free(cause_of);
 	strmap__free(&pp->merged);
