@@ -344,6 +344,8 @@ static __always_inline int stack_send(void *ctx, __u32 type, __u32 tgid, __u32 p
 	h->err = 0;
 	h->map_prot = prot;
 	h->map_how = how;
+	h->cpu = bpf_get_smp_processor_id();
+	h->pad = 0;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 	return stack_capture(ctx, h);
 }

@@ -573,6 +573,8 @@ struct mp_stack_event {
 	__s64 err;		/* fp: bpf_get_stack error (<0), else 0 */
 	__u32 map_prot;		/* ORIGIN: PROT_* of the new mapping */
 	__u32 map_how;		/* ORIGIN: enum mp_origin_how */
+	__u32 cpu;		/* the CPU it was taken on */
+	__u32 pad;
 	char comm[MP_COMM_LEN];
 	__u64 regs[MP_NR_REGS];
 };

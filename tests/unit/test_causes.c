@@ -165,7 +165,7 @@ static void add_raw(struct model *m, __u32 tid, __u64 ts_ns, const char *const *
 	static const __u64 ips[] = { 0x1000 };
 
 	ASSERT_OK(profile__add(&m->profile, 1, "llama-driver", frames, n, MIB), "sample");
-	ASSERT_OK(profile__add_raw(&m->profile, 1, tid, 1, ts_ns, MIB, MP_FILE, origin, ips, 1),
+	ASSERT_OK(profile__add_raw(&m->profile, 1, tid, 0, 1, ts_ns, MIB, MP_FILE, origin, ips, 1),
 		  "raw");
 }
 

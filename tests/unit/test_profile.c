@@ -26,7 +26,7 @@ TEST(profile_interns_and_merges)
 	ASSERT_EQ(p.stacks[0].samples, 2ULL, "samples add up");
 	ASSERT_EQ(p.total, 5ULL, "total samples");
 	ASSERT_STREQ(p.stacks[0].frames[1], "load;model", "a ';' stays in a frame");
-	ASSERT_OK(profile__add_raw(&p, 1, 1, 1, 10, 4096, 1, 0, (const __u64[]){ 1 }, 1), "no raw");
+	ASSERT_OK(profile__add_raw(&p, 1, 1, 0, 1, 10, 4096, 1, 0, (const __u64[]){ 1 }, 1), "no raw");
 	ASSERT_EQ(p.nraw, 0UL, "raw samples only when asked");
 	profile__free(&p);
 }
@@ -37,9 +37,9 @@ TEST(profile_raw_samples_in_time_order)
 	__u64 ips[2] = { 0x401000, 0x402000 };
 
 	profile__init(&p, true);
-	ASSERT_OK(profile__add_raw(&p, 7, 8, 1, 300, 4096, 1, 0, ips, 2), "t300");
-	ASSERT_OK(profile__add_raw(&p, 7, 8, 1, 100, 4096, 1, 0, ips, 2), "t100");
-	ASSERT_OK(profile__add_raw(&p, 7, 9, 2, 200, 4096, 1, 0, ips, 1), "t200");
+	ASSERT_OK(profile__add_raw(&p, 7, 8, 1, 1, 300, 4096, 1, 0, ips, 2), "t300");
+	ASSERT_OK(profile__add_raw(&p, 7, 8, 0, 1, 100, 4096, 1, 0, ips, 2), "t100");
+	ASSERT_OK(profile__add_raw(&p, 7, 9, 1, 2, 200, 4096, 1, 0, ips, 1), "t200");
 	ASSERT_OK(profile__add_map(&p, 7, 0x400000, 0x500000, 0, "/bin/x", NULL, 0), "map");
 	profile__sort_raw(&p);
 	ASSERT_EQ(p.raw[0]->ts_ns, 100ULL, "first");
@@ -47,6 +47,8 @@ TEST(profile_raw_samples_in_time_order)
 	ASSERT_EQ(p.raw[2]->ts_ns, 300ULL, "third");
 	ASSERT_EQ(p.raw[1]->n, 1U, "frames kept");
 	ASSERT_EQ(p.raw[0]->ips[1], 0x402000ULL, "addresses kept");
+	ASSERT_EQ(p.raw[0]->cpu, 0U, "t100's CPU");
+	ASSERT_EQ(p.raw[2]->cpu, 1U, "t300's CPU");
 	ASSERT_EQ(p.nmaps, 1UL, "map kept");
 	ASSERT_STREQ(p.maps[0].path, "/bin/x", "map path");
 	profile__free(&p);

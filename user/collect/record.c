@@ -220,9 +220,10 @@ void recorder__sample(struct recorder *r, const struct stacks_sample *s)
 	recbuf__u32(&r->b, s->nips);
 	for (i = 0; i < s->nips; i++)
 		recbuf__u64(&r->b, s->ips[i]);
-	/* after what the first readers knew: the sample's class and address */
+	/* after what the first readers knew: the sample's class and address, its CPU */
 	recbuf__u32(&r->b, s->cls);
 	recbuf__u64(&r->b, s->addr);
+	recbuf__u32(&r->b, s->cpu);
 	put(r, REC_SAMPLE);
 }
 

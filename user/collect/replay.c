@@ -151,6 +151,8 @@ static int on_sample(struct replay *r, struct reccur *cur)
 		s.cls = reccur__u32(cur);
 		s.addr = reccur__u64(cur);
 	}
+	if (cur->left >= sizeof(__u32))
+		s.cpu = reccur__u32(cur);	/* recorded since perf.data's CPU */
 	if (cur->bad)
 		return -EBADMSG;
 	/* samples carry their time: outside the window (or the phase) they are left out */

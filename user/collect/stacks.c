@@ -214,6 +214,7 @@ int stacks__resolve(struct stacks *st, const void *data, size_t len, struct stac
 	s->pid = h->pid;
 	s->tid = h->tid;
 	s->phase = h->phase;
+	s->cpu = h->cpu;
 	s->ts_ns = h->ts_ns;
 	s->weight = h->weight;
 	s->cls = h->cls;
@@ -257,7 +258,7 @@ int stacks__apply(struct model *m, const struct stacks_sample *s)
 	m->sampled_bytes[phase] += s->weight;
 	m->samples[phase]++;
 	/* every sample, [no stack] ones too (n 0): pprof's totals are the phases' sampled bytes */
-	return profile__add_raw(&m->profile, s->pid, s->tid, phase, s->ts_ns, s->weight,
+	return profile__add_raw(&m->profile, s->pid, s->tid, s->cpu, phase, s->ts_ns, s->weight,
 				s->cls, origin, s->ips, s->nips);
 }
 

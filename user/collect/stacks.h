@@ -39,6 +39,8 @@ void stacks__forget_process(struct stacks *st, __u32 pid);
 /* One sample as the collector resolved it: what the profile and the recording take. */
 struct stacks_sample {
 	__u32 pid, tid, phase;
+	__u32 cpu;			/* the CPU it was taken on (0: unknown, an older
+					 * recording's) */
 	__u64 ts_ns, weight;
 	bool unwind_failed;		/* no frame past the first */
 	__u32 cls;			/* >= MP_STACK_CLS_ALLOC: an allocation probe's */

@@ -188,8 +188,9 @@ void profile__relabel(struct profile *p, __u32 pid, __u64 from_ns, __u64 to_ns,
 	}
 }
 
-int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64 ts_ns,
-		     __u64 weight, __u32 cls, __u32 origin, const __u64 *ips, __u32 n)
+int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 cpu, __u32 phase,
+		     __u64 ts_ns, __u64 weight, __u32 cls, __u32 origin, const __u64 *ips,
+		     __u32 n)
 {
 	struct profile_sample *r;
 
@@ -202,7 +203,8 @@ int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64
 		return -ENOMEM;
 	*r = (struct profile_sample){ .pid = pid, .tid = tid, .phase = phase, .n = n,
 				      .ts_ns = ts_ns, .weight = weight,
-				      .stack = (__u32)p->last, .cls = cls, .origin = origin };
+				      .stack = (__u32)p->last, .cls = cls, .origin = origin,
+				      .cpu = cpu };
 	memcpy(r->ips, ips, n * sizeof(__u64));
 	p->raw[p->nraw++] = r;
 	return 0;

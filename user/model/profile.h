@@ -42,7 +42,7 @@ struct profile_sample {
 	__u32 stack;		/* the merged stack it went to: index in stacks */
 	__u32 cls;		/* enum mp_class of the growth */
 	__u32 origin;		/* the mapping it grew: 1 + index in the origins, 0 unknown */
-	__u32 pad;
+	__u32 cpu;		/* the CPU it was taken on (0 also when unknown) */
 	__u64 ips[];		/* symbolized innermost first: stacks[stack].frames reversed */
 };
 
@@ -109,10 +109,12 @@ int profile__add_from(struct profile *p, __u32 phase, const char *comm,
 		      const char *const *frames, __u32 n, __u64 weight, __u32 origin);
 /*
  * Keeps a raw sample (when keep_raw; otherwise does nothing) of the stack profile__add() added
- * last, of growth class cls in the mapping of origin (0: unknown). 0 or -ENOMEM.
+ * last, taken on cpu, of growth class cls in the mapping of origin (0: unknown). 0 or
+ * -ENOMEM.
  */
-int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 phase, __u64 ts_ns,
-		     __u64 weight, __u32 cls, __u32 origin, const __u64 *ips, __u32 n);
+int profile__add_raw(struct profile *p, __u32 pid, __u32 tid, __u32 cpu, __u32 phase,
+		     __u64 ts_ns, __u64 weight, __u32 cls, __u32 origin, const __u64 *ips,
+		     __u32 n);
 /* Notes a process that took samples (once per pid). 0 or -ENOMEM. */
 int profile__add_proc(struct profile *p, __u32 pid, const char *comm);
 /* Records an executable mapping of a sampled process (when keep_raw). 0 or -ENOMEM. */
