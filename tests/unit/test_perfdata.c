@@ -171,10 +171,11 @@ TEST(perfdata_format)
 	p = perfdata__new(f, events, 2);
 	if (!ASSERT_OK_PTR(p, "new"))
 		goto cleanup;
-	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 5, 4096, chain, 0), -EINVAL, "sample n=0");
-	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 5, 4096, NULL, 1), -EINVAL, "sample NULL");
-	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 5, 4096, chain, 9000), -E2BIG, "sample n=9000");
-	ASSERT_EQ(perfdata__sample(p, 2, 1, 1, 5, 4096, chain, 1), -EINVAL, "no event 2");
+	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 0, 5, 4096, chain, 0), -EINVAL, "sample n=0");
+	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 0, 5, 4096, NULL, 1), -EINVAL, "sample NULL");
+	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 0, 5, 4096, chain, 9000), -E2BIG,
+		  "sample n=9000");
+	ASSERT_EQ(perfdata__sample(p, 2, 1, 1, 0, 5, 4096, chain, 1), -EINVAL, "no event 2");
 	ASSERT_EQ(perfdata__mmap(p, 1, 1, 2, 0x400000, 0x1000, 0, "/bin/x", bid, 21), -EINVAL,
 		  "mmap build id 21 bytes");
 	ASSERT_EQ(perfdata__comm(p, 1, 1, 1, "", false), -EINVAL, "comm empty");
@@ -187,14 +188,15 @@ TEST(perfdata_format)
 	ASSERT_OK(err, "mmap again");
 	err = perfdata__mmap(p, 100, 100, 3, 0x7f0000, 0x1000, 0, "/lib/libc.so.6", NULL, 0);
 	ASSERT_OK(err, "mmap no build id");
-	err = perfdata__sample(p, 1, 100, 101, 7, 8192, chain, 3);
+	err = perfdata__sample(p, 1, 100, 101, 1, 7, 8192, chain, 3);
 	ASSERT_OK(err, "sample");
-	err = perfdata__sample(p, 0, 100, 101, 6, 4096, chain, 1);
+	err = perfdata__sample(p, 0, 100, 101, 0, 6, 4096, chain, 1);
 	ASSERT_OK(err, "sample earlier");
 	if (!ASSERT_OK(perfdata__close(p), "close"))
 		goto cleanup;
 	ASSERT_EQ(perfdata__close(p), -EINVAL, "close twice");
-	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 5, 4096, chain, 1), -EINVAL, "sample after close");
+	ASSERT_EQ(perfdata__sample(p, 0, 1, 1, 0, 5, 4096, chain, 1), -EINVAL,
+		  "sample after close");
 	ASSERT_EQ(ftello(f), (off_t)lseek(fileno(f), 0, SEEK_END), "left at the end");
 
 	buf = pd_slurp(path, &len);
@@ -212,8 +214,9 @@ TEST(perfdata_format)
 		ASSERT_EQ(attr.size, 128, "attr.size");
 		ASSERT_EQ(attr.type, PERF_TYPE_SOFTWARE, "attr.type");
 		ASSERT_EQ(attr.sample_type, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
-			  PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-			  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT, "sample_type");
+			  PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			  PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT,
+			  "sample_type");
 		ASSERT_EQ((int)attr.sample_id_all, 1, "sample_id_all");
 		/* its ids section: one id, i + 1 */
 		memcpy(secs, buf + h.attrs_off + i * 144 + 128, sizeof(secs));
@@ -238,10 +241,11 @@ TEST(perfdata_format)
 		if (eh.type == PERF_RECORD_COMM) {
 			ASSERT_EQ(eh.misc, PERF_RECORD_MISC_COMM_EXEC, "comm misc");
 			ASSERT_STREQ((char *)&u[2], "0123456789abcdefXYZ", "comm");
-			/* the sample_id_all trailer: pid/tid, time, identifier */
-			ASSERT_EQ(u[eh.size / 8 - 3], (__u64)100 | (__u64)101 << 32,
+			/* the sample_id_all trailer: pid/tid, time, cpu, identifier */
+			ASSERT_EQ(u[eh.size / 8 - 4], (__u64)100 | (__u64)101 << 32,
 				  "comm pid/tid");
-			ASSERT_EQ(u[eh.size / 8 - 2], 1, "comm time");
+			ASSERT_EQ(u[eh.size / 8 - 3], 1, "comm time");
+			ASSERT_EQ(u[eh.size / 8 - 2], 0, "comm cpu");
 			ASSERT_EQ(u[eh.size / 8 - 1], 1, "comm identifier");
 			types[0]++;
 		} else if (eh.type == PERF_RECORD_MMAP2) {
@@ -264,10 +268,11 @@ TEST(perfdata_format)
 			ASSERT_EQ(u[1], u[4] == 7 ? 2 : 1, "sample identifier");
 			ASSERT_EQ(u[2], chain[0], "sample ip");
 			ASSERT_EQ(u[3], (__u64)100 | (__u64)101 << 32, "sample pid/tid");
-			ASSERT_EQ(u[7], PERF_CONTEXT_USER, "callchain context");
-			ASSERT_EQ(u[8], chain[0], "callchain[0]");
-			ASSERT_EQ(u[eh.size / 8 - 1], u[5], "weight = period");
-			ASSERT_EQ(u[6], (__u64)(eh.size / 8 - 8), "callchain nr");
+			ASSERT_EQ(u[5], u[4] == 7 ? 1 : 0, "sample cpu");
+			ASSERT_EQ(u[8], PERF_CONTEXT_USER, "callchain context");
+			ASSERT_EQ(u[9], chain[0], "callchain[0]");
+			ASSERT_EQ(u[eh.size / 8 - 1], u[6], "weight = period");
+			ASSERT_EQ(u[7], (__u64)(eh.size / 8 - 9), "callchain nr");
 			types[2]++;
 		}
 	}
@@ -520,19 +525,19 @@ TEST(perfdata_perf)
 				    libc.pgoff, libc.path, NULL, 0);
 	/* phase 1: alpha's stack, then beta's */
 	err = err ?: perfdata__comm(p, pid, pid, 2000, phases[0], false);
-	err = err ?: perfdata__sample(p, 0, pid, pid, 3000, 4096, alpha, 4);
-	err = err ?: perfdata__sample(p, 0, pid, pid, 3100, 8192, alpha, 4);
-	err = err ?: perfdata__sample(p, 0, pid, pid, 3200, 3 << 20, alpha, 4);
-	err = err ?: perfdata__sample(p, 0, pid, pid, 3300, 65536, beta, 4);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 1, 3000, 4096, alpha, 4);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 0, 3100, 8192, alpha, 4);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 1, 3200, 3 << 20, alpha, 4);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 0, 3300, 65536, beta, 4);
 	expect[0] = 4096 + 8192 + (3 << 20) + 65536;
 	/* phase 2, for the process and a second thread */
 	err = err ?: perfdata__comm(p, pid, pid, 5000, phases[1], false);
 	err = err ?: perfdata__comm(p, pid, tid2, 5000, phases[1], false);
-	err = err ?: perfdata__sample(p, 1, pid, pid, 6000, 1 << 20, beta, 4);
-	err = err ?: perfdata__sample(p, 1, pid, tid2, 6100, 12288, alpha, 3);
+	err = err ?: perfdata__sample(p, 1, pid, pid, 0, 6000, 1 << 20, beta, 4);
+	err = err ?: perfdata__sample(p, 1, pid, tid2, 1, 6100, 12288, alpha, 3);
 	expect[1] = (1 << 20) + 12288;
 	/* written late but earlier in time: perf sorts it back into phase 1 */
-	err = err ?: perfdata__sample(p, 0, pid, pid, 4500, 40960, beta, 2);
+	err = err ?: perfdata__sample(p, 0, pid, pid, 0, 4500, 40960, beta, 2);
 	expect[0] += 40960;
 	if (!ASSERT_OK(err, "records"))
 		goto cleanup;
@@ -650,6 +655,9 @@ TEST(perfdata_perf)
 		ASSERT_EQ(pd_count(out, "\"timestamp\""), 7, "samples in the JSON");
 		ASSERT_EQ(pd_count(out, "\"comm\": \"phase-load\""), 5, "phase-load samples");
 		ASSERT_EQ(pd_count(out, "\"comm\": \"phase-decode\""), 2, "phase-decode samples");
+		/* each sample's CPU: 1 for the ones at 3000, 3200 and 6100 */
+		ASSERT_EQ(pd_count(out, "\"cpu\": 1,"), 3, "samples on CPU 1");
+		ASSERT_EQ(pd_count(out, "\"cpu\": 0,"), 4, "samples on CPU 0");
 	}
 
 cleanup:

@@ -193,8 +193,8 @@ struct perfdata *perfdata__new(FILE *f, const char *const *events, unsigned int 
 	p->attr.config = PERF_COUNT_SW_PAGE_FAULTS;
 	p->attr.sample_period = 1;
 	p->attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-			      PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-			      PERF_SAMPLE_WEIGHT;
+			      PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			      PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_WEIGHT;
 	p->attr.exclude_kernel = 1;
 	p->attr.exclude_hv = 1;
 	p->attr.mmap = 1;
@@ -228,16 +228,17 @@ cleanup:
 }
 
 /*
- * The pid, tid, time, identifier trailer of a non-sample record (sample_id_all): the first
- * event's id (every event has the same sample_type, so any of them reads it). Returns its
- * size.
+ * The pid, tid, time, cpu, identifier trailer of a non-sample record (sample_id_all): CPU 0
+ * and the first event's id (every event has the same sample_type, so any of them reads
+ * it). Returns its size.
  */
 static size_t perfdata__id_trailer(__u64 *rec, __u32 pid, __u32 tid, __u64 time_ns)
 {
 	rec[0] = (__u64)pid | (__u64)tid << 32;
 	rec[1] = time_ns;
-	rec[2] = pd_id(0);
-	return 24;
+	rec[2] = 0;
+	rec[3] = pd_id(0);
+	return 32;
 }
 
 static int perfdata__emit(struct perfdata *p, __u32 type, __u16 misc, size_t len)
@@ -344,7 +345,7 @@ int perfdata__mmap(struct perfdata *p, __u32 pid, __u32 tid, __u64 time_ns, __u6
 	return perfdata__emit(p, PERF_RECORD_MMAP2, misc, size);
 }
 
-int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 tid,
+int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 tid, __u32 cpu,
 		     __u64 time_ns, __u64 weight, const __u64 *callchain, int n)
 {
 	size_t i = 1;
@@ -354,12 +355,13 @@ int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 ti
 	if (n > PD_MAX_FRAMES)
 		return -E2BIG;
 
-	/* identifier first, then in sample_type bit order: ip, pid/tid, time, period,
-	 * callchain, weight */
+	/* identifier first, then in sample_type bit order: ip, pid/tid, time, cpu (and a
+	 * reserved u32), period, callchain, weight */
 	p->rec[i++] = pd_id(event);
 	p->rec[i++] = callchain[0];
 	p->rec[i++] = (__u64)pid | (__u64)tid << 32;
 	p->rec[i++] = time_ns;
+	p->rec[i++] = cpu;
 	p->rec[i++] = weight;
 	p->rec[i++] = n + 1;
 	p->rec[i++] = PERF_CONTEXT_USER;

@@ -17,17 +17,20 @@
  * report prints a section per phase and tools that ignore COMM changes, such as hotspot,
  * still tell phases apart), all PERF_TYPE_SOFTWARE / PERF_COUNT_SW_PAGE_FAULTS (RSS grows
  * by page faults) with the same attribute: only the sample ids tell them apart. Names come
- * through HEADER_EVENT_DESC, so perf prints "of event 'load'". exclude_kernel/exclude_hv
- * are set: there are no kernel frames, and this keeps perf report from warning about
- * missing kernel maps. sample_type = IDENTIFIER | IP | TID | TIME | PERIOD | CALLCHAIN |
- * WEIGHT: the identifier (the event's id) is the first u64 of a sample and the last of the
- * trailer that sample_id_all = 1 puts after COMM and MMAP2 records (pid, tid, time,
- * identifier: perf only sorts a file by time when sample_id_all is set; these records
- * carry the first event's id). A sample's period and weight are both its bytes, so perf
- * report's Overhead and "Event count (approx.)" are in bytes; perf script -F period,weight
- * prints them. Samples have misc PERF_RECORD_MISC_USER and the call chain
- * PERF_CONTEXT_USER, ip0 (= the sample ip), ip1, ... (innermost first), as the kernel
- * writes a user-only frame-pointer chain.
+ * through HEADER_EVENT_DESC, so perf prints "of event 'load'". exclude_kernel/
+ * exclude_hv are set: there are no kernel frames, and this keeps perf report from warning
+ * about missing kernel maps. sample_type = IDENTIFIER | IP | TID | TIME | CPU | PERIOD |
+ * CALLCHAIN | WEIGHT: the identifier (the event's id) is the first u64 of a sample and the
+ * last of the trailer that sample_id_all = 1 puts after COMM and MMAP2 records (pid, tid,
+ * time, cpu, identifier: perf only sorts a file by time when sample_id_all is set; these
+ * records carry CPU 0 and the first event's id). A sample's period and weight are both its
+ * bytes, so perf report's Overhead and "Event count (approx.)" are in bytes; perf script
+ * -F period,weight prints them, perf data convert --to-ctf keeps both (perf_period,
+ * perf_weight); --to-json writes neither: its samples have timestamp, pid, tid, cpu, comm
+ * and callchain only (6.1; later versions add a tracepoint's fields, nothing else).
+ * Samples have misc PERF_RECORD_MISC_USER and the call chain PERF_CONTEXT_USER, ip0 (= the
+ * sample ip), ip1, ... (innermost first), as the kernel writes a user-only frame-pointer
+ * chain.
  *
  * Records need not be in time order: perf sorts the whole file by time when it reads it
  * (no PERF_RECORD_FINISHED_ROUND is written, so perf holds all records in memory while
@@ -97,13 +100,13 @@ int perfdata__mmap(struct perfdata *p, __u32 pid, __u32 tid, __u64 time_ns, __u6
 		   int build_id_len);
 
 /*
- * PERF_RECORD_SAMPLE of event (an index into perfdata__new()'s events) standing for
- * weight bytes of growth: ip = callchain[0]; callchain holds n >= 1 user-space ips,
- * innermost first and outermost last (perf's order). weight is both the sample period and
- * PERF_SAMPLE_WEIGHT. 0, -EINVAL (no such event, callchain NULL or n < 1), -E2BIG (n over
- * 8000: a record is at most 64 KiB) or a write error.
+ * PERF_RECORD_SAMPLE of event (an index into perfdata__new()'s events), taken on cpu,
+ * standing for weight bytes of growth: ip = callchain[0]; callchain holds n >= 1
+ * user-space ips, innermost first and outermost last (perf's order). weight is both the
+ * sample period and PERF_SAMPLE_WEIGHT. 0, -EINVAL (no such event, callchain NULL or
+ * n < 1), -E2BIG (n over 8000: a record is at most 64 KiB) or a write error.
  */
-int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 tid,
+int perfdata__sample(struct perfdata *p, unsigned int event, __u32 pid, __u32 tid, __u32 cpu,
 		     __u64 time_ns, __u64 weight, const __u64 *callchain, int n);
 
 /*

@@ -106,8 +106,8 @@ static int perf_write(FILE *f, const struct output_ctx *ctx)
 				goto cleanup;
 		}
 		/* return addresses point after the call: perf expects them as they are */
-		err = perfdata__sample(pd, event_of[phase], r->pid, r->tid, r->ts_ns, r->weight,
-				       r->ips, r->n);
+		err = perfdata__sample(pd, event_of[phase], r->pid, r->tid, r->cpu, r->ts_ns,
+				       r->weight, r->ips, r->n);
 		if (err)
 			goto cleanup;
 	}
