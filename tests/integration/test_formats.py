@@ -4,8 +4,11 @@
 Checked with the programs users open the files with: a strict folded reader (and a
 flamegraph.pl-style one in Perl), perf data convert, json.load.
 """
+import json
 import os
+import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -169,46 +172,137 @@ def test_json_buckets_contiguous_and_mapping_ranges():
         assert [b["count"] for b in ctx] == [1, 0, 0, 1], ctx
 
 
-def test_perf_data_converts_to_json():
-    """perf data convert --to-json reads a memphase perf.data (it crashed on the missing
-    CPUID header): one sample per stack sample, under its phase (the comm: perf 6.1's JSON
-    has no event name); the weights, which it leaves out too, through perf script's period,
-    each sample under its phase's event."""
+def ctf_fields(block):
+    """A CTF struct's integer fields: [(name, bytes, signed, length or its field, or None)]."""
+    out = []
+    for m in re.finditer(r"integer \{([^}]*)\} (\w+)(?:\[(\w+)\])?;", block):
+        attrs = dict(re.findall(r"(\w+) = ([^;]+);", m.group(1)))
+        assert int(attrs["size"]) % 8 == 0 and int(attrs["align"]) <= 8, m.group(0)
+        out.append((m.group(2), int(attrs["size"]) // 8, attrs["signed"] == "true",
+                    m.group(3)))
+    return out
+
+
+def ctf_struct(meta, opener):
+    """The fields of the struct that follows opener in the CTF metadata."""
+    start = meta.index(opener)
+    return ctf_fields(meta[start:meta.index("} align(", start)])
+
+
+def ctf_read(buf, off, spec, vals):
+    """Reads spec's fields at off into vals; returns the offset after them."""
+    for name, size, signed, count in spec:
+        fmt = "<" + {1: "b", 2: "h", 4: "i", 8: "q"}[size]
+        fmt = fmt if signed else fmt.upper()
+        n = (int(count) if count.isdigit() else vals[count]) if count else 1
+        got = [struct.unpack_from(fmt, buf, off + k * size)[0] for k in range(n)]
+        off += size * len(got)
+        vals[name] = got if count else got[0]
+    return off
+
+
+def ctf_events(path):
+    """The events of perf data convert --to-ctf's directory, each a {field: value} dict.
+    perf writes CTF 1.8 byte-aligned (align <= 8 bits) and little-endian: per stream file,
+    packets of a header, a context (content_size and packet_size in bits), the events."""
+    with open(os.path.join(path, "metadata")) as f:
+        meta = f.read()
+    assert "byte_order = le" in meta and meta.count("fields := struct {") == 1, meta[:400]
+    header = ctf_struct(meta, "packet.header := struct {")
+    context = ctf_struct(meta, "packet.context := struct {")
+    ev_header = ctf_struct(meta, "event.header := struct {")
+    fields = ctf_struct(meta, "fields := struct {")
+    events = []
+    for name in sorted(os.listdir(path)):
+        if not name.startswith("perf_stream_"):
+            continue
+        with open(os.path.join(path, name), "rb") as f:
+            buf = f.read()
+        pos = 0
+        while pos < len(buf):
+            pkt = {}
+            off = ctf_read(buf, ctf_read(buf, pos, header, pkt), context, pkt)
+            end = pos + pkt["content_size"] // 8
+            while off < end:
+                ev = {}
+                off = ctf_read(buf, ctf_read(buf, off, ev_header, ev), fields, ev)
+                events.append(ev)
+            assert pkt["packet_size"] > 0, pkt
+            pos += pkt["packet_size"] // 8
+    return events
+
+
+def test_perf_data_converts_to_json_and_ctf():
+    """perf data convert reads a memphase perf.data (--to-json crashed on a missing CPUID
+    header). --to-json: one sample per stack sample, and per phase whose growth no sample
+    carried ("[not sampled]"), under its phase (the comm; its JSON has no event name), each
+    with the CPU it was taken on (memphase and so the workload run pinned by taskset to the
+    last CPU: never CPU 0 where there are two; the [not sampled] ones, which no CPU took,
+    say 0). It
+    leaves the bytes out (perf 6.1's JSON has no period or weight); --to-ctf keeps them,
+    perf_period and perf_weight: per phase the JSON's growth. perf script prints the same
+    bytes per phase as periods."""
     harness.need_root()
-    if not shutil.which("perf"):
-        raise harness.Skip("perf is not installed (Debian: linux-perf)")
-    import json
-    import re
+    if not shutil.which("perf") or not shutil.which("taskset"):
+        raise harness.Skip("perf or taskset is not installed (Debian: linux-perf)")
+    cpu = max(os.sched_getaffinity(0))
     with harness.workdir() as d:
         model = harness.make_model(os.path.join(d, "model.bin"), 16)
         data, out = os.path.join(d, "out.data"), os.path.join(d, "out.json")
-        r = harness.memphase(["run", "--json", out, "--perf-data", data] + SAMPLE_OPTS +
-                             ["--", harness.DRIVER, "--model", model, "--ctx-mib", "8",
-                              "--prompt-batches", "2", "--batch-mib", "4", "--tokens", "16",
-                              "--token-kib", "128"])
+        # memphase pinned, so the command is from its first instruction on
+        r = harness.run(["taskset", "-c", str(cpu)] + harness.mp_argv(
+            ["run", "--json", out, "--perf-data", data] + SAMPLE_OPTS +
+            ["--", harness.DRIVER, "--model", model, "--ctx-mib", "8", "--prompt-batches",
+             "2", "--batch-mib", "4", "--tokens", "16", "--token-kib", "128"]))
         assert r.returncode == 0, "memphase exited %d: %s" % (r.returncode, r.stderr)
+        doc = harness.load_json(out)
+        want = {}
+        for p in doc["phases"]:
+            st = p["stacks"]
+            grown = sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
+            if st["samples"] or grown:
+                want[p["name"]] = (max(grown, st["sampled_bytes"]),
+                                   st["samples"] + (grown > st["sampled_bytes"]))
+        assert {"load", "context", "prompt", "generate"} <= set(want), want
         conv = os.path.join(d, "perf.json")
         c = harness.run(["perf", "data", "convert", "-f", "--to-json", conv, "-i", data])
         assert c.returncode == 0, "perf data convert exited %d: %s" % (c.returncode, c.stderr)
         with open(conv) as f:
             pj = json.load(f)
         assert pj["headers"]["cpuid"], pj["headers"]
-        doc = harness.load_json(out)
-        want = {p["name"]: p["stacks"] for p in doc["phases"] if p["stacks"]["samples"]}
-        assert {"load", "context", "prompt", "generate"} <= set(want), want
-        got = {}
+        got, comm_of, cpus = {}, {}, {}
         for s in pj["samples"]:
             got[s["comm"]] = got.get(s["comm"], 0) + 1
+            comm_of[s["tid"]] = s["comm"]
             assert s["callchain"], s
-        assert got == {k: v["samples"] for k, v in want.items()}, (got, want)
-        # the bytes per phase as perf script reads them; each sample's event is its phase
-        s = harness.run(["perf", "script", "-f", "-F", "comm,event,period", "-i", data])
+            # where memphase maps "[not sampled]" (perf's JSON names no dso there)
+            unsampled = s["callchain"] == [{"ip": "0x1000"}]
+            cpus.setdefault(unsampled, set()).add(s["cpu"])
+        assert got == {k: n for k, (_, n) in want.items()}, (got, want)
+        assert cpus[False] == {cpu}, "samples' CPUs %s, the workload's %d" % (cpus[False], cpu)
+        assert cpus.get(True, {0}) == {0}, cpus
+        # the bytes per phase as perf script reads them
+        s = harness.run(["perf", "script", "-f", "-F", "comm,period", "-i", data])
         assert s.returncode == 0, s.stderr
         sums = {}
         lines = s.stdout.splitlines()
         for line in lines:
-            m = re.match(r"^\s*(\S+)\s+(\d+)\s+(\S+):\s*$", line)
-            assert m and m.group(1) == m.group(3), "comm and event differ: %r" % line
-            sums[m.group(3)] = sums.get(m.group(3), 0) + int(m.group(2))
+            m = re.match(r"^\s*(\S+)\s+(\d+)\s*$", line)
+            assert m, "perf script line %r" % line
+            sums[m.group(1)] = sums.get(m.group(1), 0) + int(m.group(2))
         assert len(lines) == len(pj["samples"]), (len(lines), len(pj["samples"]))
-        assert sums == {k: v["sampled_bytes"] for k, v in want.items()}, (sums, want)
+        assert sums == {k: b for k, (b, _) in want.items()}, (sums, want)
+        # and as the CTF converter keeps them: period and weight, by thread (its phase)
+        ctf = os.path.join(d, "ctf")
+        c = harness.run(["perf", "data", "convert", "-f", "--to-ctf", ctf, "-i", data])
+        if c.returncode != 0 and "ctf" in c.stderr.lower():
+            raise harness.Skip("perf was built without CTF support: %s" % c.stderr[-200:])
+        assert c.returncode == 0, "perf data convert --to-ctf: %s" % c.stderr
+        events = ctf_events(ctf)
+        period, weight = {}, {}
+        for e in events:
+            ph = comm_of[e["perf_tid"]]
+            period[ph] = period.get(ph, 0) + e["perf_period"]
+            weight[ph] = weight.get(ph, 0) + e["perf_weight"]
+        assert len(events) == len(pj["samples"]), (len(events), len(pj["samples"]))
+        assert period == weight == {k: b for k, (b, _) in want.items()}, (period, weight, want)

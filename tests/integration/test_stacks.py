@@ -139,31 +139,87 @@ def test_folded_adds_up_and_mappings():
             assert anon >= grown - 64 * KIB, "%s: anon mappings %d vs %d" % (ph, anon, grown)
 
 
+def perf_want(doc):
+    """{phase: (bytes, samples)} as perf.data holds them: a phase's sampled bytes and
+    samples, plus one "[not sampled]" sample with the growth no sample carried."""
+    want = {}
+    for p in doc["phases"]:
+        st = p["stacks"]
+        grown = sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
+        if st["samples"] or grown:
+            want[p["name"]] = (max(grown, st["sampled_bytes"]),
+                               st["samples"] + (grown > st["sampled_bytes"]))
+    return want
+
+
 def test_perf_tools_read_perf_data():
+    """perf report and perf script read the perf.data: one event for the run, its count the
+    JSON's growth; each phase a thread named after it (one COMM each), so perf report
+    --sort comm gives each phase, named whole, its bytes and samples (the JSON's, with one
+    "[not sampled]" sample for the growth no sample carried, in a mapping of that name)
+    and --sort pid (perf's
+    thread key) separates them too, above every real thread id; the process keeps its own
+    name (its exec COMM, the only one of its main thread); perf script resolves the
+    workload's functions."""
     harness.need_root()
     if not shutil.which("perf"):
         raise harness.Skip("perf is not installed")
     with harness.workdir() as d:
         _, out = run(d, workload(d, harness.NOFP_DRIVER), SAMPLE_OPTS)
+        doc = harness.load_json(out["json"])
+        want = perf_want(doc)
+        assert {"load", "context", "prompt", "generate", "state"} <= set(want), want
         s = harness.run(["perf", "script", "-f", "-F", "comm,pid,tid,period,ip,sym",
                          "-i", out["data"]])
         assert s.returncode == 0, s.stderr
         for name in ("touch_pages", "llama_model_load_from_file", "main", "llama_decode"):
             assert name in s.stdout, "perf script lacks %s" % name
-        comms = set(re.findall(r"^(\S+)\s+\d+/\d+", s.stdout, re.M))
-        assert {"load", "context", "prompt", "generate", "state"} <= comms, comms
+        comms = set(re.findall(r"^\s*(\S+)\s+\d+/\d+", s.stdout, re.M))
+        assert comms == set(want), (comms, want)
         r = harness.run(["perf", "report", "-f", "--stdio", "--sort", "comm,sym",
                          "-i", out["data"]])
         assert r.returncode == 0, r.stderr
         assert "touch_pages" in r.stdout and "llama_model_load_from_file" in r.stdout
-        # one event per phase: perf report has a section per phase, counting its bytes
-        doc = harness.load_json(out["json"])
-        sections = {m.group(2): (int(m.group(1)), int(m.group(3))) for m in re.finditer(
+        # one event: one section, counting every byte
+        sections = re.findall(
             r"^# Samples: (\d+)\s+of event '([^']*)'\n# Event count \(approx\.\): (\d+)$",
-            r.stdout, re.M)}
-        want = {p["name"]: (p["stacks"]["samples"], p["stacks"]["sampled_bytes"])
-                for p in doc["phases"] if p["stacks"]["samples"]}
-        assert sections == want, (sections, want)
+            r.stdout, re.M)
+        total = (sum(n for n, _ in want.values()), sum(k for _, k in want.values()))
+        assert sections == [(str(total[1]), "memphase:rss-growth", str(total[0]))], \
+            (sections, total)
+        # per phase, in one view: bytes and samples
+        r = harness.run(["perf", "report", "-f", "--stdio", "--no-children", "-g", "none",
+                         "--sort", "comm", "-F", "period,sample,comm", "-i", out["data"]])
+        assert r.returncode == 0, r.stderr
+        got = {m.group(3): (int(m.group(1)), int(m.group(2))) for m in re.finditer(
+            r"^\s*(\d+)\s+(\d+)\s+(\S+)\s*$", r.stdout, re.M)}
+        assert got == want, (got, want)
+        # the growth no sample carried: a "[not sampled]" mapping's, per phase
+        r = harness.run(["perf", "report", "-f", "--stdio", "--no-children", "-g", "none",
+                         "--sort", "comm,dso", "-F", "period,comm,dso", "-i", out["data"]])
+        rest = {m.group(2): int(m.group(1)) for m in re.finditer(
+            r"^\s*(\d+)\s+(\S+)\s+\[not sampled\]\s*$", r.stdout, re.M)}
+        grown = {p["name"]: sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
+                 for p in doc["phases"]}
+        assert rest == {p["name"]: grown[p["name"]] - p["stacks"]["sampled_bytes"]
+                        for p in doc["phases"]
+                        if grown[p["name"]] > p["stacks"]["sampled_bytes"]}, (rest, grown)
+        assert rest, "no phase left growth unsampled: nothing checked"
+        # the default view names every phase whole
+        r = harness.run(["perf", "report", "-f", "--stdio", "--no-children", "-g", "none",
+                         "--sort", "comm", "-i", out["data"]])
+        shown = set(re.findall(r"^\s+[\d.]+%\s+(\S+)\s*$", r.stdout, re.M))
+        assert shown == set(want), (shown, want)
+        # perf's thread key: one thread per phase, none a real thread's id
+        r = harness.run(["perf", "report", "-f", "--stdio", "--no-children", "-g", "none",
+                         "--sort", "pid", "-i", out["data"]])
+        threads = re.findall(r"^\s+[\d.]+%\s+(\d+):(\S+)\s*$", r.stdout, re.M)
+        assert sorted(c for _, c in threads) == sorted(want), (threads, want)
+        assert all(int(t) >= 1 << 22 for t, _ in threads), threads
+        t = harness.run(["perf", "script", "-f", "--show-task-events", "-i", out["data"]])
+        execs = re.findall(r"PERF_RECORD_COMM exec: (\S+):(\d+)/(\d+)$", t.stdout, re.M)
+        assert execs and all(c == "llama-driver" and pid == tid for c, pid, tid in execs), \
+            execs
 
 
 def test_svg_parses_and_names_functions():

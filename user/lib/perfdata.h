@@ -13,11 +13,10 @@
  *	104+152N	data: the records, streamed as they come, each padded to 8 bytes
  *	...	feature section table, then the feature sections
  *
- * Events: one per name given to perfdata__new() (memphase: one per phase, so that perf
- * report prints a section per phase and tools that ignore COMM changes, such as hotspot,
- * still tell phases apart), all PERF_TYPE_SOFTWARE / PERF_COUNT_SW_PAGE_FAULTS (RSS grows
- * by page faults) with the same attribute: only the sample ids tell them apart. Names come
- * through HEADER_EVENT_DESC, so perf prints "of event 'load'". exclude_kernel/
+ * Events: one per name given to perfdata__new() (memphase writes one: its phases are
+ * threads, see report/perf.c), all PERF_TYPE_SOFTWARE / PERF_COUNT_SW_PAGE_FAULTS (RSS
+ * grows by page faults) with the same attribute: only the sample ids tell them apart.
+ * Names come through HEADER_EVENT_DESC, so perf prints "of event 'NAME'". exclude_kernel/
  * exclude_hv are set: there are no kernel frames, and this keeps perf report from warning
  * about missing kernel maps. sample_type = IDENTIFIER | IP | TID | TIME | CPU | PERIOD |
  * CALLCHAIN | WEIGHT: the identifier (the event's id) is the first u64 of a sample and the

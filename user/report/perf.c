@@ -1,20 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
-/* perf.data from the profile's raw samples. */
+/*
+ * perf.data from the profile's raw samples. One event for the whole run; the phase is a
+ * thread: every process gets one thread per phase it sampled in, named after the phase and
+ * numbered above any real thread id (perf_phase_tid()), so perf report's default sort
+ * (comm first) and --sort comm or tid put the phases side by side in one view, every name
+ * whole (one COMM per thread: perf sizes its comm column by a thread's first comm), and
+ * the process keeps its own name (its main thread's comm, which never changes). The
+ * thread that took a sample is not kept. Each phase's growth no sample carries is one more
+ * sample at the phase's end, in a mapping named "[not sampled]".
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/perfdata.h"
 #include "lib/utf8.h"
+#include "lib/util.h"
 #include "report/perf.h"
 
-struct tid_phase {
-	__u32 tid;
+/* PID_MAX_LIMIT on 64-bit: every real thread id is below it */
+#define PERF_TID_BASE		(1U << 22)
+/* where "[not sampled]" is mapped: below mmap_min_addr, never a real mapping */
+#define PERF_NOT_SAMPLED_ADDR	0x1000ULL
+#define PERF_NOT_SAMPLED	"[not sampled]"
+
+/* a (process, phase) thread whose COMM record is written */
+struct perf_thread {
+	__u32 pid;
 	__u32 phase;
+};
+
+struct perf_out {
+	const struct model *m;
+	struct perfdata *pd;
+	struct perf_thread *threads;
+	size_t nthreads, capthreads;
 };
 
 static const char *phase_name(const struct model *m, unsigned int id)
 {
 	return id < MP_MAX_PHASES && m->names[id][0] ? m->names[id] : "[unknown]";
+}
+
+/* the thread of process pid that stands for phase: (phase + 1) * 2^22 + pid */
+static __u32 perf_phase_tid(__u32 pid, __u32 phase)
+{
+	return (phase + 1) * PERF_TID_BASE + pid % PERF_TID_BASE;
 }
 
 /* the sampled processes: their name, then their code mappings */
@@ -46,82 +76,127 @@ static int perf_procs(struct perfdata *pd, const struct profile *p)
 	return 0;
 }
 
-static int perf_write(FILE *f, const struct output_ctx *ctx)
+/* The thread of (pid, phase), named after the phase the first time it is used. */
+static int perf_thread(struct perf_out *o, __u32 pid, __u32 phase, __u32 *tid)
 {
-	const struct model *m = ctx->m;
-	const struct profile *p = &m->profile;
-	unsigned int event_of[MP_MAX_PHASES], nevents = 0, i;
-	const char *events[MP_MAX_PHASES];
-	bool have[MP_MAX_PHASES] = {};
-	struct tid_phase *tp = NULL;
-	struct perfdata *pd;
-	size_t ntp = 0, k, j;
+	size_t i;
 	int err;
 
-	/* one event per phase, in the order entered; phases never entered (none, normally) after */
-	for (i = 0; i < m->norder; i++) {
-		have[m->order[i]] = true;
-		event_of[m->order[i]] = nevents;
-		events[nevents++] = phase_name(m, m->order[i]);
-	}
-	for (k = 0; k < p->nraw; k++) {
-		i = p->raw[k]->phase & (MP_MAX_PHASES - 1);
-		if (have[i] || !p->raw[k]->n)
-			continue;
-		have[i] = true;
-		event_of[i] = nevents;
-		events[nevents++] = phase_name(m, i);
-	}
-	pd = perfdata__new(f, events, nevents);
-	if (!pd)
-		return -errno;
-	tp = calloc(p->nraw + 1, sizeof(*tp));
-	if (!tp) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = perf_procs(pd, p);
+	*tid = perf_phase_tid(pid, phase);
+	for (i = 0; i < o->nthreads; i++)
+		if (o->threads[i].pid == pid && o->threads[i].phase == phase)
+			return 0;
+	if (util__grow((void **)&o->threads, &o->capthreads, o->nthreads, sizeof(*o->threads)))
+		return -ENOMEM;
+	err = perfdata__comm(o->pd, pid, *tid, 0, phase_name(o->m, phase), false);
 	if (err)
-		goto cleanup;
-	/* raw samples are in time order (stacks__finish) */
+		return err;
+	o->threads[o->nthreads].pid = pid;
+	o->threads[o->nthreads++].phase = phase;
+	return 0;
+}
+
+/* When phase id last ended (its last interval of the timeline), else the run's end. */
+static __u64 phase_end(const struct model *m, unsigned int id)
+{
+	const struct history *h = &m->history;
+	size_t i;
+
+	if (!h->closed && m->cur_phase == id)
+		return m->end_ns;
+	for (i = h->niv; i > 0; i--)
+		if (h->iv[i - 1].phase == id)
+			return h->iv[i - 1].end_ns;
+	return m->end_ns;
+}
+
+/* Each phase's growth no sample carries, in the main process: a "[not sampled]" sample. */
+static int perf_unsampled(struct perf_out *o)
+{
+	const struct model *m = o->m;
+	const struct model_proc *mp = model__main((struct model *)m);
+	const __u64 ip = PERF_NOT_SAMPLED_ADDR;
+	__u32 pid = mp ? mp->pid : m->root_pid, tid;
+	bool mapped = false;
+	unsigned int i, id;
+	__u64 rest;
+	int err;
+
+	for (i = 0; i < m->norder; i++) {
+		id = m->order[i];
+		rest = model__unsampled(m, id);
+		if (!rest)
+			continue;
+		if (!mapped) {
+			err = perfdata__mmap(o->pd, pid, pid, 0, PERF_NOT_SAMPLED_ADDR, 4096, 0,
+					     PERF_NOT_SAMPLED, NULL, 0);
+			if (err)
+				return err;
+			mapped = true;
+		}
+		err = perf_thread(o, pid, id, &tid);
+		if (err)
+			return err;
+		/* no CPU took it: 0 */
+		err = perfdata__sample(o->pd, 0, pid, tid, 0, phase_end(m, id), rest, &ip, 1);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int perf_samples(struct perf_out *o)
+{
+	const struct profile *p = &o->m->profile;
+	size_t k;
+	__u32 tid;
+	int err;
+
 	for (k = 0; k < p->nraw; k++) {
 		const struct profile_sample *r = p->raw[k];
-		__u32 phase = r->phase & (MP_MAX_PHASES - 1);
 
 		if (!r->n)
 			continue;	/* no address: nothing perf could show */
-
-		/* the thread's comm is its phase: rename it when the phase changes */
-		for (j = 0; j < ntp && tp[j].tid != r->tid; j++)
-			;
-		if (j == ntp || tp[j].phase != phase) {
-			if (j == ntp) {
-				tp[ntp].tid = r->tid;
-				ntp++;
-			}
-			tp[j].phase = phase;
-			err = perfdata__comm(pd, r->pid, r->tid, r->ts_ns ? r->ts_ns - 1 : 0,
-					     phase_name(m, phase), false);
-			if (err)
-				goto cleanup;
-		}
-		/* return addresses point after the call: perf expects them as they are */
-		err = perfdata__sample(pd, event_of[phase], r->pid, r->tid, r->cpu, r->ts_ns,
-				       r->weight, r->ips, r->n);
+		err = perf_thread(o, r->pid, r->phase & (MP_MAX_PHASES - 1), &tid);
 		if (err)
-			goto cleanup;
+			return err;
+		/* return addresses point after the call: perf expects them as they are */
+		err = perfdata__sample(o->pd, 0, r->pid, tid, r->cpu, r->ts_ns, r->weight, r->ips,
+				       r->n);
+		if (err)
+			return err;
 	}
-	err = perfdata__close(pd);
+	return 0;
+}
+
+static int perf_write(FILE *f, const struct output_ctx *ctx)
+{
+	struct perf_out o = { .m = ctx->m };
+	int err;
+
+	o.pd = perfdata__new(f, NULL, 0);
+	if (!o.pd)
+		return -errno;
+	err = perf_procs(o.pd, &o.m->profile);
+	if (err)
+		goto cleanup;
+	err = perf_samples(&o);
+	if (err)
+		goto cleanup;
+	err = perf_unsampled(&o);
+	if (err)
+		goto cleanup;
+	err = perfdata__close(o.pd);
 cleanup:
-	free(tp);
-	perfdata__free(pd);
+	free(o.threads);
+	perfdata__free(o.pd);
 	return err;
 }
 
 const struct output_format perf_format = {
 	.name = "perf-data",
-	.help = "Write a perf.data file (perf script/report -i FILE); the sample comm is the "
-		"phase",
+	.help = "Write a perf.data file (perf report/script -i FILE): one event, a thread per "
+		"phase named after it (perf report --sort comm)",
 	.needs = OUTPUT_NEEDS_STACKS | OUTPUT_NEEDS_RAW | OUTPUT_NEEDS_SEEK,
 	.write = perf_write,
 };
