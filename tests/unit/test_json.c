@@ -524,6 +524,31 @@ TEST(json_doubles)
 	free(c.buf);
 }
 
+/* thousandths from the integer: three digits after the point, always, no rounding */
+TEST(json_milli)
+{
+	struct capture c;
+	const char *out;
+
+	if (!cap_open(&c, false))
+		return;
+	jsonw__start_array(c.w);
+	jsonw__milli(c.w, 0);
+	jsonw__milli(c.w, 7);
+	jsonw__milli(c.w, 364454832);
+	jsonw__milli(c.w, 1000);
+	jsonw__milli(c.w, UINT64_MAX);
+	jsonw__start_object(c.w);
+	jsonw__milli_field(c.w, "ts", 125);
+	jsonw__end_object(c.w);
+	jsonw__end_array(c.w);
+	out = cap_close(&c);
+	ASSERT_STREQ(out, "[0.000,0.007,364454.832,1.000,18446744073709551.615,{\"ts\":0.125}]\n",
+		     "milli");
+	ASSERT_TRUE(json_valid(out), "valid");
+	free(c.buf);
+}
+
 /* each double is written with the digits that read back as the same double */
 TEST(json_doubles_round_trip)
 {

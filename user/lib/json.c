@@ -277,6 +277,13 @@ void jsonw__double(struct jsonw *w, double v)
 	fputs(buf, w->out);
 }
 
+void jsonw__milli(struct jsonw *w, __u64 v)
+{
+	jsonw__sep(w);
+	fprintf(w->out, "%llu.%03llu", (unsigned long long)(v / 1000),
+		(unsigned long long)(v % 1000));
+}
+
 void jsonw__bool(struct jsonw *w, bool v)
 {
 	jsonw__sep(w);
@@ -311,6 +318,12 @@ void jsonw__double_field(struct jsonw *w, const char *name, double v)
 {
 	jsonw__name(w, name);
 	jsonw__double(w, v);
+}
+
+void jsonw__milli_field(struct jsonw *w, const char *name, __u64 v)
+{
+	jsonw__name(w, name);
+	jsonw__milli(w, v);
 }
 
 void jsonw__bool_field(struct jsonw *w, const char *name, bool v)

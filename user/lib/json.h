@@ -34,6 +34,11 @@ void jsonw__s64(struct jsonw *w, __s64 v);
  * without an exponent from 1e-7 to 1e21; non-finite values print null.
  */
 void jsonw__double(struct jsonw *w, double v);
+/*
+ * v thousandths as a decimal with three digits after the point, from the integer ("%llu.%03llu":
+ * 1234567 -> 1234.567): no rounding, so values that add up as integers add up as written.
+ */
+void jsonw__milli(struct jsonw *w, __u64 v);
 void jsonw__bool(struct jsonw *w, bool v);
 void jsonw__null(struct jsonw *w);
 
@@ -42,6 +47,7 @@ void jsonw__string_field(struct jsonw *w, const char *name, const char *s);
 void jsonw__u64_field(struct jsonw *w, const char *name, __u64 v);
 void jsonw__s64_field(struct jsonw *w, const char *name, __s64 v);
 void jsonw__double_field(struct jsonw *w, const char *name, double v);
+void jsonw__milli_field(struct jsonw *w, const char *name, __u64 v);
 void jsonw__bool_field(struct jsonw *w, const char *name, bool v);
 void jsonw__null_field(struct jsonw *w, const char *name);
 
