@@ -13,6 +13,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import MIB  # noqa: E402
+import traceformat  # noqa: E402
 
 GPU = os.path.join(harness.WORKLOAD, "gpu")
 CUDART = os.path.join(GPU, "libcudart.so")
@@ -88,6 +89,7 @@ def test_trace_has_the_gpu_counters():
     with harness.workdir() as d:
         tr = os.path.join(d, "t.json")
         r, doc = gpu_run(d, extra_args=["--trace", tr])
+        traceformat.check(tr, doc["duration_s"])
         with open(tr) as f:
             ev = json.load(f)["traceEvents"]
         pts = [e for e in ev if e.get("ph") == "C" and e["name"] == "GPU memory bytes"]

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import KIB, MIB  # noqa: E402
 from test_oom import Cgroup  # noqa: E402
+import traceformat  # noqa: E402
 
 SERVE = os.path.join(harness.WORKLOAD, "llama-serve")
 
@@ -213,6 +214,7 @@ def test_fit_probe_load_and_context_are_shown_as_the_probe():
         r, doc, _ = serve(d, args, opts=["--trace", t, "--html", h, "--folded", fo,
                                          "--sample-bytes", "64K", "--max-samples", "0"])
         trace = json.load(open(t))
+        traceformat.check(t, doc["duration_s"])
         with open(h) as f:
             html = f.read()
         with open(fo) as f:

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """--trace: the Chrome/Perfetto trace-event format, checked against the format's rules
-and imported by speedscope (npm) in headless chromium."""
+(traceformat.py) and imported by speedscope (npm) in headless chromium."""
 import json
 import os
 import shutil
@@ -12,6 +12,7 @@ import harness  # noqa: E402
 from harness import MIB  # noqa: E402
 import test_oom  # noqa: E402
 import test_record  # noqa: E402
+import traceformat  # noqa: E402
 
 NODE_DIR = os.path.join(harness.BUILD, "node")
 PHASES = ["startup", "load", "context", "prompt", "generate", "state", "teardown"]
@@ -22,35 +23,6 @@ def phase_order(names):
     phase entered again right after itself counted once."""
     names = [n for n in names if n != "host"]
     return [n for i, n in enumerate(names) if not i or names[i - 1] != n]
-
-
-def check_format(doc):
-    """The trace-event rules Perfetto and chrome://tracing rely on."""
-    assert isinstance(doc, dict) and isinstance(doc["traceEvents"], list), type(doc)
-    for e in doc["traceEvents"]:
-        assert e["ph"] in ("X", "C", "i", "M"), e
-        assert isinstance(e["name"], str) and e["name"], e
-        assert isinstance(e["pid"], int) and isinstance(e["tid"], int), e
-        if e["ph"] == "M":
-            assert e["name"] in ("process_name", "thread_name") and e["args"]["name"], e
-            continue
-        assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
-        if e["ph"] == "X":
-            assert isinstance(e["dur"], (int, float)) and e["dur"] >= 0, e
-        if e["ph"] == "C":
-            assert e["args"] and all(isinstance(v, int) for v in e["args"].values()), e
-        if e["ph"] == "i":
-            assert e["s"] in ("g", "p", "t"), e
-    # slices on one track never overlap (Perfetto nests overlapping X events wrongly)
-    tracks = {}
-    for e in doc["traceEvents"]:
-        if e["ph"] == "X":
-            tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
-    for k, sl in tracks.items():
-        sl.sort()
-        for a, b in zip(sl, sl[1:]):
-            assert a[1] <= b[0] + 0.002, (k, a, b)
-    return tracks
 
 
 def need_browser():
@@ -87,6 +59,9 @@ def speedscope_import(path):
 
 
 def test_trace_has_phases_per_thread_counters_and_marks():
+    """The phase timeline, the main thread's phases, RSS and memory counters and the
+    libraries loaded, in a trace that keeps the format's rules and that speedscope
+    imports."""
     harness.need_root()
     with harness.workdir() as d:
         t, j = os.path.join(d, "t.json"), os.path.join(d, "r.json")
@@ -94,7 +69,7 @@ def test_trace_has_phases_per_thread_counters_and_marks():
                              test_record.driver(d))
         assert r.returncode == 0, r.stderr
         doc, summ = json.load(open(t)), harness.load_json(j)
-        tracks = check_format(doc)
+        tr = traceformat.check(t, summ["duration_s"])
         ev = doc["traceEvents"]
         root = summ["target"]["pid"]
         # the phase timeline: the phases in order, and their durations as in the JSON
@@ -106,11 +81,11 @@ def test_trace_has_phases_per_thread_counters_and_marks():
         for n in set(names):
             durs = [x for _, m, x in tl if m == n]
             err = abs(sum(durs) / 1e6 - harness.phase(summ, n)["time_s"])
-            assert err < 1e-5 + 1e-6 * len(durs), (n, durs)    # each slice in whole us
+            assert err < 1e-5 + 1e-6 * len(durs), (n, durs)    # each slice to 1/8 us
         # the main thread's own track shows the same phases
         assert [n for _, _, n in sorted((e["ts"], e["dur"], e["name"]) for e in ev
                 if e["ph"] == "X" and e["tid"] == root)] == names
-        assert (root, root) in tracks
+        assert (root, root) in tr.tracks, sorted(tr.tracks)
         meta = {(e["name"], e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
         assert meta[("process_name", root, 0)].startswith("llama-driver (pid %d)" % root), meta
         rss = [e["args"] for e in ev if e["ph"] == "C" and e["name"] == "RSS bytes"]
@@ -123,15 +98,17 @@ def test_trace_has_phases_per_thread_counters_and_marks():
 
 
 def test_trace_of_an_oom_kill_marks_it_with_cgroup_counters():
+    """An OOM kill: one global instant, the cgroup's counters with its limit, nothing after
+    the end of the run; memphase report writes the same trace from the recording."""
     harness.need_root()
     with harness.workdir() as d, test_oom.Cgroup(96 * MIB) as cg:
-        t = os.path.join(d, "t.json")
+        t, j = os.path.join(d, "t.json"), os.path.join(d, "r.json")
         rec = os.path.join(d, "r.mprec")
-        r = harness.memphase(["run", "--no-tui", "--record", rec, "--trace", t, "--"] +
-                             cg.wrap(test_oom.growing_driver(d, 100)))
+        r = harness.memphase(["run", "--no-tui", "--record", rec, "--trace", t, "--json", j,
+                              "--"] + cg.wrap(test_oom.growing_driver(d, 100)))
         assert r.returncode == 128 + 9, r.stderr
         doc = json.load(open(t))
-        check_format(doc)
+        traceformat.check(t, harness.load_json(j)["duration_s"])
         ooms = [e for e in doc["traceEvents"] if e["ph"] == "i" and e["cat"] == "oom_kill"]
         assert len(ooms) == 1 and ooms[0]["s"] == "g", ooms
         cgs = [e["args"] for e in doc["traceEvents"]
@@ -156,7 +133,7 @@ def test_trace_has_the_requests_on_their_own_track():
                                              "--batch-mib", "2", "--tokens", "4",
                                              "--token-kib", "64"], opts=["--trace", t])
         doc = json.load(open(t))
-        check_format(doc)
+        traceformat.check(t, summ["duration_s"])
         ev = doc["traceEvents"]
         names = [e for e in ev if e["ph"] == "M" and e["args"].get("name") == "requests"]
         assert len(names) == 1, names
