@@ -48,20 +48,30 @@ def need_browser():
 
 
 def speedscope_import(path):
-    """'OK ...' from speedscope_import.js, or raises Skip when the tools cannot be had."""
+    """What speedscope_import.js printed: its last line ('OK <title>' or 'FAIL <why>') and
+    the warnings speedscope logged while importing and showing the file; raises Skip when
+    the tools cannot be had."""
     chromium = need_browser()
     release = os.path.join(NODE_DIR, "node_modules", "speedscope", "dist", "release")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "speedscope_import.js")
     r = subprocess.run(["node", script, chromium, release, path], capture_output=True,
                        text=True, timeout=120, env=dict(os.environ, NODE_PATH=os.path.join(
                            NODE_DIR, "node_modules")))
-    return (r.stdout + r.stderr).strip()
+    lines = (r.stdout + r.stderr).strip().splitlines() or [""]
+    return lines[-1], [ln[5:] for ln in lines if ln.startswith("WARN ")]
+
+
+def speedscope_clean(path):
+    """speedscope imports the file and warns of nothing."""
+    out, warnings = speedscope_import(path)
+    assert out.startswith("OK"), out
+    assert not warnings, "speedscope warned %d times: %s" % (len(warnings), warnings[:5])
 
 
 def test_trace_has_phases_per_thread_counters_and_marks():
     """The phase timeline, the main thread's phases, RSS and memory counters and the
     libraries loaded, in a trace that keeps the format's rules and that speedscope
-    imports."""
+    imports without a warning."""
     harness.need_root()
     with harness.workdir() as d:
         t, j = os.path.join(d, "t.json"), os.path.join(d, "r.json")
@@ -93,8 +103,7 @@ def test_trace_has_phases_per_thread_counters_and_marks():
         assert any(e["ph"] == "C" and "MemAvailable" in e["args"] for e in ev)
         libs = [e["name"] for e in ev if e["ph"] == "i" and e["cat"] == "library"]
         assert any(n.endswith("/libllama.so") for n in libs), libs
-        out = speedscope_import(t)
-        assert out.startswith("OK"), out
+        speedscope_clean(t)
 
 
 def test_trace_of_an_oom_kill_marks_it_with_cgroup_counters():
@@ -120,6 +129,7 @@ def test_trace_of_an_oom_kill_marks_it_with_cgroup_counters():
         p = harness.memphase(["report", rec, "--trace", t2])
         assert p.returncode == 0, p.stderr
         assert json.load(open(t2)) == doc
+        speedscope_clean(t)
 
 
 def test_trace_has_the_requests_on_their_own_track():
@@ -147,3 +157,4 @@ def test_trace_has_the_requests_on_their_own_track():
             assert abs(e["ts"] / 1e6 - q["start_s"]) < 0.002, (e, q)
             assert abs((e["ts"] + e["dur"]) / 1e6 - q["end_s"]) < 0.002, (e, q)
             assert e["args"]["generated_tokens"] == q["tokens"]["generated"], (e, q)
+        speedscope_clean(t)
