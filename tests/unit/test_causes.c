@@ -291,13 +291,13 @@ TEST(causes_since_a_time_in_one_process)
 	/* before 100: the KV cache (not counted); from 100: prompt cache 3, unmatched 1; and
 	 * another process's prompt cache (not counted) */
 	ASSERT_OK(profile__add_from(&m->profile, 1, "x", kv, 2, 8 * MIB, 0), "kv");
-	ASSERT_OK(profile__add_when(&m->profile, 1, 50, 8 * MIB), "kv when");
+	ASSERT_OK(profile__add_when(&m->profile, 1, 1, 50, 8 * MIB), "kv when");
 	ASSERT_OK(profile__add_from(&m->profile, 2, "x", pc, 2, 3 * MIB, 0), "pc");
-	ASSERT_OK(profile__add_when(&m->profile, 1, 100, 2 * MIB), "pc at 100");
-	ASSERT_OK(profile__add_when(&m->profile, 1, 200, 1 * MIB), "pc at 200");
-	ASSERT_OK(profile__add_when(&m->profile, 2, 200, 5 * MIB), "other process");
+	ASSERT_OK(profile__add_when(&m->profile, 1, 1, 100, 2 * MIB), "pc at 100");
+	ASSERT_OK(profile__add_when(&m->profile, 1, 1, 200, 1 * MIB), "pc at 200");
+	ASSERT_OK(profile__add_when(&m->profile, 2, 2, 200, 5 * MIB), "other process");
 	ASSERT_OK(profile__add_from(&m->profile, 2, "x", other, 2, 1 * MIB, 0), "other");
-	ASSERT_OK(profile__add_when(&m->profile, 1, 300, 1 * MIB), "unmatched");
+	ASSERT_OK(profile__add_when(&m->profile, 1, 1, 300, 1 * MIB), "unmatched");
 	if (!ASSERT_OK(causes__span(m, &(struct cause_filter){ .pid = 1, .from_ns = 100 }, &cs),
 		       "since"))
 		goto cleanup;

@@ -72,11 +72,11 @@ static struct model *new_model(void)
 		r->rss_start[MP_ANON] = (__s64)(60 + 10 * i) * (__s64)MIB;
 		r->rss_end[MP_ANON] = r->rss_start[MP_ANON] + 10 * (__s64)MIB;
 		if (profile__add(&m->profile, STATE, "x", pc, 2, 8 * MIB) ||
-		    profile__add_when(&m->profile, 100, t + 10 * MS, 8 * MIB) ||
+		    profile__add_when(&m->profile, 100, 100, t + 10 * MS, 8 * MIB) ||
 		    profile__add(&m->profile, CHECKPOINT, "x", ck, 2, 1 * MIB) ||
-		    profile__add_when(&m->profile, 100, t + 20 * MS, 1 * MIB) ||
+		    profile__add_when(&m->profile, 100, 100, t + 20 * MS, 1 * MIB) ||
 		    profile__add(&m->profile, 0, "x", tok, 2, 1 * MIB) ||
-		    profile__add_when(&m->profile, 100, t + 30 * MS, 1 * MIB))
+		    profile__add_when(&m->profile, 100, 100, t + 30 * MS, 1 * MIB))
 			goto fail;
 	}
 	m->rec_calls[CHECKPOINT] = 8;

@@ -183,7 +183,7 @@ TEST(model_relabel_moves_intervals_and_counts)
 	phase_ev(m, 100, 1, 1100 * MS);			/* startup 100 ms */
 	/* a stack sample of the probe's context */
 	profile__add(&m->profile, 2, "serve", frames, 2, 4096);
-	profile__add_when(&m->profile, 100, 1250 * MS, 4096);
+	profile__add_when(&m->profile, 100, 100, 1250 * MS, 4096);
 	m->samples[2]++, m->sampled_bytes[2] += 4096;
 	phase_ivl(m, 100, 1, 2, 1200 * MS, 1000, 0, 1);	/* load 100 ms: 1000 B */
 	phase_ivl(m, 100, 2, 3, 1500 * MS, 8000, 0, 2);	/* context 300 ms: 8000 B */

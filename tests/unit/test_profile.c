@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The stack profile (interning, merging, raw samples) and the output-format registry. */
+#include <errno.h>
 #include <string.h>
 
 #include "harness.h"
@@ -28,6 +29,29 @@ TEST(profile_interns_and_merges)
 	ASSERT_STREQ(p.stacks[0].frames[1], "load;model", "a ';' stays in a frame");
 	ASSERT_OK(profile__add_raw(&p, 1, 1, 0, 1, 10, 4096, 1, 0, (const __u64[]){ 1 }, 1), "no raw");
 	ASSERT_EQ(p.nraw, 0UL, "raw samples only when asked");
+	profile__free(&p);
+}
+
+/* the timed samples keep their time, weight, stack, process and thread */
+TEST(profile_timed_samples_keep_their_thread)
+{
+	static const char *const a[] = { "main", "decode" };
+	static const char *const b[] = { "main", "load" };
+	struct profile p;
+
+	profile__init(&p, false);
+	ASSERT_TRUE(profile__add_when(&p, 7, 8, 100, 4096) == -EINVAL, "no stack yet");
+	ASSERT_OK(profile__add(&p, 1, "llama", a, 2, 4096), "a");
+	ASSERT_OK(profile__add_when(&p, 7, 8, 100, 4096), "a when");
+	ASSERT_OK(profile__add(&p, 1, "llama", b, 2, 8192), "b");
+	ASSERT_OK(profile__add_when(&p, 7, 9, 200, 8192), "b when");
+	ASSERT_EQ(p.nwhen, 2UL, "two timed samples");
+	ASSERT_EQ(p.when[0].tid, 8U, "a's thread");
+	ASSERT_EQ(p.when[1].tid, 9U, "b's thread");
+	ASSERT_EQ(p.when[1].pid, 7U, "b's process");
+	ASSERT_EQ(p.when[1].stack, 1U, "b's stack");
+	ASSERT_EQ(p.when[1].ts_ns, 200ULL, "b's time");
+	ASSERT_EQ(p.when[1].weight, 8192ULL, "b's weight");
 	profile__free(&p);
 }
 

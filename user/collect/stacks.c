@@ -252,7 +252,7 @@ int stacks__apply(struct model *m, const struct stacks_sample *s)
 	err = profile__add_from(&m->profile, phase, s->comm, s->frames, s->nframes, s->weight,
 				origin);
 	if (!err)
-		err = profile__add_when(&m->profile, s->pid, s->ts_ns, s->weight);
+		err = profile__add_when(&m->profile, s->pid, s->tid, s->ts_ns, s->weight);
 	if (err)
 		return err;
 	m->sampled_bytes[phase] += s->weight;

@@ -264,7 +264,7 @@ void profile__sort_raw(struct profile *p)
 		qsort(p->raw, p->nraw, sizeof(*p->raw), cmp_raw);
 }
 
-int profile__add_when(struct profile *p, __u32 pid, __u64 ts_ns, __u64 weight)
+int profile__add_when(struct profile *p, __u32 pid, __u32 tid, __u64 ts_ns, __u64 weight)
 {
 	if (!p->nstacks)
 		return -EINVAL;
@@ -276,6 +276,6 @@ int profile__add_when(struct profile *p, __u32 pid, __u64 ts_ns, __u64 weight)
 		return -ENOMEM;
 	p->when[p->nwhen++] = (struct profile_when){ .ts_ns = ts_ns, .weight = weight,
 						     .stack = p->last, .pid = pid,
-						     .origin = p->last_origin };
+						     .origin = p->last_origin, .tid = tid };
 	return 0;
 }

@@ -68,6 +68,7 @@ struct profile_when {
 	__u32 stack;		/* index in stacks */
 	__u32 pid;		/* the process that took it */
 	__u32 origin;		/* the mapping it grew: 1 + index in the origins, 0 unknown */
+	__u32 tid;		/* and the thread */
 };
 
 #define PROFILE_MAX_WHEN	(1U << 21)	/* timed samples kept, at most */
@@ -102,8 +103,8 @@ const char *profile__intern(struct profile *p, const char *s);
  */
 int profile__add(struct profile *p, __u32 phase, const char *comm, const char *const *frames,
 		 __u32 n, __u64 weight);
-/* Notes when (and in which process) the sample profile__add() added last was taken. */
-int profile__add_when(struct profile *p, __u32 pid, __u64 ts_ns, __u64 weight);
+/* Notes when (and in which thread) the sample profile__add() added last was taken. */
+int profile__add_when(struct profile *p, __u32 pid, __u32 tid, __u64 ts_ns, __u64 weight);
 /* profile__add() of a sample that grew the mapping of origin id (0: unknown). */
 int profile__add_from(struct profile *p, __u32 phase, const char *comm,
 		      const char *const *frames, __u32 n, __u64 weight, __u32 origin);
