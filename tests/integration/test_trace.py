@@ -158,3 +158,42 @@ def test_trace_has_the_requests_on_their_own_track():
             assert abs((e["ts"] + e["dur"]) / 1e6 - q["end_s"]) < 0.002, (e, q)
             assert e["args"]["generated_tokens"] == q["tokens"]["generated"], (e, q)
         speedscope_clean(t)
+
+
+def test_trace_has_the_growth_samples_with_their_stacks():
+    """Every stack sample of growth as an instant on the track of the thread that took it:
+    named by its cause (or its innermost frame), its stack both in the stackFrames tree
+    (sf) and as text (for Perfetto, which reads no stackFrames); by cause their bytes are
+    the JSON's causes. speedscope reads the stackFrames tree (given the samples as its
+    sample list) without a warning."""
+    harness.need_root()
+    import test_explain
+    with harness.workdir() as d:
+        t = os.path.join(d, "t.json")
+        _, summ, _, _ = test_explain.explain_run(d, extra=["--trace", t], requests=2)
+        tr = traceformat.check(t, summ["duration_s"])
+        sm = [e for e in tr.events if e.get("cat") == "rss_growth"]
+        assert sm, "no samples in the trace"
+        by, tids = {}, set()
+        for e in sm:
+            assert e["ph"] == "i" and e["s"] == "t", e
+            frames = tr.stack(e["sf"])
+            assert e["args"]["stack"] == " <- ".join(reversed(frames)), (e, frames)
+            by[e["name"]] = by.get(e["name"], 0) + e["args"]["bytes"]
+            tids.add(e["tid"])
+        assert summ["target"]["pid"] in tids, tids
+        causes = {c["name"]: c["bytes"] for c in summ["causes"]}
+        assert causes and {n: by.get(n, 0) for n in causes} == causes, (causes, by)
+        unmatched = sum(b for n, b in by.items() if n not in causes)
+        assert unmatched == summ["causes_unmatched_bytes"], (unmatched, by)
+        # speedscope reads stackFrames only with a sample list, which would replace the
+        # phases with the samples (weighed by the time between them): given one here
+        doc = json.load(open(t))
+        doc["samples"] = [{"name": e["name"], "pid": e["pid"], "tid": e["tid"],
+                           "ts": float(e["ts"]), "sf": e["sf"], "weight": e["args"]["bytes"]}
+                          for e in sm]
+        s = os.path.join(d, "samples.json")
+        with open(s, "w") as f:
+            json.dump(doc, f)
+        traceformat.check(s, summ["duration_s"])
+        speedscope_clean(s)

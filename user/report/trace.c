@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/json.h"
+#include "lib/strmap.h"
+#include "lib/util.h"
+#include "model/causes.h"
 #include "report/trace.h"
 
 #define TIMELINE_TID	0	/* the phase timeline's track, under the root */
@@ -315,16 +318,241 @@ static void marks(struct jsonw *w, const struct model *m)
 	}
 }
 
+/*
+ * The sampled stacks as the trace's stackFrames dictionary: a tree of a node per (caller's
+ * node, frame), ids from 1 (speedscope's reader takes an sf of 0 for no stack).
+ */
+struct frame_node {
+	const char *name;	/* interned by the profile */
+	__u32 parent;		/* 0: outermost */
+};
+
+struct frames {
+	struct strmap index;	/* "PARENT\x1fNAME" -> node id */
+	struct frame_node *v;	/* node id - 1 */
+	size_t n, cap;
+	__u32 *leaf;		/* per merged stack: its innermost frame's node, 0 not yet */
+	int *cause;		/* per merged stack: its cause in the rules, -1 none, -2 unknown */
+	char *buf;		/* scratch: an index key, a stack's text */
+	size_t bufcap;
+};
+
+static int frames__init(struct frames *f, const struct profile *p)
+{
+	size_t k;
+
+	memset(f, 0, sizeof(*f));
+	strmap__init(&f->index, NULL);
+	f->leaf = calloc(p->nstacks + 1, sizeof(*f->leaf));
+	f->cause = malloc((p->nstacks + 1) * sizeof(*f->cause));
+	if (!f->leaf || !f->cause)
+		return -ENOMEM;
+	for (k = 0; k < p->nstacks; k++)
+		f->cause[k] = -2;
+	return 0;
+}
+
+static void frames__free(struct frames *f)
+{
+	strmap__free(&f->index);
+	free(f->v);
+	free(f->leaf);
+	free(f->cause);
+	free(f->buf);
+}
+
+/* f->buf with room for len bytes, or NULL */
+static char *frames__buf(struct frames *f, size_t len)
+{
+	char *b;
+
+	if (len <= f->bufcap)
+		return f->buf;
+	b = realloc(f->buf, len);
+	if (!b)
+		return NULL;
+	f->buf = b;
+	f->bufcap = len;
+	return b;
+}
+
+/* The node of name called from parent (0: outermost), made when new; 0 on ENOMEM. */
+static __u32 frames__node(struct frames *f, __u32 parent, const char *name)
+{
+	char *key = frames__buf(f, strlen(name) + 16);
+	struct strmap_entry *e;
+
+	if (!key)
+		return 0;
+	/* frames have no control characters: \x1f cannot be part of one */
+	snprintf(key, strlen(name) + 16, "%u\x1f%s", parent, name);
+	e = strmap__get(&f->index, key);
+	if (!e)
+		return 0;
+	if (e->value)
+		return (__u32)e->value;
+	if (util__grow((void **)&f->v, &f->cap, f->n, sizeof(*f->v)))
+		return 0;
+	f->v[f->n++] = (struct frame_node){ .name = name, .parent = parent };
+	e->value = f->n;
+	return (__u32)f->n;
+}
+
+/* The node of merged stack k's innermost frame (0: a sample without a stack). 0 or -ENOMEM. */
+static int frames__stack(struct frames *f, const struct profile *p, size_t k, __u32 *leaf)
+{
+	const struct profile_stack *st = &p->stacks[k];
+	__u32 i, id = 0;
+
+	if (!f->leaf[k]) {
+		for (i = 0; i < st->nframes; i++) {
+			id = frames__node(f, id, st->frames[i]);
+			if (!id)
+				return -ENOMEM;
+		}
+		f->leaf[k] = id;
+	}
+	*leaf = f->leaf[k];
+	return 0;
+}
+
+/* Merged stack k's frames, innermost first, joined by " <- " (the summary's arrow). */
+static const char *frames__text(struct frames *f, const struct profile_stack *st)
+{
+	size_t len = 1, o = 0;
+	char *b;
+	__u32 i;
+
+	for (i = 0; i < st->nframes; i++)
+		len += strlen(st->frames[i]) + 4;
+	b = frames__buf(f, len);
+	if (!b)
+		return NULL;
+	b[0] = '\0';
+	for (i = st->nframes; i-- > 0;)
+		o += snprintf(b + o, len - o, "%s%s", o ? " <- " : "", st->frames[i]);
+	return b;
+}
+
+/* The sample's name: its stack's cause, or its innermost frame. */
+static const char *sample_name(struct frames *f, const struct model *m, size_t k)
+{
+	const struct profile_stack *st = &m->profile.stacks[k];
+	const struct cause_rule *rule;
+
+	if (f->cause[k] == -2)
+		f->cause[k] = causes__match_stack(m, st, &rule);
+	if (f->cause[k] >= 0)
+		return m->rules.causes[f->cause[k]].name;
+	return st->nframes ? st->frames[st->nframes - 1] : "[no stack]";
+}
+
+static int cmp_when(const void *a, const void *b)
+{
+	const struct profile_when *x = *(const struct profile_when *const *)a;
+	const struct profile_when *y = *(const struct profile_when *const *)b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* One sample: an instant on its thread's track, its stack by sf and, for Perfetto, as text. */
+static int sample(struct jsonw *w, const struct model *m, struct frames *f,
+		  const struct profile_when *s)
+{
+	const struct profile_stack *st = &m->profile.stacks[s->stack];
+	const char *text;
+	__u32 leaf;
+	int err;
+
+	err = frames__stack(f, &m->profile, s->stack, &leaf);
+	if (err)
+		return err;
+	event_head(w, "i", sample_name(f, m, s->stack), "rss_growth", s->pid, s->tid,
+		   tick(m, s->ts_ns));
+	jsonw__string_field(w, "s", "t");
+	if (leaf)
+		jsonw__u64_field(w, "sf", leaf);
+	jsonw__name(w, "args");
+	jsonw__start_object(w);
+	jsonw__u64_field(w, "bytes", s->weight);
+	jsonw__string_field(w, "phase", phase_name(m, st->phase));
+	text = frames__text(f, st);
+	if (!text)
+		return -ENOMEM;
+	if (text[0])
+		jsonw__string_field(w, "stack", text);
+	jsonw__end_object(w);
+	jsonw__end_object(w);
+	return 0;
+}
+
+/*
+ * The stack samples of growth, each an instant on the track of the thread that took it (in
+ * time order per thread: chrome://tracing drops an instant earlier than the one before).
+ */
+static int samples(struct jsonw *w, const struct model *m, struct frames *f)
+{
+	const struct profile *p = &m->profile;
+	const struct profile_when **v;
+	size_t i, n = 0;
+	int err = 0;
+
+	if (!p->nwhen)
+		return 0;
+	v = malloc(p->nwhen * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < p->nwhen; i++)
+		if (p->when[i].stack < p->nstacks && !after_end(m, p->when[i].ts_ns))
+			v[n++] = &p->when[i];
+	qsort(v, n, sizeof(*v), cmp_when);
+	for (i = 0; i < n && !err; i++)
+		err = sample(w, m, f, v[i]);
+	free(v);
+	return err;
+}
+
+/* The stackFrames dictionary: "ID": {"name": FRAME, "parent": ID of its caller}. */
+static void stack_frames(struct jsonw *w, const struct frames *f)
+{
+	char id[24];
+	size_t i;
+
+	jsonw__name(w, "stackFrames");
+	jsonw__start_object(w);
+	for (i = 0; i < f->n; i++) {
+		snprintf(id, sizeof(id), "%zu", i + 1);
+		jsonw__name(w, id);
+		jsonw__start_object(w);
+		jsonw__string_field(w, "name", f->v[i].name);
+		if (f->v[i].parent)
+			jsonw__u64_field(w, "parent", f->v[i].parent);
+		jsonw__end_object(w);
+	}
+	jsonw__end_object(w);
+}
+
 static int trace_write(FILE *f, const struct output_ctx *ctx)
 {
 	const struct model *m = ctx->m;
-	struct jsonw *w = jsonw__new(f, false);
+	struct jsonw *w = NULL;
 	char name[MP_COMM_LEN + 32];
+	struct frames fr;
 	unsigned int i;
 	int err;
 
-	if (!w)
-		return -ENOMEM;
+	err = frames__init(&fr, &m->profile);
+	if (err)
+		goto cleanup;
+	w = jsonw__new(f, false);
+	if (!w) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	jsonw__start_object(w);
 	jsonw__string_field(w, "displayTimeUnit", "ms");
 	jsonw__name(w, "traceEvents");
@@ -342,18 +570,24 @@ static int trace_write(FILE *f, const struct output_ctx *ctx)
 	counters(w, m, ctx->tl);
 	gpu_counters(w, m);
 	marks(w, m);
+	if (!err)
+		err = samples(w, m, &fr);
 	jsonw__end_array(w);
+	stack_frames(w, &fr);
 	jsonw__end_object(w);
+cleanup:
 	jsonw__free(w);
+	frames__free(&fr);
 	fflush(f);
-	if (err)
-		return err;
-	return ferror(f) ? -EIO : 0;
+	if (!err && ferror(f))
+		err = -EIO;
+	return err;
 }
 
 const struct output_format trace_format = {
 	.name = "trace",
 	.help = "Write the run as a Chrome/Perfetto trace (trace-event JSON: phases per thread, "
-		"requests, RSS, memory and GPU counters, OOM kills, guard actions, libraries) to FILE",
+		"requests, RSS, memory and GPU counters, OOM kills, guard actions, libraries, "
+		"stack samples of growth) to FILE",
 	.write = trace_write,
 };

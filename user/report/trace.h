@@ -15,6 +15,14 @@
  * - counter tracks ("C"): RSS per class of the observed processes, MemAvailable and
  *   SwapFree, the memory cgroup's usage and limit;
  * - instant events ("i"): OOM kills, guard actions, libraries loaded, execs;
+ * - the stack samples of growth (every timed sample of the profile, PROFILE_MAX_WHEN at
+ *   most): thread-scoped instants ("s": "t") on the track of the thread that took them,
+ *   category "rss_growth", named by the cause of their stack (or its innermost frame),
+ *   args bytes, phase and the stack as text ("inner <- ... <- outer", for Perfetto, which
+ *   reads no stackFrames), and "sf", the stack's innermost node in the top-level
+ *   "stackFrames" dictionary (a tree: "ID": {"name", "parent"}), which chrome://tracing
+ *   shows with the instant. No top-level "samples" list: speedscope would show only those,
+ *   weighed by the time between them;
  * - metadata ("M"): process and thread names.
  */
 #ifndef __MP_TRACE_H
