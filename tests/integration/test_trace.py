@@ -25,6 +25,17 @@ def phase_order(names):
     return [n for i, n in enumerate(names) if not i or names[i - 1] != n]
 
 
+def merged(slices):
+    """(start, end, name) slices in order, those that go on in the same name as one."""
+    out = []
+    for a, b, n in slices:
+        if out and out[-1][2] == n and out[-1][1] == a:
+            out[-1] = (out[-1][0], b, n)
+        else:
+            out.append((a, b, n))
+    return out
+
+
 def need_browser():
     """chromium (installed when missing) and, in build/node, speedscope and puppeteer-core,
     which make test installs first (scripts/node-deps.sh); Skip (counted, with the reason)
@@ -162,10 +173,11 @@ def test_trace_has_the_requests_on_their_own_track():
 
 def test_trace_has_the_growth_samples_with_their_stacks():
     """Every stack sample of growth as an instant on the track of the thread that took it:
-    named by its cause (or its innermost frame), its stack both in the stackFrames tree
-    (sf) and as text (for Perfetto, which reads no stackFrames); by cause their bytes are
-    the JSON's causes. speedscope reads the stackFrames tree (given the samples as its
-    sample list) without a warning."""
+    named by its cause (or its innermost frame), in its phase's slice where the thread has
+    one, its stack both in the stackFrames tree (sf) and as text (for Perfetto, which reads
+    no stackFrames); by cause their bytes are the JSON's causes. The threads' tracks of a
+    process together are its phase timeline. speedscope reads the stackFrames tree (given
+    the samples as its sample list) without a warning."""
     harness.need_root()
     import test_explain
     with harness.workdir() as d:
@@ -181,7 +193,19 @@ def test_trace_has_the_growth_samples_with_their_stacks():
             assert e["args"]["stack"] == " <- ".join(reversed(frames)), (e, frames)
             by[e["name"]] = by.get(e["name"], 0) + e["args"]["bytes"]
             tids.add(e["tid"])
-        assert summ["target"]["pid"] in tids, tids
+            # where its thread's track has a slice (the thread made the phase current),
+            # the slice is of the sample's phase
+            at = [x["name"] for a, b, x in tr.tracks.get((e["pid"], e["tid"]), [])
+                  if a <= e["ts"] < b]
+            assert at in ([], [e["args"]["phase"]]), (e, at)
+        root = summ["target"]["pid"]
+        assert root in tids, tids
+        # the phase is the process's: its threads' tracks together are its phase timeline,
+        # one slice at a time (the requests are served on threads of their own)
+        th = sorted((a, b, x["name"]) for (pid, tid), sl in tr.tracks.items()
+                    if pid == root and tid not in (0, 1) for a, b, x in sl)
+        assert len({tid for pid, tid in tr.tracks if pid == root}) > 3, sorted(tr.tracks)
+        assert merged(th) == merged((a, b, x["name"]) for a, b, x in tr.tracks[(root, 0)]), th
         causes = {c["name"]: c["bytes"] for c in summ["causes"]}
         assert causes and {n: by.get(n, 0) for n in causes} == causes, (causes, by)
         unmatched = sum(b for n, b in by.items() if n not in causes)

@@ -127,50 +127,82 @@ static __u64 proc_end(const struct model *m, __u32 pid)
 	return p && p->exited && p->exit_ns && p->exit_ns < m->end_ns ? p->exit_ns : m->end_ns;
 }
 
-static int cmp_change(const void *a, const void *b)
+/* A thread's change of its process's phase, and until when that phase held. */
+struct change_span {
+	const struct history_change *c;
+	__u64 until;		/* the process's next change (any thread's), or its end */
+	bool first;		/* the process's first change */
+};
+
+static int cmp_ts(__u64 a, __u64 b)
 {
-	const struct history_change *x = *(const struct history_change *const *)a;
-	const struct history_change *y = *(const struct history_change *const *)b;
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_by_pid(const void *a, const void *b)
+{
+	const struct history_change *x = ((const struct change_span *)a)->c;
+	const struct history_change *y = ((const struct change_span *)b)->c;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return cmp_ts(x->ts_ns, y->ts_ns);
+}
+
+static int cmp_by_tid(const void *a, const void *b)
+{
+	const struct history_change *x = ((const struct change_span *)a)->c;
+	const struct history_change *y = ((const struct change_span *)b)->c;
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
-	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+	return cmp_ts(x->ts_ns, y->ts_ns);
 }
 
-/* Each thread's phases, from its changes. */
+/*
+ * Each thread's phases, from its changes. The phase is the process's (BPF keeps one per
+ * target): a thread's slice lasts until the next change in its process, whichever thread
+ * made it, so that a process's thread tracks together tell its phases once. The time before
+ * a process's first change goes, in the phase that change left, to the thread that made it.
+ */
 static int thread_slices(struct jsonw *w, const struct model *m)
 {
 	const struct history *h = &m->history;
-	const struct history_change **ch;
+	struct change_span *v;
 	struct track t;
 	char name[64];
 	size_t i;
 
 	if (!h->nch)
 		return 0;
-	ch = malloc(h->nch * sizeof(*ch));
-	if (!ch)
+	v = calloc(h->nch, sizeof(*v));
+	if (!v)
 		return -ENOMEM;
 	for (i = 0; i < h->nch; i++)
-		ch[i] = &h->ch[i];
-	qsort(ch, h->nch, sizeof(*ch), cmp_change);
+		v[i].c = &h->ch[i];
+	qsort(v, h->nch, sizeof(*v), cmp_by_pid);
 	for (i = 0; i < h->nch; i++) {
-		const struct history_change *c = ch[i];
-		bool first = !i || ch[i - 1]->tid != c->tid;
-		bool last = i + 1 == h->nch || ch[i + 1]->tid != c->tid;
+		bool next = i + 1 < h->nch && v[i + 1].c->pid == v[i].c->pid;
 
-		if (first) {
+		v[i].first = !i || v[i - 1].c->pid != v[i].c->pid;
+		v[i].until = next ? v[i + 1].c->ts_ns : proc_end(m, v[i].c->pid);
+	}
+	qsort(v, h->nch, sizeof(*v), cmp_by_tid);
+	for (i = 0; i < h->nch; i++) {
+		const struct history_change *c = v[i].c;
+
+		if (!i || v[i - 1].c->tid != c->tid) {
 			snprintf(name, sizeof(name), "thread %u", c->tid);
 			meta(w, "thread_name", c->pid, c->tid, name);
 			track__init(&t, w, m, c->pid, c->tid);
-			/* before its first change it was in the phase it left */
-			track__add(&t, c->old_phase, m->start_ns, c->ts_ns);
 		}
-		track__add(&t, c->phase, c->ts_ns, last ? proc_end(m, c->pid) : ch[i + 1]->ts_ns);
-		if (last)
+		if (v[i].first)
+			track__add(&t, c->old_phase, m->start_ns, c->ts_ns);
+		track__add(&t, c->phase, c->ts_ns, v[i].until);
+		if (i + 1 == h->nch || v[i + 1].c->tid != c->tid)
 			track__flush(&t);
 	}
-	free(ch);
+	free(v);
 	return 0;
 }
 

@@ -6,10 +6,12 @@
  * binary floating point, so that the slices of a track nest exactly in every importer.
  * Nothing lies after the end of the run (the JSON's duration_s).
  *
- * - phases: "X" slices on a track per thread (each thread's phase changes; the time
- *   before a thread's first change is the phase it left), category "phase"; the slices of
- *   a track follow each other, a phase that goes on is one slice, and one shorter than
- *   125 ns is left out;
+ * - phases: "X" slices on a track per thread, category "phase": each phase a thread made
+ *   current, until the next change in its process by any thread (the phase is the
+ *   process's), so that a process's thread tracks together show its phases once; the
+ *   time before a process's first change, in the phase that change left, is on the track
+ *   of the thread that made it. The slices of a track follow each other, a phase that
+ *   goes on is one slice, and one shorter than 125 ns is left out;
  * - the phase timeline (the root's, or a phased child's under a wrapper) as slices on a
  *   track of its own (tid 0 of the root: "phase timeline");
  * - counter tracks ("C"): RSS per class of the observed processes, MemAvailable and
