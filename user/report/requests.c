@@ -376,7 +376,8 @@ static void json_fit(struct jsonw *w, const struct model *m)
 	jsonw__end_object(w);
 }
 
-/* projected_by_cause: the projection split as in the summary (null: nothing sampled) */
+/* projected_by_cause: the projection split as in the summary, and projected_unmatched_bytes
+ * (both null: nothing sampled) */
 static void json_context_split(struct jsonw *w, const struct model *m, double bytes)
 {
 	struct cause_span cs;
@@ -384,6 +385,7 @@ static void json_context_split(struct jsonw *w, const struct model *m, double by
 
 	if (!context_split(m, bytes, &cs, &order, &n)) {
 		jsonw__null_field(w, "projected_by_cause");
+		jsonw__null_field(w, "projected_unmatched_bytes");
 		return;
 	}
 	jsonw__name(w, "projected_by_cause");
@@ -437,6 +439,7 @@ static void json_context(struct jsonw *w, const struct model *m)
 	} else {
 		jsonw__null_field(w, "projected_full_context_bytes");
 		jsonw__null_field(w, "projected_by_cause");
+		jsonw__null_field(w, "projected_unmatched_bytes");
 	}
 	jsonw__end_object(w);
 }
