@@ -199,7 +199,8 @@ install: $(OUTPUT)/memphase
 	install -m 0755 $(OUTPUT)/memphase $(DESTDIR)$(PREFIX)/bin/memphase
 	install -m 0644 docs/memphase.1 $(DESTDIR)$(PREFIX)/share/man/man1/memphase.1
 	install -m 0644 README.md ARCHITECTURE.md $(DESTDIR)$(PREFIX)/share/doc/memphase/
-	install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/memphase/docs/
+	install -m 0644 docs/*.md docs/memphase.schema.json \
+		$(DESTDIR)$(PREFIX)/share/doc/memphase/docs/
 	install -m 0644 scripts/memphase-watch.service $(DESTDIR)$(PREFIX)/share/doc/memphase/
 
 clean:

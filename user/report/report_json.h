@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The JSON summary (schema 1; README.md explains every key). */
+/* The JSON summary (schema 1): docs/json.md explains every key, docs/memphase.schema.json
+ * is its JSON Schema. */
 #ifndef __MP_REPORT_JSON_H
 #define __MP_REPORT_JSON_H
 
