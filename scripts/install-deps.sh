@@ -19,6 +19,9 @@ for p in "${pkgs[@]}"; do
 done
 # node and npm may come from elsewhere (NodeSource ships npm inside nodejs): by command
 command -v npm >/dev/null || missing+=(nodejs npm)
+# the tests check every JSON summary against docs/memphase.schema.json with the python3 that
+# runs them: by import (a pip-installed jsonschema counts; without one those checks skip)
+python3 -c 'import jsonschema' 2>/dev/null || missing+=(python3-jsonschema)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: missing packages: ${missing[*]} (run as root, e.g. sudo make ...)" >&2

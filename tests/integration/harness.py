@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -105,9 +106,63 @@ def flat(text):
     return " ".join(text.split())
 
 
+SCHEMA = os.path.join(ROOT, "docs", "memphase.schema.json")
+
+
+class SchemaCheck:
+    """The summaries' check against SCHEMA: its validator (None until the first summary),
+    why there is none (jsonschema missing or too old), and how many summaries the module
+    running checked and left unchecked: run.py counts a module that left any unchecked as
+    one skip more, with the reason."""
+    validator = None
+    why_not = None
+    checked = 0
+    unchecked = 0
+
+
+def _schema_validator():
+    if SchemaCheck.validator is None and SchemaCheck.why_not is None:
+        try:
+            import jsonschema
+        except ImportError:
+            SchemaCheck.why_not = ("%s has no jsonschema module (Debian: python3-jsonschema)"
+                                   % sys.executable)
+            return None
+        cls = getattr(jsonschema, "Draft202012Validator", None)
+        if cls is None:
+            SchemaCheck.why_not = ("%s's jsonschema has no draft 2020-12 validator (4.0 or "
+                                   "newer has)" % sys.executable)
+            return None
+        with open(SCHEMA) as f:
+            schema = json.load(f)
+        cls.check_schema(schema)
+        SchemaCheck.validator = cls(schema)
+    return SchemaCheck.validator
+
+
+def check_summary(doc, what):
+    """Checks doc, a JSON summary (what: where it came from), against docs/memphase.schema.json:
+    raises AssertionError naming each key that does not match. Without a validator it counts
+    the summary as unchecked (SchemaCheck)."""
+    v = _schema_validator()
+    if v is None:
+        SchemaCheck.unchecked += 1
+        return doc
+    errors = sorted(v.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = ["%s: %s" % ("/".join(map(str, e.absolute_path)) or "(top)", e.message[:300])
+                 for e in errors[:10]]
+        raise AssertionError("%s does not match docs/memphase.schema.json (%d errors):\n  %s"
+                             % (what, len(errors), "\n  ".join(lines)))
+    SchemaCheck.checked += 1
+    return doc
+
+
 def load_json(path):
+    """The JSON summary in path, checked against docs/memphase.schema.json (check_summary)."""
     with open(path) as f:
-        return json.load(f)
+        doc = json.load(f)
+    return check_summary(doc, path)
 
 
 def phase(doc, name):

@@ -115,7 +115,7 @@ def test_symlink_planted_by_another_user_is_not_followed():
         os.lchown(mine, 65534, 65534)
         r = mp(["run", "--json", mine, "--", harness.NOLLAMA, "0"], env=SUDO_NOBODY)
         assert r.returncode == 0, r.stderr
-        assert os.path.islink(mine) and json.load(open(real))["schema"] == 1
+        assert os.path.islink(mine) and harness.load_json(real)["schema"] == 1
         assert os.stat(real).st_uid == 65534
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -139,7 +139,7 @@ def test_directory_swapped_for_a_symlink_does_not_redirect_the_output():
         assert r.returncode == 0, r.stderr
         assert os.path.islink(sub), "the swap did not happen"
         assert not os.path.exists(os.path.join(rootonly, "out.json")), "written through the swap"
-        assert json.load(open(os.path.join(d, "d.old", "out.json")))["schema"] == 1
+        assert harness.load_json(os.path.join(d, "d.old", "out.json"))["schema"] == 1
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -216,7 +216,7 @@ def test_output_is_replaced_atomically_and_sigkill_keeps_the_old_file():
         os.chmod(out, 0o600)
         r = mp(["run", "--json", out, "--", harness.NOLLAMA, "0"])
         assert r.returncode == 0, r.stderr
-        assert json.load(open(out))["schema"] == 1 and not temps(d)
+        assert harness.load_json(out)["schema"] == 1 and not temps(d)
         assert stat.S_IMODE(os.stat(out).st_mode) == 0o600
 
 
@@ -281,7 +281,7 @@ def test_json_on_stdout_stays_clean():
     harness.need_root()
     r = mp(["run", "--json", "-", "--", "sh", "-c", "echo hello-from-the-command"])
     assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    doc = harness.check_summary(json.loads(r.stdout), "--json - (stdout)")
     assert doc["schema"] == 1
     assert "hello-from-the-command" in r.stderr and "PHASE" in r.stderr
 
@@ -504,7 +504,7 @@ def test_phase_markers_that_never_attach_are_reported():
                 "--phase", "b=/bin/true:no_such_symbol_here", "--phase", "c=%s:sym" % text,
                 "--phase", "d=no_such_symbol_anywhere", "--", harness.NOLLAMA, "0"])
         assert r.returncode == 0, r.stderr
-        got = {u["phase"]: u["reason"] for u in json.load(open(out))["unmatched_markers"]}
+        got = {u["phase"]: u["reason"] for u in harness.load_json(out)["unmatched_markers"]}
         assert set(got) == {"a", "b", "c", "d"}, got
         assert "libnotmapped.so" in got["a"] and "no such symbol" in got["b"]
         assert "not an ELF file" in got["c"] and "no mapped object" in got["d"], got
