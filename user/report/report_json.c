@@ -561,9 +561,9 @@ static unsigned int group_top(const struct timeline *tl, unsigned int from, unsi
 
 /*
  * "timeline": { "samples": [ { "t_s", "phase", "anon", "file", "shmem", "swap" } ] }:
- * RSS of the observed processes over the run, at most about REPORT_JSON_TIMELINE samples
- * (thinned to the highest of each run of samples, so the peak stays; samples where the
- * phase changed and the last one are kept).
+ * RSS of the observed processes over the run, thinned to REPORT_JSON_TIMELINE samples at
+ * most (the highest of each run of samples, so the peak stays), and besides them every
+ * sample where the phase changed and the last one.
  */
 static void timeline(struct jsonw *w, const struct model *m, const struct timeline *tl)
 {
