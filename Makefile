@@ -192,7 +192,8 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all && scripts/bench.sh; \
 		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
-# the binary, its man page, the docs the man page and the systemd unit point to
+# the binary, its man page, the docs the man page and the systemd unit point to; the unit's
+# paths (ExecStart=, Documentation=) are PREFIX's
 install: $(OUTPUT)/memphase
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/doc/memphase/docs
@@ -201,7 +202,9 @@ install: $(OUTPUT)/memphase
 	install -m 0644 README.md ARCHITECTURE.md $(DESTDIR)$(PREFIX)/share/doc/memphase/
 	install -m 0644 docs/*.md docs/memphase.schema.json \
 		$(DESTDIR)$(PREFIX)/share/doc/memphase/docs/
-	install -m 0644 scripts/memphase-watch.service $(DESTDIR)$(PREFIX)/share/doc/memphase/
+	sed 's|/usr/local/|$(PREFIX)/|g' scripts/memphase-watch.service \
+		>$(DESTDIR)$(PREFIX)/share/doc/memphase/memphase-watch.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/share/doc/memphase/memphase-watch.service
 
 clean:
 	$(call msg,CLEAN)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The documents: a short README beside docs/, a man page that names every option and
 renders without a warning, links that lead somewhere, and `make install` putting the man
-page where man finds it."""
+page where man finds it and what the systemd unit points to where it points."""
 import os
 import re
 import shutil
@@ -101,3 +101,71 @@ def test_make_install_puts_the_man_page_where_man_finds_it():
                            capture_output=True, text=True, timeout=30,
                            env=dict(os.environ, MANPAGER="cat", PAGER="cat", MANWIDTH="80"))
         assert r.returncode == 0 and "memphase attach" in r.stdout, r.stdout[:500] + r.stderr
+
+
+def unit_values(path, key):
+    """The values of each key= line of a systemd unit file, split on white space."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith(key + "="):
+                out += line[len(key) + 1:].split()
+    return out
+
+
+def test_make_install_puts_what_the_unit_points_to_where_it_points():
+    """make install DESTDIR=D PREFIX=/usr: the unit it installs names /usr's files, and each
+    is in D: every Documentation= (man:memphase(1), the file:// pages, and the relative links
+    of those pages), the ExecStart= binary, the schema json.md links to; systemd-analyze
+    verify (when there is one) accepts the unit, with D's binary and man pages for /usr's."""
+    with harness.workdir() as d:
+        r = subprocess.run(["make", "-s", "-C", TOP, "install", "DESTDIR=" + d, "PREFIX=/usr"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        doc = os.path.join(d, "usr", "share", "doc", "memphase")
+        unit = os.path.join(doc, "memphase-watch.service")
+        assert os.path.isfile(unit), os.listdir(doc)
+        assert "/usr/local" not in open(unit).read(), "the unit names /usr/local, not PREFIX"
+        urls = unit_values(unit, "Documentation")
+        assert any(u.startswith("man:") for u in urls) and \
+            any(u.startswith("file://") for u in urls), urls
+        missing, pages = [], []
+        for u in urls:
+            m = re.fullmatch(r"man:([\w.-]+)\((\w+)\)", u)
+            if m:
+                page = os.path.join(d, "usr", "share", "man", "man" + m.group(2)[0],
+                                    "%s.%s" % m.groups())
+            elif u.startswith("file:///"):
+                page = d + u[len("file://"):]
+                pages.append(page)
+            else:
+                raise AssertionError("Documentation=%s: neither man: nor file://" % u)
+            if not os.path.isfile(page):
+                missing.append("%s (%s)" % (u, page))
+        for page in pages:
+            if not os.path.isfile(page):
+                continue
+            for target in re.findall(r"\]\(([^)\s#]+)[^)]*\)", open(page).read()):
+                full = os.path.join(os.path.dirname(page), target)
+                if not re.match(r"[a-z]+://", target) and not os.path.exists(full):
+                    missing.append("%s, linked from %s" % (target, os.path.basename(page)))
+        assert not missing, "installed unit points to what make install did not install: " \
+            + "; ".join(missing)
+        exe = unit_values(unit, "ExecStart")[0].lstrip("-@:+!")
+        assert exe == "/usr/bin/memphase" and os.access(d + exe, os.X_OK), \
+            "ExecStart=%s: %s is not an installed program" % (exe, d + exe)
+        assert os.path.isfile(os.path.join(doc, "docs", "memphase.schema.json"))
+        if not shutil.which("systemd-analyze"):
+            raise harness.Skip("no systemd-analyze to verify the installed unit")
+        check = os.path.join(d, "check", "memphase-watch.service")
+        os.mkdir(os.path.dirname(check))
+        with open(check, "w") as f:
+            f.write(open(unit).read().replace(exe + " ", d + exe + " "))
+        r = subprocess.run(["systemd-analyze", "verify", check], capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, MANPATH=os.path.join(
+                               d, "usr", "share", "man")))
+        # a directive it cannot parse is only a warning ("ignoring"): none about the unit
+        said = [line for line in (r.stdout + r.stderr).splitlines()
+                if "memphase-watch.service" in line]
+        assert r.returncode == 0 and not said, "systemd-analyze verify exited %d: %s" % (
+            r.returncode, r.stdout + r.stderr)
