@@ -154,7 +154,8 @@ def test_make_install_puts_what_the_unit_points_to_where_it_points():
         exe = unit_values(unit, "ExecStart")[0].lstrip("-@:+!")
         assert exe == "/usr/bin/memphase" and os.access(d + exe, os.X_OK), \
             "ExecStart=%s: %s is not an installed program" % (exe, d + exe)
-        assert os.path.isfile(os.path.join(doc, "docs", "memphase.schema.json"))
+        assert os.path.isfile(os.path.join(doc, "docs", "memphase.schema.json")), \
+            "no schema beside json.md: %s" % os.listdir(os.path.join(doc, "docs"))
         if not shutil.which("systemd-analyze"):
             raise harness.Skip("no systemd-analyze to verify the installed unit")
         check = os.path.join(d, "check", "memphase-watch.service")
