@@ -425,11 +425,26 @@ class Prometheus:
         self.log.close()
 
 
+def request_bucket(doc):
+    """The bucket (low, high] that holds the growth of every request of the run (the
+    stand-in's requests all grow alike), bounds 2^k and 1.5 x 2^k from 64 KiB."""
+    bounds = sorted([2 ** k for k in range(16, 35)] + [3 * 2 ** k for k in range(15, 33)])
+    assert len(bounds) == 37
+    grew = {sum(v for c, v in r["rss_growth_bytes"].items() if c != "swap")
+            for r in doc["requests"] if r["end_s"] is not None}
+    inb = {[b for b in bounds if b >= g][0] for g in grew}
+    assert len(inb) == 1, ("requests in several buckets", grew)
+    hi = inb.pop()
+    return bounds[bounds.index(hi) - 1], hi
+
+
 def test_prometheus_scrapes_growth_per_phase_equal_to_json():
     """A real Prometheus (scrape every 1 s, OpenMetrics negotiated) scrapes memphase during a
     llama-serve run that holds 3 s after its teardown; afterwards PromQL through the HTTP API
     gives, per phase and class, exactly --json's rss_growth_bytes (and per phase, summed
-    over the classes); the scrapes were OpenMetrics (info type kept), up was 1."""
+    over the classes); the scrapes were OpenMetrics (info type kept), up was 1. Every
+    request grows 4.25 MiB: histogram_quantile's p50 and p95 lie in its bucket (4, 6 MiB]
+    (with x4 buckets they read 10 and 15.4 MiB)."""
     need_prometheus()
     with harness.workdir() as d:
         port, out = free_port(), os.path.join(d, "o.json")
@@ -479,6 +494,13 @@ def test_prometheus_scrapes_growth_per_phase_equal_to_json():
             assert meta["memphase_run"][0]["type"] == "info", meta
             res = prom.query("last_over_time(memphase_requests_total%s[10m])" % sel)
             assert int(float(res[0]["value"][1])) == len(doc["requests"]) == 10, res
+            # the requests' quantiles, as Prometheus reads them, in the bucket of their growth
+            lo, hi = request_bucket(doc)
+            for q in ("0.5", "0.95"):
+                res = prom.query("histogram_quantile(%s, last_over_time("
+                                 "memphase_request_growth_bytes_bucket%s[10m]))" % (q, sel))
+                got = float(res[0]["value"][1])
+                assert lo < got <= hi, ("p" + q, got, "not in", (lo, hi))
             # the dashboard's PromQL, as Grafana would send it, at a time of the run
             _, exprs, _ = dashboard_names()
             for e in exprs:

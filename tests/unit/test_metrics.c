@@ -2,7 +2,8 @@
 /*
  * report/metrics: the exposition of a hand-built model, in both syntaxes. Every sample
  * follows its family's HELP and TYPE; counters are named with _total in text 0.0.4 and
- * without it in OpenMetrics's TYPE; the histogram's buckets are cumulative; comm is
+ * without it in OpenMetrics's TYPE; the histogram's buckets are cumulative, two per
+ * doubling; comm is
  * escaped and made valid UTF-8; GPU families only with a GPU; two runs give each family
  * once, run by run (what a merger relies on); OpenMetrics ends in "# EOF". promtool (the
  * prometheus package) checks both when it is there.
@@ -158,13 +159,18 @@ TEST(metrics_exposition)
 	ASSERT_TRUE(strstr(text, want) != NULL, "prompt: open until now");
 	snprintf(want, sizeof(want), "memphase_current_phase{%s,phase=\"prompt\"} 1\n", id);
 	ASSERT_TRUE(strstr(text, want) != NULL, "the current phase");
-	/* buckets: 0 (the shrinking one), 100 KiB, 2 MiB */
+	/* buckets: 0 (the shrinking one), 100 KiB, 2 MiB (on a bound: in its bucket) */
 	snprintf(want, sizeof(want),
 		 "memphase_request_growth_bytes_bucket{%s,le=\"65536\"} 1\n"
-		 "memphase_request_growth_bytes_bucket{%s,le=\"262144\"} 2\n"
-		 "memphase_request_growth_bytes_bucket{%s,le=\"1048576\"} 2\n"
-		 "memphase_request_growth_bytes_bucket{%s,le=\"4194304\"} 3\n", id, id, id, id);
+		 "memphase_request_growth_bytes_bucket{%s,le=\"98304\"} 1\n"
+		 "memphase_request_growth_bytes_bucket{%s,le=\"131072\"} 2\n", id, id, id);
 	ASSERT_TRUE(strstr(text, want) != NULL, "cumulative buckets");
+	snprintf(want, sizeof(want),
+		 "memphase_request_growth_bytes_bucket{%s,le=\"1572864\"} 2\n"
+		 "memphase_request_growth_bytes_bucket{%s,le=\"2097152\"} 3\n", id, id);
+	ASSERT_TRUE(strstr(text, want) != NULL, "2 MiB is in the bucket it bounds");
+	ASSERT_EQ(count(text, "memphase_request_growth_bytes_bucket{"), METRICS_NBUCKETS + 1,
+		  "37 buckets and +Inf");
 	snprintf(want, sizeof(want), "memphase_request_growth_bytes_bucket{%s,le=\"+Inf\"} 3\n"
 		 "memphase_request_growth_bytes_count{%s} 3\n"
 		 "memphase_request_growth_bytes_sum{%s} %llu\n", id, id, id,
@@ -182,6 +188,25 @@ out:
 	free(om);
 	model__free(m);
 	free(m);
+}
+
+/* Two bounds per doubling: each at most 1.5 times the one before, 64 KiB to 16 GiB. */
+TEST(metrics_request_buckets_resolve_a_request)
+{
+	unsigned int i;
+	bool fine = true;
+
+	ASSERT_EQ(metrics__bucket(0), 64ULL << 10, "the first bound");
+	ASSERT_EQ(metrics__bucket(METRICS_NBUCKETS - 1), 16ULL << 30, "the last bound");
+	for (i = 1; i < METRICS_NBUCKETS; i++)
+		fine &= metrics__bucket(i) > metrics__bucket(i - 1) &&
+			2 * metrics__bucket(i) <= 3 * metrics__bucket(i - 1);
+	ASSERT_TRUE(fine, "increasing, x1.5 at most");
+	/* the report's +4.25 MiB request: in (4 MiB, 6 MiB], not (4 MiB, 16 MiB] */
+	for (i = 0; i < METRICS_NBUCKETS && metrics__bucket(i) < 4456448; i++)
+		;
+	ASSERT_EQ(metrics__bucket(i), 6ULL << 20, "4.25 MiB: bucket le 6 MiB");
+	ASSERT_EQ(metrics__bucket(i - 1), 4ULL << 20, "above 4 MiB");
 }
 
 TEST(metrics_gpu_system_and_two_runs)

@@ -45,10 +45,11 @@ struct mw {
 	bool header;		/* the family's HELP and TYPE are out */
 };
 
-const unsigned long long metrics_buckets[METRICS_NBUCKETS] = {
-	64ULL << 10, 256ULL << 10, 1ULL << 20, 4ULL << 20, 16ULL << 20, 64ULL << 20,
-	256ULL << 20, 1ULL << 30, 4ULL << 30,
-};
+/* 64 KiB, 96 KiB, 128 KiB, 192 KiB, ... 12 GiB, 16 GiB: 2^k and 1.5 x 2^k */
+unsigned long long metrics__bucket(unsigned int i)
+{
+	return (i & 1 ? 3ULL : 2ULL) << (METRICS_BUCKET_SHIFT - 1 + i / 2);
+}
 
 /* ---- writing ---- */
 
@@ -330,10 +331,10 @@ static void e_req_hist(struct mw *w, const struct run *r)
 		n++;
 		sum += g;
 		for (k = 0; k < METRICS_NBUCKETS; k++)
-			counts[k] += (__u64)g <= metrics_buckets[k];
+			counts[k] += (__u64)g <= metrics__bucket(k);
 	}
 	for (k = 0; k < METRICS_NBUCKETS; k++)
-		sample(w, r, "_bucket", "le", u64s(le, metrics_buckets[k]), NULL, NULL,
+		sample(w, r, "_bucket", "le", u64s(le, metrics__bucket(k)), NULL, NULL,
 		       u64s(b, counts[k]));
 	sample(w, r, "_bucket", "le", "+Inf", NULL, NULL, u64s(b, n));
 	sample(w, r, "_count", NULL, NULL, NULL, NULL, u64s(b, n));

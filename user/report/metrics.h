@@ -27,9 +27,15 @@ enum metrics_syntax {
 	METRICS_OPENMETRICS,	/* OpenMetrics 1.0.0 text, ending in "# EOF" */
 };
 
-/* The request-growth histogram's upper bounds, bytes (+Inf follows). */
-#define METRICS_NBUCKETS	9
-extern const unsigned long long metrics_buckets[METRICS_NBUCKETS];
+/*
+ * The request-growth histogram's upper bounds, bytes (+Inf follows): two per doubling,
+ * 2^k and 1.5 x 2^k, from 64 KiB (2^METRICS_BUCKET_SHIFT) to 16 GiB. A quantile read
+ * from them lies in its bucket, so within x1.5 of the true value; 37 buckets, +Inf, _sum
+ * and _count are 40 series per run (docs/metrics.md says why not more, or fewer).
+ */
+#define METRICS_BUCKET_SHIFT	16
+#define METRICS_NBUCKETS	37
+unsigned long long metrics__bucket(unsigned int i);
 
 /*
  * Writes the exposition of n runs (each an output_ctx: model, timeline, system memory,
