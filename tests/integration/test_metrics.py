@@ -212,6 +212,33 @@ def test_metrics_server_and_textfile():
         assert growth_by_phase(ne) == json_growth(doc), growth_by_phase(ne)
 
 
+def test_report_textfile_says_when_the_run_started():
+    """memphase report REC --metrics-textfile F: promtool-clean, with the run's
+    memphase_start_time_seconds, the very value the live run served (the recording keeps
+    the wall clock at the start), and its growth per phase and class the live JSON's."""
+    need_prometheus()
+    with harness.workdir() as d:
+        port, rec, out = free_port(), os.path.join(d, "r.rec"), os.path.join(d, "o.json")
+        tf = os.path.join(d, "report.prom")
+        p = start(["run", "--no-tui", "--metrics", str(port), "--record", rec, "--json", out,
+                   "--"] + serve_args(requests=3))
+        try:
+            live = samples(wait_metrics(p, port, want="memphase_requests_total{"))
+        finally:
+            finish(p)
+        r = harness.memphase(["report", rec, "--metrics-textfile", tf])
+        assert r.returncode == 0, r.stderr
+        with open(tf) as f:
+            text = f.read()
+        promtool_clean(text, "report's textfile")
+        samp = samples(text)
+        start_live = [v for n, _, v in live if n == "memphase_start_time_seconds"]
+        start_rep = [v for n, _, v in samp if n == "memphase_start_time_seconds"]
+        assert len(start_live) == 1 and start_rep == start_live, (start_rep, start_live)
+        assert abs(start_rep[0] - time.time()) < 3600, start_rep
+        assert growth_by_phase(samp) == json_growth(harness.load_json(out))
+
+
 def test_metrics_bad_address_fails_before_the_command():
     """A bad address or port, or a port in use: one line on stderr, a non-zero exit, and
     the command never started (its marker file is not created)."""

@@ -131,6 +131,8 @@ TEST(metrics_exposition)
 		return;
 	c.m = m;
 	c.now_ns = 2000 * MS;
+	/* a recording's start on the wall clock: no memphase running now, still a start */
+	m->start_wall_ns = 1700000000500000000ULL;
 	text = render(&c, 1, METRICS_TEXT);
 	om = render(&c, 1, METRICS_OPENMETRICS);
 	if (!ASSERT_OK_PTR(text, "text") || !ASSERT_OK_PTR(om, "openmetrics"))
@@ -176,6 +178,8 @@ TEST(metrics_exposition)
 		 "memphase_request_growth_bytes_sum{%s} %llu\n", id, id, id,
 		 (100ULL << 10) + 2 * MIB);
 	ASSERT_TRUE(strstr(text, want) != NULL, "+Inf, count, sum");
+	snprintf(want, sizeof(want), "memphase_start_time_seconds{%s} 1700000000.5\n", id);
+	ASSERT_TRUE(strstr(text, want) && strstr(om, want), "the start, from the model");
 	snprintf(want, sizeof(want), "memphase_oom_kills_total{%s,phase=\"load\"} 0\n", id);
 	ASSERT_TRUE(strstr(text, want) != NULL, "OOM kills: 0 per phase");
 	ASSERT_FALSE(strstr(text, "# EOF"), "text has no # EOF");

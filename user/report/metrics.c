@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "lib/utf8.h"
 #include "lib/util.h"
 #include "model/causes.h"
@@ -165,14 +164,9 @@ static void e_run(struct mw *w, const struct run *r)
 
 static void e_start(struct mw *w, const struct run *r)
 {
-	struct timespec ts;
-	__u64 mono = util__now_ns();
-
-	/* only a live run knows when it started on the wall clock */
-	if (!r->c->self || clock_gettime(CLOCK_REALTIME, &ts))
-		return;
-	sd(w, r, NULL, NULL, ts.tv_sec + ts.tv_nsec / 1e9 -
-	   model__rel_s(r->m, mono));
+	/* the live run's wall clock at its start, or the recording's (older ones: unknown) */
+	if (r->m->start_wall_ns)
+		sd(w, r, NULL, NULL, r->m->start_wall_ns / 1e9);
 }
 
 static void e_ended(struct mw *w, const struct run *r)
