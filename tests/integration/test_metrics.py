@@ -469,9 +469,9 @@ def test_prometheus_scrapes_growth_per_phase_equal_to_json():
     """A real Prometheus (scrape every 1 s, OpenMetrics negotiated) scrapes memphase during a
     llama-serve run that holds 3 s after its teardown; afterwards PromQL through the HTTP API
     gives, per phase and class, exactly --json's rss_growth_bytes (and per phase, summed
-    over the classes); the scrapes were OpenMetrics (info type kept), up was 1. Every
-    request grows 4.25 MiB: histogram_quantile's p50 and p95 lie in its bucket (4, 6 MiB]
-    (with x4 buckets they read 10 and 15.4 MiB)."""
+    over the classes); the scrapes were OpenMetrics (info type and units kept), up was 1.
+    Every request grows 4.25 MiB: histogram_quantile's p50 and p95 lie in its bucket
+    (4, 6 MiB] (with x4 buckets they read 10 and 15.4 MiB)."""
     need_prometheus()
     with harness.workdir() as d:
         port, out = free_port(), os.path.join(d, "o.json")
@@ -519,6 +519,16 @@ def test_prometheus_scrapes_growth_per_phase_equal_to_json():
             assert n and int(n[0]["value"][1]) >= 2, n
             meta = prom.api("metadata", metric="memphase_run")
             assert meta["memphase_run"][0]["type"] == "info", meta
+            # the units, which only OpenMetrics carries (Prometheus refuses a scrape whose
+            # UNIT is not the name's last words: up was 1)
+            for name, unit in (("memphase_rss_bytes", "bytes"),
+                               ("memphase_phase_growth_bytes", "bytes"),
+                               ("memphase_phase_seconds", "seconds"),
+                               ("memphase_start_time_seconds", "seconds"),
+                               ("memphase_request_growth_bytes", "bytes"),
+                               ("memphase_requests", "")):
+                meta = prom.api("metadata", metric=name)
+                assert meta and meta[name][0]["unit"] == unit, (name, meta)
             res = prom.query("last_over_time(memphase_requests_total%s[10m])" % sel)
             assert int(float(res[0]["value"][1])) == len(doc["requests"]) == 10, res
             # the requests' quantiles, as Prometheus reads them, in the bucket of their growth
@@ -677,6 +687,9 @@ def test_watch_metrics_merged_per_process():
             st, hdr, om = get(port, headers={"Accept": OM_ACCEPT})
             assert st == 200 and hdr["Content-Type"] == CT_OM and om.endswith("\n# EOF\n")
             assert om.count("# TYPE memphase_run info\n") == 1, om[:3000]
+            assert om.count("# UNIT memphase_rss_bytes bytes\n") == 1, om[:3000]
+            assert "# UNIT memphase_watch_self_cpu_seconds seconds\n" in om, om[:3000]
+            assert "# UNIT" not in body, "a UNIT in the text format"
             assert om.count("\n# EOF\n") == 1
             # the textfile: written while they run, nobody's, lint-clean, both processes
             deadline = time.time() + 30

@@ -2,8 +2,9 @@
 /*
  * report/metrics: the exposition of a hand-built model, in both syntaxes. Every sample
  * follows its family's HELP and TYPE; counters are named with _total in text 0.0.4 and
- * without it in OpenMetrics's TYPE; the histogram's buckets are cumulative, two per
- * doubling; comm is
+ * without it in OpenMetrics's TYPE; OpenMetrics has a UNIT for the families named for
+ * one (bytes, seconds, ...), text 0.0.4 none; the histogram's buckets are cumulative, two
+ * per doubling; comm is
  * escaped and made valid UTF-8; GPU families only with a GPU; two runs give each family
  * once, run by run (what a merger relies on); OpenMetrics ends in "# EOF". promtool (the
  * prometheus package) checks both when it is there.
@@ -76,10 +77,14 @@ static char *render(const struct output_ctx *c, unsigned int n, enum metrics_syn
 	return buf;
 }
 
-/* Every sample line belongs to the family of the last TYPE line, which follows its HELP. */
+/*
+ * Every sample line belongs to the family of the last TYPE line, which follows its HELP;
+ * a UNIT line (OpenMetrics only) follows the TYPE, its unit the family name's last words.
+ */
 static bool well_formed(const char *text, enum metrics_syntax syn)
 {
-	char fam[128] = "", help[128] = "", line[1024], name[128];
+	char fam[128] = "", help[128] = "", line[1024], name[128], unit[128];
+	size_t nf, nu;
 	const char *p = text, *nl;
 	int nsamples = 0;
 
@@ -94,6 +99,16 @@ static bool well_formed(const char *text, enum metrics_syntax syn)
 		if (sscanf(line, "# TYPE %127s", fam) == 1) {
 			if (strcmp(fam, help)) {
 				printf("TYPE %s without its HELP\n", fam);
+				return false;
+			}
+			continue;
+		}
+		if (sscanf(line, "# UNIT %127s %127s", name, unit) == 2) {
+			nf = strlen(fam);
+			nu = strlen(unit);
+			if (syn != METRICS_OPENMETRICS || strcmp(name, fam) || nf <= nu + 1 ||
+			    fam[nf - nu - 1] != '_' || strcmp(fam + nf - nu, unit)) {
+				printf("a UNIT out of place: %s\n", line);
 				return false;
 			}
 			continue;
@@ -143,6 +158,14 @@ TEST(metrics_exposition)
 		    "text: the counter's family is named with _total");
 	ASSERT_TRUE(strstr(om, "# TYPE memphase_phase_growth_bytes counter\n") != NULL,
 		    "OpenMetrics: without");
+	ASSERT_TRUE(strstr(om, "# TYPE memphase_phase_growth_bytes counter\n"
+			       "# UNIT memphase_phase_growth_bytes bytes\n") &&
+		    strstr(om, "# UNIT memphase_phase_seconds seconds\n") &&
+		    strstr(om, "# UNIT memphase_request_growth_bytes bytes\n"),
+		    "OpenMetrics: the units");
+	ASSERT_FALSE(strstr(om, "# UNIT memphase_requests ") ||
+		     strstr(om, "# UNIT memphase_phase_page_faults "), "counts have none");
+	ASSERT_FALSE(strstr(text, "# UNIT"), "text 0.0.4 has no UNIT");
 	ASSERT_TRUE(strstr(om, "# TYPE memphase_run info\n") &&
 		    strstr(text, "# TYPE memphase_run_info gauge\n"), "info: info, or a gauge");
 	snprintf(want, sizeof(want),

@@ -2,8 +2,8 @@
 /*
  * lib/promtext: two runs' OpenMetrics expositions, rendered one by one and merged, are
  * byte for byte what metrics__render() writes for both runs at once, in OpenMetrics and in
- * the text format 0.0.4 (the names of counter and info families converted); incomplete or
- * malformed texts are refused whole.
+ * the text format 0.0.4 (the names of counter and info families converted, the UNIT lines
+ * left out); incomplete or malformed texts are refused whole.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -151,6 +151,7 @@ TEST(promtext_refuses_malformed)
 		"# HELP a x\na 1\n# EOF\n",			/* no TYPE */
 		"# TYPE a gauge\na 1\n# EOF\nmore\n",		/* after # EOF */
 		"#TYPE a gauge\n# EOF\n",
+		"# TYPE a_bytes gauge\n# UNIT a_bytes bytes\n# UNIT a_bytes bytes\n# EOF\n",
 	};
 	unsigned int i;
 
@@ -167,12 +168,12 @@ TEST(promtext_refuses_malformed)
 TEST(promtext_types_and_names)
 {
 	static const char a[] = "# HELP x_bytes Xs.\n# TYPE x_bytes counter\n"
-				"x_bytes_total{p=\"1\"} 5\n# TYPE r info\nr_info{p=\"1\"} 1\n"
+				"# UNIT x_bytes bytes\nx_bytes_total{p=\"1\"} 5\n# TYPE r info\nr_info{p=\"1\"} 1\n"
 				"# TYPE u unknown\nu 3\n# EOF\n";
 	static const char b[] = "# TYPE n gauge\nn{p=\"2\"} 7\n# TYPE x_bytes gauge\n"
 				"x_bytes{p=\"2\"} 9\n# TYPE r info\nr_info{p=\"2\"} 1\n# EOF\n";
 	struct promtext pa = {}, pb = {};
-	char *ta = strdup(a), *tb = strdup(b), *mt = NULL;
+	char *ta = strdup(a), *tb = strdup(b), *mt = NULL, *mo = NULL;
 
 	if (!ASSERT_OK_PTR(ta, "a") || !ASSERT_OK_PTR(tb, "b"))
 		goto out;
@@ -182,6 +183,11 @@ TEST(promtext_types_and_names)
 	if (!ASSERT_OK(promtext__parse(&pb, tb, strlen(tb)), "b"))
 		goto out;
 	tb = NULL;
+	mo = merge(&pa, &pb, true);
+	ASSERT_STREQ(mo, "# HELP x_bytes Xs.\n# TYPE x_bytes counter\n# UNIT x_bytes bytes\n"
+			 "x_bytes_total{p=\"1\"} 5\n# TYPE r info\nr_info{p=\"1\"} 1\n"
+			 "r_info{p=\"2\"} 1\n# TYPE u unknown\nu 3\n# TYPE n gauge\nn{p=\"2\"} 7\n"
+			 "# EOF\n", "OpenMetrics: the UNIT kept");
 	mt = merge(&pa, &pb, false);
 	/* x_bytes: b's gauge is left out (the first text's type holds); n comes last */
 	ASSERT_STREQ(mt, "# HELP x_bytes_total Xs.\n# TYPE x_bytes_total counter\n"
@@ -194,4 +200,5 @@ out:
 	free(ta);
 	free(tb);
 	free(mt);
+	free(mo);
 }

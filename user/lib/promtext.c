@@ -82,14 +82,19 @@ static int meta(struct promtext *p, const char *s, const char *e, size_t *cap)
 		return -EBADMSG;
 	if (rest < e)
 		rest++;
-	if (!memcmp(kw, "UNIT", 4))
-		return 0;
 	f = family_of(p, name, n, cap);
 	if (!f)
 		return -EBADMSG;
 	if (!memcmp(kw, "HELP", 4)) {
 		f->help = rest;
 		f->help_len = e - rest;
+		return 0;
+	}
+	if (!memcmp(kw, "UNIT", 4)) {
+		if (f->unit)
+			return -EBADMSG;
+		f->unit = rest;
+		f->unit_len = e - rest;
 		return 0;
 	}
 	if (memcmp(kw, "TYPE", 4) || f->type || !known_type(rest, e - rest))
@@ -200,6 +205,9 @@ static void header(FILE *f, const struct promtext_family *u, bool om)
 			(int)u->help_len, u->help);
 	fprintf(f, "# TYPE %.*s%s %.*s\n", (int)u->name_len, u->name, sfx,
 		type ? (int)strlen(type) : (int)u->type_len, type ? type : u->type);
+	if (om && u->unit_len)
+		fprintf(f, "# UNIT %.*s %.*s\n", (int)u->name_len, u->name, (int)u->unit_len,
+			u->unit);
 }
 
 int promtext__merge(FILE *f, const struct promtext *const *v, unsigned int n,

@@ -8,8 +8,9 @@
  * gauge, as its samples are named in both).
  *
  * Only what an OpenMetrics writer of whole families produces is read: "# HELP", "# TYPE"
- * (required, one of counter, gauge, histogram, summary, info, unknown), "# UNIT" (dropped)
- * and each family's samples right after its metadata; a text that is not complete (no
+ * (required, one of counter, gauge, histogram, summary, info, unknown), "# UNIT" (kept in
+ * OpenMetrics, left out of 0.0.4, which has none) and each family's samples right after
+ * its metadata; a text that is not complete (no
  * "# EOF"), has a sample of no family or a family twice, is refused (-EBADMSG) whole.
  */
 #ifndef __MP_PROMTEXT_H
@@ -20,8 +21,8 @@
 #include <stdio.h>
 
 struct promtext_family {
-	const char *name, *type, *help;	/* into the text, not terminated */
-	size_t name_len, type_len, help_len;	/* help_len 0: no HELP line */
+	const char *name, *type, *help, *unit;	/* into the text, not terminated */
+	size_t name_len, type_len, help_len, unit_len;	/* help_len, unit_len 0: no line */
 	const char *samples;		/* its sample lines, each ending in '\n' */
 	size_t samples_len;
 };

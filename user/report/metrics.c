@@ -76,15 +76,34 @@ static const char *type_name(enum fam_type t, enum metrics_syntax syn)
 	}
 }
 
+/* The unit a family's name ends in (OpenMetrics: the name's last words), or NULL. */
+static const char *unit_of(const char *name)
+{
+	static const char *const units[] = { "bytes_per_second", "bytes", "seconds", "ratio" };
+	size_t n = strlen(name), k, i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		k = strlen(units[i]);
+		if (n > k + 1 && name[n - k - 1] == '_' && !strcmp(name + n - k, units[i]))
+			return units[i];
+	}
+	return NULL;
+}
+
 static void header(struct mw *w)
 {
 	const struct family *fm = w->fam;
+	bool om = w->syn == METRICS_OPENMETRICS;
 	/* text 0.0.4 names the family as its samples are named; OpenMetrics without suffix */
-	const char *sfx = w->syn == METRICS_OPENMETRICS ? "" :
-			  fm->type == F_COUNTER ? "_total" : fm->type == F_INFO ? "_info" : "";
+	const char *sfx = om ? "" : fm->type == F_COUNTER ? "_total" :
+			  fm->type == F_INFO ? "_info" : "";
+	const char *unit = unit_of(fm->name);
 
 	fprintf(w->f, "# HELP %s%s %s\n", fm->name, sfx, fm->help);
 	fprintf(w->f, "# TYPE %s%s %s\n", fm->name, sfx, type_name(fm->type, w->syn));
+	/* the text format 0.0.4 has no UNIT */
+	if (om && unit)
+		fprintf(w->f, "# UNIT %s %s\n", fm->name, unit);
 	w->header = true;
 }
 
