@@ -49,7 +49,8 @@ static int metrics_get(void *ctx, const struct httpd_request *rq, FILE *body,
 	s->scrape_ns = t0;
 	s->scrapes++;
 
-	err = metrics__render(body, &oc, 1, use_om ? METRICS_OPENMETRICS : METRICS_TEXT);
+	err = metrics__render(body, &oc, 1, use_om ? METRICS_OPENMETRICS : METRICS_TEXT,
+			      METRICS_SOURCE_HTTP);
 	*content_type = use_om ? METRICS_CT_OPENMETRICS : METRICS_CT_TEXT;
 	s->self.render_s = (util__now_ns() - t0) / 1e9;
 	s->self.render_bytes = ftell(body) > 0 ? (__u64)ftell(body) : 0;
@@ -101,7 +102,8 @@ void session_metrics__send(struct session *s, __u64 now, bool final)
 	if (!f)
 		return;
 	oc = session_metrics__ctx(s, now);
-	err = metrics__render(f, &oc, 1, METRICS_OPENMETRICS);
+	/* watch labels it with where it serves or writes the merge */
+	err = metrics__render(f, &oc, 1, METRICS_OPENMETRICS, NULL);
 	if (fclose(f) || err) {
 		free(buf);
 		return;

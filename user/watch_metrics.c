@@ -139,9 +139,10 @@ static int self_exposition(struct watch_metrics *m, struct promtext *p)
 	return err;
 }
 
-/* The merged exposition: the supervisor's series, then every process's. */
-static int render(struct watch_metrics *m, FILE *f, bool openmetrics)
+/* The merged exposition: the supervisor's series, then every process's, from source. */
+static int render(struct watch_metrics *m, FILE *f, bool openmetrics, const char *source)
 {
+	char label[64];
 	const struct promtext **v;
 	struct promtext self;
 	unsigned int i, n = 0;
@@ -159,7 +160,8 @@ static int render(struct watch_metrics *m, FILE *f, bool openmetrics)
 	for (i = 0; i < m->nchans; i++)
 		if (m->chans[i].used && m->chans[i].exp.text)
 			v[n++] = &m->chans[i].exp;
-	err = promtext__merge(f, v, n, openmetrics);
+	snprintf(label, sizeof(label), "source=\"%s\"", source);
+	err = promtext__merge(f, v, n, openmetrics, label);
 	promtext__free(&self);
 	free(v);
 	return err;
@@ -178,12 +180,12 @@ static int scrape(void *ctx, const struct httpd_request *rq, FILE *body,
 		m->gaps[m->ngaps++ % WATCH_GAPS] = now - m->scrape_ns;
 	m->scrape_ns = now;
 	*content_type = use_om ? METRICS_CT_OPENMETRICS : METRICS_CT_TEXT;
-	return render(m, body, use_om);
+	return render(m, body, use_om, METRICS_SOURCE_HTTP);
 }
 
 static int textfile_write(FILE *f, void *arg)
 {
-	return render(arg, f, false);
+	return render(arg, f, false, METRICS_SOURCE_TEXTFILE);
 }
 
 /* How long an ended process's series stay: one scrape interval, as measured. */

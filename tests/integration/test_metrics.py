@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -119,38 +120,53 @@ def json_growth(doc):
     return {(p["name"], c): v for p in doc["phases"] for c, v in p["rss_growth_bytes"].items()}
 
 
-def node_exporter_textfile(d):
-    """node_exporter's own /metrics with only its textfile collector reading d."""
-    exe = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
-    if not exe:
-        raise harness.Skip("the prometheus-node-exporter package is not installed "
-                           "(scripts/install-deps.sh could not install it)")
-    port = free_port()
+class NodeExporter:
+    """node_exporter with only its textfile collector, reading d, as nobody, on a free
+    port."""
 
-    def as_nobody():
-        os.setgroups([])
-        os.setgid(65534)
-        os.setuid(65534)
-    p = subprocess.Popen([exe, "--collector.disable-defaults", "--collector.textfile",
-                          "--collector.textfile.directory=" + d,
-                          "--web.listen-address=127.0.0.1:%d" % port],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=as_nobody)
-    try:
+    def __init__(self, d):
+        exe = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
+        if not exe:
+            raise harness.Skip("the prometheus-node-exporter package is not installed "
+                               "(scripts/install-deps.sh could not install it)")
+        self.port = free_port()
+
+        def as_nobody():
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+        self.proc = subprocess.Popen(
+            [exe, "--collector.disable-defaults", "--collector.textfile",
+             "--collector.textfile.directory=" + d,
+             "--web.listen-address=127.0.0.1:%d" % self.port],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=as_nobody)
         deadline = time.time() + 30
         while time.time() < deadline:
-            assert p.poll() is None, "node_exporter exited: %s" % p.stderr.read()
+            assert self.proc.poll() is None, "node_exporter exited: %s" % self.proc.stderr.read()
             try:
-                st, _, body = get(port)
-                if st == 200:
-                    return body
+                if self.get()[0] == 200:
+                    return
             except OSError:
                 pass
             time.sleep(0.2)
+        self.close()
         raise AssertionError("node_exporter did not answer")
+
+    def get(self):
+        return get(self.port)
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.communicate(timeout=30)
+
+
+def node_exporter_textfile(d):
+    """node_exporter's own /metrics with only its textfile collector reading d."""
+    ne = NodeExporter(d)
+    try:
+        return ne.get()[2]
     finally:
-        p.terminate()
-        p.communicate(timeout=30)
+        ne.close()
 
 
 def test_metrics_server_and_textfile():
@@ -386,22 +402,26 @@ PROM_CONFIG = """global:
   scrape_interval: 1s
   scrape_timeout: 1s
 scrape_configs:
-  - job_name: memphase
+"""
+PROM_JOB = """  - job_name: %s
     static_configs:
       - targets: ['127.0.0.1:%d']
 """
 
 
 class Prometheus:
-    """A prometheus of our own: a free port, its own config and storage in d, as nobody."""
+    """A prometheus of our own: a free port, its own config and storage in d, as nobody;
+    job memphase scrapes target_port, and each of jobs {name: port} its port."""
 
-    def __init__(self, d, target_port):
+    def __init__(self, d, target_port, jobs=None):
         self.port = free_port()
         cfg, data = os.path.join(d, "prometheus.yml"), os.path.join(d, "data")
         os.mkdir(data)
         os.chmod(data, 0o777)
         with open(cfg, "w") as f:
-            f.write(PROM_CONFIG % target_port)
+            f.write(PROM_CONFIG + "".join(PROM_JOB % j for j in
+                                          [("memphase", target_port)] +
+                                          sorted((jobs or {}).items())))
         os.chmod(cfg, 0o644)
         self.log = open(os.path.join(d, "prometheus.log"), "w")
 
@@ -543,11 +563,9 @@ def test_prometheus_scrapes_growth_per_phase_equal_to_json():
             for e in exprs:
                 if e.startswith("label_values("):
                     continue
-                q = e.replace("$__rate_interval", "4s").replace("$__range", "10m")
-                q = re.sub(r"\$[a-z]+", ".*", q)
-                res = prom.api("query", query=q, time="%.3f" % during)
+                res = dashboard_query(prom, e, during, "http")
                 if "memphase_rss_bytes" in e:
-                    assert len(res["result"]) == 4, (q, res)
+                    assert len(res) == 4, (e, res)
         finally:
             prom.close()
 
@@ -577,20 +595,40 @@ def dashboard_names():
     return dash, exprs, names
 
 
+def dashboard_source_var(dash):
+    """The dashboard's source variable: one value at a time, chosen among the sources."""
+    var = {v["name"]: v for v in dash["templating"]["list"]}
+    src = var.get("source")
+    assert src and src["query"] == "label_values(memphase_run_info, source)", src
+    assert not src.get("multi") and not src.get("includeAll"), src
+    return src
+
+
 def test_grafana_dashboard_uses_exported_names():
     """Every metric name in the dashboard's PromQL is one memphase exports: the union of the
     names in the expositions of a run with pinned memory and VRAM (the stand-in CUDA and
-    NVML libraries) that keeps growing (so time to OOM is projected), scraped throughout."""
+    NVML libraries) that keeps growing (so time to OOM is projected), scraped throughout.
+    Every selector of a memphase metric (panels, annotations, the other variables) takes
+    one source, the variable's, which lists single values (no All); the server's samples
+    are all source="http", the textfile's all source="textfile"."""
     harness.need_root()
     dash, exprs, names = dashboard_names()
     assert len(exprs) >= 6 and names, exprs
+    src = dashboard_source_var(dash)
+    for e in exprs:
+        if e == src["query"]:
+            continue
+        sels = re.findall(r"\b(memphase_[a-z0-9_]+)(\{[^}]*\})?", e)
+        assert sels, e
+        for name, sel in sels:
+            assert 'source="$source"' in sel, ("a selector of every source", name, e)
     titles = " ".join(p.get("title", "") for p in dash["panels"]).lower()
     for t in ("rss", "request", "oom", "pinned", "vram"):
         assert t in titles, (t, titles)
     assert dash["annotations"]["list"], "no phase annotations"
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import test_gpu
-    exported = set()
+    exported, sources = set(), {}
     with harness.workdir() as d:
         state, tf = os.path.join(d, "gpu.state"), os.path.join(d, "m.prom")
         test_gpu.write_state(state)
@@ -608,19 +646,95 @@ def test_grafana_dashboard_uses_exported_names():
                     st, _, body = get(port, timeout=2)
                     if st == 200:
                         exported |= {n for n, _, _ in samples(body)}
+                        sources.setdefault("http", set()).update(
+                            lb.get("source") for _, lb, _ in samples(body))
+                    # the textfile as it is written (renamed into place: whole)
+                    with open(tf) as f:
+                        text = f.read()
+                    exported |= {n for n, _, _ in samples(text)}
+                    sources.setdefault("textfile", set()).update(
+                        lb.get("source") for _, lb, _ in samples(text))
                 except OSError:
                     pass
                 time.sleep(0.2)
         finally:
             finish(p)
-        with open(tf) as f:
-            exported |= {n for n, _, _ in samples(f.read())}
+    assert sources == {"http": {"http"}, "textfile": {"textfile"}}, sources
     for want in ("memphase_time_to_oom_seconds", "memphase_gpu_host_bytes",
                  "memphase_vram_bytes"):
         assert want in exported, (want, sorted(exported))
     missing = names - exported
     assert not missing, "the dashboard refers to names memphase does not export: %s" % \
         sorted(missing)
+
+
+def dashboard_query(prom, expr, at, source):
+    """The dashboard's expr as Grafana sends it with every job, instance and comm."""
+    q = expr.replace("$__rate_interval", "4s").replace("$__range", "10m")
+    q = q.replace("$source", source) if source else q.replace('source="$source",', "")
+    q = re.sub(r"\$[a-z]+", ".*", q)
+    return prom.api("query", query=q, time="%.3f" % at)["result"]
+
+
+def test_dashboard_counts_a_run_once_scraped_both_ways():
+    """One Prometheus scrapes memphase's --metrics (job memphase) and node_exporter serving
+    its --metrics-textfile (job node) during a llama-serve run. The dashboard's queries, at
+    a time both sources were scraped, with every job and instance: RSS by class has the
+    run's 4 series per source, each source's values its own job's; without the source
+    matcher (the dashboard before) the same query sums both, twice the run."""
+    need_prometheus()
+    with harness.workdir() as d:
+        port, tf = free_port(), os.path.join(d, "memphase.prom")
+        ne = NodeExporter(d)
+        prom = None
+        try:
+            prom = Prometheus(d, port, jobs={"node": ne.port})
+            # requests until killed: the run lasts as long as the scrapes take
+            pid = None
+            p = start(["run", "--no-tui", "--metrics", str(port), "--metrics-textfile", tf,
+                       "--"] + serve_args(requests=0))
+            try:
+                pid = [lb["pid"] for n, lb, _ in samples(wait_metrics(p, port))
+                       if n == "memphase_run_info"][0]
+                deadline = time.time() + 60
+                while True:
+                    n = {r["metric"]["source"]: int(float(r["value"][1])) for r in
+                         prom.query("count_over_time(memphase_run_info[1m])")}
+                    if min(n.get("http", 0), n.get("textfile", 0)) >= 2:
+                        break
+                    assert p.poll() is None and time.time() < deadline, \
+                        ("not both sources scraped", n, prom.api("targets"))
+                    time.sleep(0.5)
+                at = time.time()
+            finally:
+                if p.poll() is None and pid:
+                    os.kill(int(pid), signal.SIGTERM)
+                elif p.poll() is None:
+                    p.terminate()
+                p.communicate(timeout=120)
+            rss = [e for e in dashboard_names()[1] if e.startswith(
+                "sum by (comm, pid, class) (memphase_rss_bytes")]
+            assert len(rss) == 1, rss
+            own = {}
+            for source, job in (("http", "memphase"), ("textfile", "node")):
+                res = dashboard_query(prom, rss[0], at, source)
+                assert len(res) == 4, (source, res)
+                got = {r["metric"]["class"]: float(r["value"][1]) for r in res}
+                want = {r["metric"]["class"]: float(r["value"][1]) for r in prom.api(
+                    "query", query='memphase_rss_bytes{job="%s"}' % job,
+                    time="%.3f" % at)["result"]}
+                assert got == want, (source, got, want)
+                own[source] = got
+            both = dashboard_query(prom, rss[0], at, None)
+            assert len(both) == 4, both
+            for r in both:
+                c = r["metric"]["class"]
+                assert float(r["value"][1]) == own["http"][c] + own["textfile"][c], (c, both)
+            assert sum(own["http"].values()) > 0, own
+        finally:
+            if prom:
+                prom.close()
+            ne.close()
 
 
 def _pid_series(body, pid):
@@ -679,6 +793,7 @@ def test_watch_metrics_merged_per_process():
                 assert ids == {comm}, ids
                 rss = [s for s in _pid_series(body, p.pid) if s[0] == "memphase_rss_bytes"]
                 assert len(rss) == 4, rss
+            assert {lb.get("source") for _, lb, _ in samples(body)} == {"http"}
             own = {(n, lb.get("outcome")): v for n, lb, v in samples(body)
                    if n.startswith("memphase_watch_")}
             assert own[("memphase_watch_processes_total", "matched")] == 2, own
@@ -701,6 +816,7 @@ def test_watch_metrics_merged_per_process():
                 assert time.time() < deadline, ("textfile", ids)
                 time.sleep(0.2)
             promtool_clean(text, "watch's merged textfile")
+            assert {lb.get("source") for _, lb, _ in samples(text)} == {"textfile"}
             assert (os.stat(tf).st_uid, os.stat(tf).st_gid) == (65534, 65534)
             # a ends: its final figures are served, then its series go; b stays while alive
             assert a.wait(timeout=120) == 0
@@ -710,8 +826,8 @@ def test_watch_metrics_merged_per_process():
                 b_alive = b.poll() is None
                 body = get(port)[2]
                 mine = _pid_series(body, a.pid)
-                saw_end |= ("memphase_target_ended", {"comm": comm, "pid": str(a.pid)},
-                            1.0) in mine
+                saw_end |= ("memphase_target_ended", {"source": "http", "comm": comm,
+                                                      "pid": str(a.pid)}, 1.0) in mine
                 if not mine:
                     break
                 assert time.time() < ended_at + 90, "pid %d never left" % a.pid
@@ -761,4 +877,5 @@ def test_watch_metrics_merged_per_process():
         assert set(tagged) == {a.pid, b.pid} and min(tagged.values()) >= 5, tagged
         # the final textfile: watch's count, nobody's file
         samp = samples(open(tf).read())
-        assert ("memphase_watch_processes_total", {"outcome": "written"}, 2.0) in samp, samp
+        assert ("memphase_watch_processes_total", {"source": "textfile", "outcome": "written"},
+                2.0) in samp, samp

@@ -60,7 +60,8 @@ static struct model *build(__u32 pid, const char *comm)
 	return m;
 }
 
-static char *render(const struct output_ctx *c, unsigned int n, enum metrics_syntax syn)
+static char *render_from(const struct output_ctx *c, unsigned int n, enum metrics_syntax syn,
+			 const char *source)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -68,13 +69,37 @@ static char *render(const struct output_ctx *c, unsigned int n, enum metrics_syn
 
 	if (!f)
 		return NULL;
-	if (metrics__render(f, c, n, syn)) {
+	if (metrics__render(f, c, n, syn, source)) {
 		fclose(f);
 		free(buf);
 		return NULL;
 	}
 	fclose(f);
 	return buf;
+}
+
+/* as watch's channel carries it: no source label */
+static char *render(const struct output_ctx *c, unsigned int n, enum metrics_syntax syn)
+{
+	return render_from(c, n, syn, NULL);
+}
+
+/* Sample lines, and those whose labels begin with label. */
+static void count_samples(const char *text, const char *label, int *n, int *with)
+{
+	const char *p, *nl, *b;
+
+	*n = *with = 0;
+	for (p = text; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			return;
+		if (*p == '#')
+			continue;
+		(*n)++;
+		b = strchr(p, '{');
+		*with += b && b < nl && !strncmp(b + 1, label, strlen(label));
+	}
 }
 
 /*
@@ -139,8 +164,9 @@ TEST(metrics_exposition)
 	struct model *m = build(100, "ll\"a\\m\xff");
 	struct output_ctx c = {};
 	char *text = NULL, *om = NULL;
-	const char *id = "comm=\"ll\\\"a\\\\m\xef\xbf\xbd\",pid=\"100\"";
+	const char *id = "source=\"http\",comm=\"ll\\\"a\\\\m\xef\xbf\xbd\",pid=\"100\"";
 	char want[512];
+	int n, with;
 
 	if (!ASSERT_OK_PTR(m, "model"))
 		return;
@@ -148,11 +174,14 @@ TEST(metrics_exposition)
 	c.now_ns = 2000 * MS;
 	/* a recording's start on the wall clock: no memphase running now, still a start */
 	m->start_wall_ns = 1700000000500000000ULL;
-	text = render(&c, 1, METRICS_TEXT);
-	om = render(&c, 1, METRICS_OPENMETRICS);
+	text = render_from(&c, 1, METRICS_TEXT, METRICS_SOURCE_HTTP);
+	om = render_from(&c, 1, METRICS_OPENMETRICS, METRICS_SOURCE_HTTP);
 	if (!ASSERT_OK_PTR(text, "text") || !ASSERT_OK_PTR(om, "openmetrics"))
 		goto out;
 	ASSERT_TRUE(well_formed(text, METRICS_TEXT), "text: samples follow HELP and TYPE");
+	count_samples(text, "source=\"http\",comm=", &n, &with);
+	ASSERT_GT(n, 50, "samples");
+	ASSERT_EQ(with, n, "every sample says its source first");
 	ASSERT_TRUE(well_formed(om, METRICS_OPENMETRICS), "OpenMetrics, ending in # EOF");
 	ASSERT_TRUE(strstr(text, "# TYPE memphase_phase_growth_bytes_total counter\n") != NULL,
 		    "text: the counter's family is named with _total");

@@ -3,7 +3,8 @@
  * lib/promtext: two runs' OpenMetrics expositions, rendered one by one and merged, are
  * byte for byte what metrics__render() writes for both runs at once, in OpenMetrics and in
  * the text format 0.0.4 (the names of counter and info families converted, the UNIT lines
- * left out); incomplete or malformed texts are refused whole.
+ * left out), the source label added to every sample; incomplete or malformed texts are
+ * refused whole.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,14 +40,32 @@ static struct model *build(__u32 pid, const char *comm, __u64 growth)
 }
 
 static char *render(const struct output_ctx *c, unsigned int n, enum metrics_syntax syn,
-		    size_t *len)
+		    const char *source, size_t *len)
 {
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 
 	if (!f)
 		return NULL;
-	if (metrics__render(f, c, n, syn)) {
+	if (metrics__render(f, c, n, syn, source)) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static char *merge_as(struct promtext *a, struct promtext *b, bool om, const char *label)
+{
+	const struct promtext *v[2] = { a, b };
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (promtext__merge(f, v, 2, om, label)) {
 		fclose(f);
 		free(buf);
 		return NULL;
@@ -57,20 +76,7 @@ static char *render(const struct output_ctx *c, unsigned int n, enum metrics_syn
 
 static char *merge(struct promtext *a, struct promtext *b, bool om)
 {
-	const struct promtext *v[2] = { a, b };
-	char *buf = NULL;
-	size_t len;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	if (promtext__merge(f, v, 2, om)) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	return buf;
+	return merge_as(a, b, om, NULL);
 }
 
 TEST(promtext_merge_equals_render_of_both)
@@ -85,10 +91,11 @@ TEST(promtext_merge_equals_render_of_both)
 		goto out;
 	c[0] = (struct output_ctx){ .m = a, .now_ns = 2000 * MS };
 	c[1] = (struct output_ctx){ .m = b, .now_ns = 2000 * MS };
-	ta = render(&c[0], 1, METRICS_OPENMETRICS, &la);
-	tb = render(&c[1], 1, METRICS_OPENMETRICS, &lb);
-	both_t = render(c, 2, METRICS_TEXT, &l);
-	both_om = render(c, 2, METRICS_OPENMETRICS, &l);
+	/* the children's (no source), and both at once as watch serves and writes them */
+	ta = render(&c[0], 1, METRICS_OPENMETRICS, NULL, &la);
+	tb = render(&c[1], 1, METRICS_OPENMETRICS, NULL, &lb);
+	both_t = render(c, 2, METRICS_TEXT, METRICS_SOURCE_TEXTFILE, &l);
+	both_om = render(c, 2, METRICS_OPENMETRICS, METRICS_SOURCE_HTTP, &l);
 	if (!ASSERT_OK_PTR(ta, "a") || !ASSERT_OK_PTR(tb, "b") || !ASSERT_OK_PTR(both_t, "t") ||
 	    !ASSERT_OK_PTR(both_om, "om"))
 		goto out;
@@ -99,8 +106,8 @@ TEST(promtext_merge_equals_render_of_both)
 		goto out;
 	tb = NULL;
 	ASSERT_GT(pa.nfams, 20, "a's families");
-	mt = merge(&pa, &pb, false);
-	mo = merge(&pa, &pb, true);
+	mt = merge_as(&pa, &pb, false, "source=\"" METRICS_SOURCE_TEXTFILE "\"");
+	mo = merge_as(&pa, &pb, true, "source=\"" METRICS_SOURCE_HTTP "\"");
 	if (!ASSERT_OK_PTR(mt, "merge text") || !ASSERT_OK_PTR(mo, "merge om"))
 		goto out;
 	ASSERT_STREQ(mo, both_om, "merged OpenMetrics = both rendered at once");
@@ -170,7 +177,7 @@ TEST(promtext_types_and_names)
 	static const char a[] = "# HELP x_bytes Xs.\n# TYPE x_bytes counter\n"
 				"# UNIT x_bytes bytes\nx_bytes_total{p=\"1\"} 5\n# TYPE r info\nr_info{p=\"1\"} 1\n"
 				"# TYPE u unknown\nu 3\n# EOF\n";
-	static const char b[] = "# TYPE n gauge\nn{p=\"2\"} 7\n# TYPE x_bytes gauge\n"
+	static const char b[] = "# TYPE n gauge\nn{} 7\n# TYPE x_bytes gauge\n"
 				"x_bytes{p=\"2\"} 9\n# TYPE r info\nr_info{p=\"2\"} 1\n# EOF\n";
 	struct promtext pa = {}, pb = {};
 	char *ta = strdup(a), *tb = strdup(b), *mt = NULL, *mo = NULL;
@@ -186,13 +193,20 @@ TEST(promtext_types_and_names)
 	mo = merge(&pa, &pb, true);
 	ASSERT_STREQ(mo, "# HELP x_bytes Xs.\n# TYPE x_bytes counter\n# UNIT x_bytes bytes\n"
 			 "x_bytes_total{p=\"1\"} 5\n# TYPE r info\nr_info{p=\"1\"} 1\n"
-			 "r_info{p=\"2\"} 1\n# TYPE u unknown\nu 3\n# TYPE n gauge\nn{p=\"2\"} 7\n"
+			 "r_info{p=\"2\"} 1\n# TYPE u unknown\nu 3\n# TYPE n gauge\nn{} 7\n"
 			 "# EOF\n", "OpenMetrics: the UNIT kept");
 	mt = merge(&pa, &pb, false);
 	/* x_bytes: b's gauge is left out (the first text's type holds); n comes last */
+	free(mo);
+	mo = merge_as(&pa, &pb, false, "s=\"t\"");
+	ASSERT_STREQ(mo, "# HELP x_bytes_total Xs.\n# TYPE x_bytes_total counter\n"
+			 "x_bytes_total{s=\"t\",p=\"1\"} 5\n# TYPE r_info gauge\n"
+			 "r_info{s=\"t\",p=\"1\"} 1\nr_info{s=\"t\",p=\"2\"} 1\n"
+			 "# TYPE u untyped\nu{s=\"t\"} 3\n# TYPE n gauge\nn{s=\"t\"} 7\n",
+		     "a label first in every sample");
 	ASSERT_STREQ(mt, "# HELP x_bytes_total Xs.\n# TYPE x_bytes_total counter\n"
 			 "x_bytes_total{p=\"1\"} 5\n# TYPE r_info gauge\nr_info{p=\"1\"} 1\n"
-			 "r_info{p=\"2\"} 1\n# TYPE u untyped\nu 3\n# TYPE n gauge\nn{p=\"2\"} 7\n",
+			 "r_info{p=\"2\"} 1\n# TYPE u untyped\nu 3\n# TYPE n gauge\nn{} 7\n",
 		     "text 0.0.4");
 out:
 	promtext__free(&pa);

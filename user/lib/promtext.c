@@ -210,8 +210,34 @@ static void header(FILE *f, const struct promtext_family *u, bool om)
 			u->unit);
 }
 
+/* A family's sample lines, each with label first in its label set. */
+static void samples_out(FILE *f, const struct promtext_family *x, const char *label)
+{
+	const char *s = x->samples, *end = x->samples + x->samples_len, *e, *rest;
+	size_t n;
+
+	if (!label) {
+		fwrite(x->samples, 1, x->samples_len, f);
+		return;
+	}
+	for (; s < end; s = e + 1) {
+		e = memchr(s, '\n', end - s);
+		n = name_len(s, e);
+		fwrite(s, 1, n, f);
+		/* parsed: the name is followed by its labels or by the space before the value */
+		if (s[n] == '{') {
+			fprintf(f, "{%s%s", label, s[n + 1] == '}' ? "" : ",");
+			rest = s + n + 1;
+		} else {
+			fprintf(f, "{%s}", label);
+			rest = s + n;
+		}
+		fwrite(rest, 1, e + 1 - rest, f);
+	}
+}
+
 int promtext__merge(FILE *f, const struct promtext *const *v, unsigned int n,
-		    bool openmetrics)
+		    bool openmetrics, const char *label)
 {
 	const struct promtext_family **uniq;
 	unsigned int i, k, j, nu = 0, total = 0, *hint;
@@ -239,7 +265,7 @@ int promtext__merge(FILE *f, const struct promtext *const *v, unsigned int n,
 			const struct promtext_family *x = find(v[k], uniq[j], &hint[k]);
 
 			if (x && same_type(x, uniq[j]) && x->samples_len)
-				fwrite(x->samples, 1, x->samples_len, f);
+				samples_out(f, x, label);
 		}
 	}
 	if (openmetrics)

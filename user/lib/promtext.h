@@ -43,9 +43,10 @@ int promtext__parse(struct promtext *p, char *text, size_t len);
 void promtext__free(struct promtext *p);
 /*
  * Writes the n expositions v[] as one to f. A family whose TYPE differs from the first
- * text's that has it is left out of the later texts. 0, -ENOMEM or -EIO.
+ * text's that has it is left out of the later texts. label (NAME="value", written as
+ * given; NULL: none) becomes every sample's first label. 0, -ENOMEM or -EIO.
  */
 int promtext__merge(FILE *f, const struct promtext *const *v, unsigned int n,
-		    bool openmetrics);
+		    bool openmetrics, const char *label);
 
 #endif

@@ -34,7 +34,7 @@ struct run {
 	struct forecast fc;
 	bool have_causes;
 	struct cause_report causes;
-	char id[160];		/* comm="...",pid="..." */
+	char id[192];		/* [source="...",]comm="...",pid="..." */
 };
 
 struct mw {
@@ -692,7 +692,7 @@ static const struct family families[] = {
 
 /* ---- the whole ---- */
 
-static void run_init(struct run *r, const struct output_ctx *c)
+static void run_init(struct run *r, const struct output_ctx *c, const char *source)
 {
 	struct model *m = (struct model *)c->m;
 	const struct model_proc *root = model__root(m);
@@ -714,6 +714,8 @@ static void run_init(struct run *r, const struct output_ctx *c)
 	}
 	f = fmemopen(r->id, sizeof(r->id) - 1, "w");
 	if (f) {
+		if (source)
+			fprintf(f, "source=\"%s\",", source);
 		fputs("comm=\"", f);
 		put_value(f, comm ? comm : "");
 		fprintf(f, "\",pid=\"%u\"", m->root_pid);
@@ -726,7 +728,7 @@ static void run_init(struct run *r, const struct output_ctx *c)
 }
 
 int metrics__render(FILE *f, const struct output_ctx *runs, unsigned int n,
-		    enum metrics_syntax syn)
+		    enum metrics_syntax syn, const char *source)
 {
 	struct mw w = { .f = f, .syn = syn };
 	struct run *r;
@@ -736,7 +738,7 @@ int metrics__render(FILE *f, const struct output_ctx *runs, unsigned int n,
 	if (!r)
 		return -ENOMEM;
 	for (k = 0; k < n; k++)
-		run_init(&r[k], &runs[k]);
+		run_init(&r[k], &runs[k], source);
 	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		w.fam = &families[i];
 		w.header = false;
@@ -755,7 +757,7 @@ int metrics__render(FILE *f, const struct output_ctx *runs, unsigned int n,
 
 static int textfile_write(FILE *f, const struct output_ctx *ctx)
 {
-	return metrics__render(f, ctx, 1, METRICS_TEXT);
+	return metrics__render(f, ctx, 1, METRICS_TEXT, METRICS_SOURCE_TEXTFILE);
 }
 
 const struct output_format metrics_textfile_format = {

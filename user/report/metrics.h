@@ -8,7 +8,10 @@
  *
  * Every sample carries the labels comm and pid of the observed root process (the run), so
  * the expositions of several memphase instances (one `memphase attach` per process, as a
- * supervisor runs them) can be merged without clashes; the other labels are bounded by
+ * supervisor runs them) can be merged without clashes, and first the label source: where
+ * the exposition goes (http for --metrics, textfile for the file), so that a dashboard
+ * whose Prometheus scrapes both (memphase and node_exporter) counts each run once, from
+ * the source it picks; the other labels are bounded by
  * the run's phases, the four classes, the cause rules and the GPU devices. metrics__render()
  * takes several runs at once and writes each family once, its samples run by run: what a
  * merger of live models calls; a merger of textfiles does the same grouping (README).
@@ -37,12 +40,18 @@ enum metrics_syntax {
 #define METRICS_NBUCKETS	37
 unsigned long long metrics__bucket(unsigned int i);
 
+/* The source label's values. */
+#define METRICS_SOURCE_HTTP	"http"
+#define METRICS_SOURCE_TEXTFILE	"textfile"
+
 /*
  * Writes the exposition of n runs (each an output_ctx: model, timeline, system memory,
- * now, memphase's own cost) to f. 0, or -errno (-EIO when a write failed).
+ * now, memphase's own cost) to f, every sample labelled source="source" first (NULL: no
+ * such label, for an exposition whose reader adds it: watch's channel). 0, or -errno
+ * (-EIO when a write failed).
  */
 int metrics__render(FILE *f, const struct output_ctx *runs, unsigned int n,
-		    enum metrics_syntax syn);
+		    enum metrics_syntax syn, const char *source);
 
 /* --metrics-textfile FILE: the exposition in text format 0.0.4. */
 extern const struct output_format metrics_textfile_format;
