@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The file helper's set-aside and removal (recording rotation): only the file it committed. */
+/*
+ * The file helper's set-aside and removal (recording rotation) and its removal at the end
+ * (the metrics textfile): only the file it committed.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -156,6 +159,90 @@ TEST(userfs_set_aside_and_remove_only_what_it_committed)
 		       "number of memphase's\n", test__name(), dir);
 	userfs__free(u);
 	put(dir, "x", "");
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ASSERT_EQ(system(path), 0, "clean up");
+}
+
+/* Reads dir/name whole (as a textfile collector does). */
+static void read_all(const char *dir, const char *name)
+{
+	char p[512], buf[64];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	f = fopen(p, "r");
+	if (!f)
+		return;
+	while (fread(buf, 1, sizeof(buf), f) > 0)
+		;
+	fclose(f);
+}
+
+/*
+ * A file that lives as long as the run (the metrics textfile): the helper's end removes
+ * what the last commit put there, and only that: a file never committed leaves the one
+ * already there as it was, one put in its place since is left alone. Whether it was read
+ * since its commit is the file system's access time (relatime's first read after a write).
+ */
+TEST(userfs_remove_at_end_only_what_it_committed)
+{
+	char dir[] = "/tmp/mp-userfs-XXXXXX", path[256], uid[16];
+	struct userfs_file a = { .fd = -1 }, b = { .fd = -1 }, c = { .fd = -1 };
+	struct creds cr;
+	struct userfs *u;
+	struct stat st;
+	int r;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL, "temporary directory");
+	if (geteuid() == 0) {
+		creds__root(&cr);
+	} else {
+		snprintf(uid, sizeof(uid), "%u", (unsigned int)geteuid());
+		ASSERT_EQ(creds__lookup(&cr, uid), 0, "own creds");
+	}
+	u = userfs__new(&cr);
+	if (!ASSERT_TRUE(u != NULL, "helper"))
+		goto out;
+	/* a: committed twice, read after the second, removed at the end */
+	snprintf(path, sizeof(path), "%s/a.prom", dir);
+	ASSERT_EQ(committed(u, path, "one", &a), 0, "a written");
+	ASSERT_EQ(userfs__remove_at_end(u, &a), 0, "a lives as long as the run");
+	ASSERT_EQ(userfs__read_since(u, &a), 0, "a not read yet");
+	read_all(dir, "a.prom");
+	r = userfs__read_since(u, &a);
+	snprintf(path, sizeof(path), "%s/a.prom", dir);
+	if (!stat(path, &st) && st.st_atim.tv_sec == st.st_mtim.tv_sec &&
+	    st.st_atim.tv_nsec <= st.st_mtim.tv_nsec)
+		printf("%s: %s keeps no access time (noatime?): read_since() cannot tell\n",
+		       test__name(), dir);
+	else
+		ASSERT_EQ(r, 1, "a read since its commit");
+	ASSERT_EQ(userfs__renew(u, &a), 0, "a again");
+	ASSERT_TRUE(write(a.fd, "two", 3) == 3, "a written again");
+	ASSERT_EQ(userfs__commit(u, &a), 0, "a committed again");
+	userfs__close(&a);
+	ASSERT_EQ(userfs__read_since(u, &a), 0, "the new a not read yet");
+	/* b: marked, never committed: the file already there is not memphase's to remove */
+	put(dir, "b.prom", "before");
+	snprintf(path, sizeof(path), "%s/b.prom", dir);
+	ASSERT_EQ(userfs__open(u, path, &b), 0, "b opened");
+	ASSERT_EQ(userfs__remove_at_end(u, &b), 0, "b marked");
+	ASSERT_EQ(userfs__read_since(u, &b), -EBADF, "b: nothing committed");
+	/* c: committed, then another file put in its place */
+	snprintf(path, sizeof(path), "%s/c.prom", dir);
+	ASSERT_EQ(committed(u, path, "mine", &c), 0, "c written");
+	ASSERT_EQ(userfs__remove_at_end(u, &c), 0, "c marked");
+	ASSERT_EQ(unlink(path), 0, "c replaced");
+	put(dir, "c.prom", "other");
+	ASSERT_EQ(userfs__read_since(u, &c), -ESTALE, "c: not ours now");
+	ASSERT_TRUE(has(dir, "a.prom", "two"), "a there while the helper runs");
+	userfs__free(u);
+	ASSERT_FALSE(has(dir, "a.prom", NULL), "a removed at the end");
+	ASSERT_TRUE(has(dir, "b.prom", "before"), "b as it was");
+	ASSERT_TRUE(has(dir, "c.prom", "other"), "c's replacement stays");
+	snprintf(path, sizeof(path), "test $(ls -A '%s' | wc -l) -eq 2", dir);
+	ASSERT_EQ(system(path), 0, "no temporary file left");
+out:
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	ASSERT_EQ(system(path), 0, "clean up");
 }

@@ -48,6 +48,8 @@ enum uf_op {
 	UF_REMOVE,
 	UF_MAY_READ,		/* with an fd: may the user open its file for reading? */
 	UF_OPEN_PROC,		/* with a /proc/PID fd: its maps or environ, opened as the user */
+	UF_REMOVE_AT_END,	/* the committed file goes when the helper does */
+	UF_READ_SINCE,		/* has the committed file been read since it was written? */
 };
 
 struct uf_req {
@@ -84,6 +86,7 @@ struct uf_ent {
 	int pin;		/* O_PATH: the file the last commit put there; -1 */
 	mode_t mode;		/* of the file it replaces */
 	bool have_mode;
+	bool remove_at_end;	/* the helper's end removes the committed file */
 };
 
 struct helper {
@@ -553,6 +556,26 @@ static int remove_file(struct uf_ent *e)
 }
 
 /*
+ * Has the committed file been read since its last write: its access time past its
+ * modification time (the kernel's relatime sets it at the first read after a write; a
+ * read in the same clock tick as the write, or a file system mounted noatime, says no).
+ * 1, 0, or -errno (-ESTALE: the name holds another file now).
+ */
+static int read_since(const struct uf_ent *e)
+{
+	int err = still_ours(e);
+	struct stat st;
+
+	if (err)
+		return err;
+	if (fstat(e->pin, &st))
+		return -errno;
+	return st.st_atim.tv_sec > st.st_mtim.tv_sec ||
+	       (st.st_atim.tv_sec == st.st_mtim.tv_sec &&
+		st.st_atim.tv_nsec > st.st_mtim.tv_nsec);
+}
+
+/*
  * The kernel's answer for the user: can they open the file open as fd for reading
  * (reopened through /proc/self/fd, the inode's permissions and the LSMs decide)?
  */
@@ -663,6 +686,16 @@ static void serve(struct helper *h, const struct uf_req *q, int in, struct uf_re
 		e = ent_get(h, q->id);
 		r->err = e && e->dirfd >= 0 ? remove_file(e) : -EBADF;
 		return;
+	case UF_REMOVE_AT_END:
+		e = ent_get(h, q->id);
+		r->err = e && e->kind == USERFS_FILE ? 0 : -EBADF;
+		if (!r->err)
+			e->remove_at_end = true;
+		return;
+	case UF_READ_SINCE:
+		e = ent_get(h, q->id);
+		r->err = e ? read_since(e) : -EBADF;
+		return;
 	default:
 		r->err = -EINVAL;
 	}
@@ -707,10 +740,18 @@ static void helper_run(const struct creds *c)
 		if (fd >= 0)
 			close(fd);
 	}
-	/* memphase is gone: what it did not commit was never an output */
-	for (i = 0; i < UF_MAX_FILES; i++)
-		if (h.ents[i].dirfd >= 0)
+	/*
+	 * memphase is gone: what it did not commit was never an output, and a file that
+	 * lives only as long as the run goes with it, if its name still holds it
+	 */
+	for (i = 0; i < UF_MAX_FILES; i++) {
+		if (h.ents[i].dirfd < 0)
+			continue;
+		if (h.ents[i].remove_at_end)
+			remove_file(&h.ents[i]);
+		else
 			discard_temp(&h.ents[i]);
+	}
 	_exit(0);
 }
 
@@ -928,6 +969,26 @@ int userfs__remove(struct userfs *u, struct userfs_file *f)
 	err = call(u, &q, &r, NULL);
 	f->id = -1;
 	return err;
+}
+
+int userfs__remove_at_end(struct userfs *u, struct userfs_file *f)
+{
+	struct uf_req q = { .op = UF_REMOVE_AT_END, .id = f->id };
+	struct uf_rep r = {};
+
+	if (f->kind != USERFS_FILE)
+		return 0;
+	return call(u, &q, &r, NULL);
+}
+
+int userfs__read_since(struct userfs *u, const struct userfs_file *f)
+{
+	struct uf_req q = { .op = UF_READ_SINCE, .id = f->id };
+	struct uf_rep r = {};
+
+	if (f->kind != USERFS_FILE || f->id < 0)
+		return -EBADF;
+	return call(u, &q, &r, NULL);
 }
 
 int userfs__may_read(struct userfs *u, int fd)

@@ -23,7 +23,9 @@
  *   of that output, its removal, or the end);
  * - when memphase goes away without a word (SIGKILL, a crash, a kill of its whole
  *   process group: the helper has a session of its own), removes every temporary file it
- *   created that was not committed, then exits;
+ *   created that was not committed, then exits; a file marked to live only as long as
+ *   the run (the metrics textfile) it removes then too, as at memphase's own end, if its
+ *   name still holds the file the last commit put there;
  * - answers for the user what memphase reads on their behalf from the kernel's side: may
  *   they read a file the observed process maps (root opened it; the helper reopens it),
  *   may they read a process's memory map (the ptrace rule of /proc/PID/maps)? A path the
@@ -81,6 +83,17 @@ int userfs__set_aside(struct userfs *u, struct userfs_file *f, const char *name)
  * and lets go of f (closed; the helper's handle freed).
  */
 int userfs__remove(struct userfs *u, struct userfs_file *f);
+/*
+ * The file the last commit of f puts there is removed when the helper ends (userfs__free,
+ * or memphase gone), if that name still holds it; none committed: nothing is. Streams: 0.
+ */
+int userfs__remove_at_end(struct userfs *u, struct userfs_file *f);
+/*
+ * Has the file the last commit put there been read since (its access time past its
+ * modification time: relatime's first read after a write; never on a noatime mount)?
+ * 1, 0, or -errno (-ESTALE: its name holds another file; -EBADF: a stream).
+ */
+int userfs__read_since(struct userfs *u, const struct userfs_file *f);
 /* Closes f->fd (after a commit: the file stays). */
 void userfs__close(struct userfs_file *f);
 /* Do a and b name the same file? */
