@@ -78,6 +78,9 @@ struct session {
 	struct httpd *httpd;		/* --metrics: served from the poll loop */
 	int textfile;			/* --metrics-textfile: its registry index (-1: none) */
 	__u64 textfile_next;		/* its next write while the run goes on */
+	__u64 textfile_at;		/* ... the last one */
+	__u64 textfile_read_at;		/* ... the last one a reader read (node_exporter) */
+	__u64 textfile_gap_ns;		/* ... the time between the last two it read */
 	struct output_self self;	/* memphase's own cost, for the metrics */
 	__u64 scrapes;			/* GET /metrics answered */
 	int channel;			/* under watch: the socket to it (--metrics-fd), -1 */
@@ -126,7 +129,7 @@ struct output_ctx session_metrics__ctx(struct session *s, __u64 now);
 int session_metrics__open(struct session *s);
 void session_metrics__send(struct session *s, __u64 now, bool final);
 void session_metrics__tick(struct session *s, __u64 now);
-/* After the run: one more scrape, within a bound. */
+/* After the run: one more scrape of the server and of the textfile, within a bound. */
 void session_metrics__linger(struct session *s);
 
 #endif

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "collect/collector.h"
@@ -57,13 +58,24 @@ static int metrics_get(void *ctx, const struct httpd_request *rq, FILE *body,
 	return err;
 }
 
-/* --metrics: listen before the target starts (a port in use fails the run at once). */
+/*
+ * --metrics: listen before the target starts (a port in use fails the run at once).
+ * --metrics-textfile: the file lives as long as the run (node_exporter would serve a
+ * finished run's series for good): removed when memphase ends or is gone.
+ */
 int session_metrics__open(struct session *s)
 {
 	char why[256];
-	int k = outputs__find(metrics_textfile_format.name);
+	int k = outputs__find(metrics_textfile_format.name), err;
 
 	s->textfile = k >= 0 && s->env->out_paths[k] ? k : -1;
+	if (s->textfile >= 0) {
+		err = outputs__remove_at_end(&s->out, s->textfile);
+		if (err) {
+			fprintf(stderr, "memphase: --metrics-textfile: %s\n", strerror(-err));
+			return err;
+		}
+	}
 	if (!s->env->metrics)
 		return 0;
 	s->httpd = httpd__new(s->env->metrics, "/metrics", metrics_get, s, &s->user, why,
@@ -128,6 +140,17 @@ void session_metrics__send(struct session *s, __u64 now, bool final)
 	free(buf);
 }
 
+/* Was the textfile written last read (node_exporter scraped)? Its reader's interval. */
+static void textfile_seen(struct session *s)
+{
+	if (!s->textfile_at || s->textfile_read_at == s->textfile_at ||
+	    !outputs__read_since(&s->out, s->textfile))
+		return;
+	if (s->textfile_read_at)
+		s->textfile_gap_ns = s->textfile_at - s->textfile_read_at;
+	s->textfile_read_at = s->textfile_at;
+}
+
 /* From the poll loop: scrapes answered, the textfile rewritten every TEXTFILE_NS. */
 void session_metrics__tick(struct session *s, __u64 now)
 {
@@ -141,33 +164,57 @@ void session_metrics__tick(struct session *s, __u64 now)
 	if (s->textfile < 0 || now < s->textfile_next)
 		return;
 	s->textfile_next = now + TEXTFILE_NS;
+	textfile_seen(s);
 	oc = session_metrics__ctx(s, now);
-	outputs__write_one(&s->out, s->textfile, &oc);
+	if (!outputs__write_one(&s->out, s->textfile, &oc))
+		s->textfile_at = now;
+}
+
+/*
+ * Until when to wait for a reader that read at last and every gap (0: none known): one
+ * more interval, plus slack, at most METRICS_LINGER_MAX_NS from now; 0: no wait.
+ */
+static __u64 linger_until(__u64 last, __u64 gap, __u64 now)
+{
+	__u64 until = last + gap + METRICS_LINGER_SLACK_NS;
+
+	if (!last || !gap)
+		return 0;
+	if (until > now + METRICS_LINGER_MAX_NS)
+		until = now + METRICS_LINGER_MAX_NS;
+	return until > now ? until : 0;
 }
 
 /*
  * The run is over and the model final: a scraper has not seen its last figures (the
- * growth at the end, an OOM kill). Serve them until the next scrape, at most one scrape
- * interval as measured (capped), unless nothing ever scraped or a signal comes.
+ * growth at the end, an OOM kill). Serve them until the next scrape, and keep the
+ * textfile until its next read, each at most one interval as measured (capped), unless
+ * nothing ever scraped or read (twice) or a signal comes. The textfile is then removed
+ * (outputs__remove_at_end()).
  */
 void session_metrics__linger(struct session *s)
 {
-	__u64 now = util__now_ns(), seen = s->scrapes, until;
+	__u64 now = util__now_ns(), seen = s->scrapes;
+	__u64 http = s->httpd ? linger_until(s->scrape_ns, s->scrape_gap_ns, now) : 0;
+	/* a file is read some time in the TEXTFILE_NS it stays: its gap is known to that */
+	__u64 file = s->textfile < 0 || !s->textfile_gap_ns ? 0 :
+		     linger_until(s->textfile_read_at, s->textfile_gap_ns + TEXTFILE_NS, now);
+	__u64 until = http > file ? http : file;
 
-	if (!s->httpd || !s->scrape_gap_ns)
-		return;
-	until = s->scrape_ns + s->scrape_gap_ns + METRICS_LINGER_SLACK_NS;
-	if (until > now + METRICS_LINGER_MAX_NS)
-		until = now + METRICS_LINGER_MAX_NS;
-	if (until <= now)
+	if (!until)
 		return;
 	if (s->env->verbose || until - now > 2000000000ULL)
-		fprintf(stderr, "memphase: serving the final metrics until the next scrape "
+		fprintf(stderr, "memphase: keeping the final metrics until the next scrape "
 				"(at most %.0f s)\n", (until - now) / 1e9);
 	while (!session_exiting_sig && now < until) {
 		httpd__serve(s->httpd, now);
-		/* the answer to a scrape after the end is out: done */
-		if (s->scrapes > seen && !httpd__writing(s->httpd))
+		/* the answer to a scrape after the end is out */
+		if (http && (now >= http || (s->scrapes > seen && !httpd__writing(s->httpd))))
+			http = 0;
+		/* the final textfile was read */
+		if (file && (now >= file || outputs__read_since(&s->out, s->textfile)))
+			file = 0;
+		if (!http && !file)
 			return;
 		usleep(POLL_MS * 1000 / 4);
 		now = util__now_ns();

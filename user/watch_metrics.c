@@ -235,6 +235,9 @@ struct watch_metrics *watch_metrics__new(const struct env *e, struct userfs *fs,
 		m->textfile = k;
 	}
 	err = outputs__open(&m->out, paths, NULL, fs, false);
+	/* the file lives as long as watch: node_exporter would serve its series for good */
+	if (!err && m->textfile >= 0)
+		err = outputs__remove_at_end(&m->out, m->textfile);
 	if (err)
 		goto fail;
 	if (e->metrics) {

@@ -160,26 +160,16 @@ class NodeExporter:
         self.proc.communicate(timeout=30)
 
 
-def node_exporter_textfile(d):
-    """node_exporter's own /metrics with only its textfile collector reading d."""
-    ne = NodeExporter(d)
-    try:
-        return ne.get()[2]
-    finally:
-        ne.close()
-
-
 def test_metrics_server_and_textfile():
     """During a run: GET /metrics is text 0.0.4 (promtool: no error, no lint message) unless
     the client asks for OpenMetrics (then its content type, # EOF, counters' families without
-    _total); HEAD, 404, 405. The textfile is written while the run goes on and at the end;
-    at the end it is lint-clean and holds --json's growth per phase and class exactly, and
-    node_exporter's textfile collector serves it without an error."""
+    _total); HEAD, 404, 405. The textfile is written while the run goes on, lint-clean.
+    (Its final figures: test_textfile_lives_as_long_as_the_run.)"""
     need_prometheus()
     with harness.workdir() as d:
-        port, tf, out = free_port(), os.path.join(d, "memphase.prom"), os.path.join(d, "o.json")
+        port, tf = free_port(), os.path.join(d, "memphase.prom")
         p = start(["run", "--no-tui", "--metrics", str(port), "--metrics-textfile", tf,
-                   "--json", out, "--"] + serve_args(requests=6))
+                   "--"] + serve_args(requests=6))
         try:
             body = wait_metrics(p, port, want="memphase_requests_total{")
             st, hdr, body = get(port)
@@ -201,31 +191,131 @@ def test_metrics_server_and_textfile():
             deadline = time.time() + 20
             while not os.path.exists(tf) and p.poll() is None and time.time() < deadline:
                 time.sleep(0.1)
-            assert os.path.exists(tf) and p.poll() is None, "no textfile during the run"
+            with open(tf) as f:
+                text = f.read()
+            assert p.poll() is None, "no textfile during the run"
+            promtool_clean(text, "the textfile")
         finally:
             finish(p)
-        doc = harness.load_json(out)
-        with open(tf) as f:
-            text = f.read()
+
+
+def memphase_of(body):
+    return [x for x in samples(body) if x[0].startswith("memphase_")]
+
+
+def test_textfile_lives_as_long_as_the_run():
+    """--metrics-textfile in node_exporter's directory, node_exporter scraped every 0.3 s
+    (as by Prometheus) during a llama-serve run, every scrape without a textfile error.
+    Once the command is killed, the final figures reach node_exporter's scrapes
+    (target_ended 1, source textfile; the growth per phase and class, the requests and the
+    histogram's count --json's), then the file is gone and so are memphase's series from
+    node_exporter, nothing left in the directory; the last file read is lint-clean. Read by
+    nobody, the file goes at the end too; a run that fails before it starts leaves the file
+    already there as it was; a SIGKILLed memphase's file is removed by its file helper."""
+    need_prometheus()
+    with harness.workdir() as d:
+        if os.statvfs(d).f_flag & os.ST_NOATIME:
+            raise harness.Skip("%s is mounted noatime: memphase cannot tell a textfile "
+                               "was read" % d)
+        tf, out = os.path.join(d, "memphase.prom"), os.path.join(d, "o.json")
+        ne = NodeExporter(d)
+        try:
+            p = start(["run", "--no-tui", "--metrics-textfile", tf, "--json", out, "--"] +
+                      serve_args(requests=0))
+            files, final, pid, text, errs = set(), [], None, "", set()
+
+            def scrape():
+                ns = samples(ne.get()[2])
+                errs.update(v for n, _, v in ns if n == "node_textfile_scrape_error")
+                return [x for x in ns if x[0].startswith("memphase_")]
+            try:
+                # three files read: memphase has seen two of them read (the reader's gap)
+                deadline = time.time() + 60
+                while len(files) < 3:
+                    mine = scrape()
+                    secs = tuple(v for n, _, v in mine if n == "memphase_phase_seconds_total")
+                    if secs:
+                        files.add(secs)
+                    pid = pid or next((lb["pid"] for n, lb, _ in mine
+                                       if n == "memphase_run_info"), None)
+                    assert p.poll() is None and time.time() < deadline, (files, p.poll())
+                    time.sleep(0.3)
+                os.kill(int(pid), signal.SIGTERM)
+                while p.poll() is None:
+                    final = scrape() or final
+                    try:
+                        with open(tf) as f:
+                            text = f.read() or text
+                    except OSError:
+                        pass
+                    time.sleep(0.3)
+                    assert time.time() < deadline + 120, "memphase did not end"
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                _, err = p.communicate(timeout=60)
+            assert ("memphase_target_ended", {"source": "textfile", "comm": "llama-serve",
+                                              "pid": pid}, 1.0) in final, \
+                ("node_exporter never served the final figures", err)
+            assert errs == {0.0}, errs
+            assert not os.path.exists(tf), "the textfile outlived the run"
+            assert not memphase_of(ne.get()[2]), "node_exporter still serves the run"
+            assert not [f for f in os.listdir(d) if "memphase" in f], os.listdir(d)
+        finally:
+            ne.close()
         promtool_clean(text, "the textfile")
-        samp = samples(text)
-        assert growth_by_phase(samp) == json_growth(doc), (growth_by_phase(samp),
-                                                            json_growth(doc))
-        ended = [v for n, _, v in samp if n == "memphase_target_ended"]
-        assert ended == [1.0], ended
-        nreq = [v for n, _, v in samp if n == "memphase_requests_total"]
+        doc = harness.load_json(out)
+        assert growth_by_phase(final) == json_growth(doc), (growth_by_phase(final),
+                                                             json_growth(doc))
+        nreq = [v for n, _, v in final if n == "memphase_requests_total"]
         assert nreq == [len(doc["requests"])] and nreq[0] >= 6, (nreq, len(doc["requests"]))
-        ids = {(lb["comm"], lb["pid"]) for _, lb, _ in samp}
+        ids = {(lb["comm"], lb["pid"]) for _, lb, _ in final}
         assert ids == {("llama-serve", str(doc["target"]["pid"]))}, ids
         # the histogram holds every finished request
         closed = [r for r in doc["requests"] if r["end_s"] is not None]
-        cnt = [v for n, _, v in samp if n == "memphase_request_growth_bytes_count"]
+        cnt = [v for n, _, v in final if n == "memphase_request_growth_bytes_count"]
         assert cnt == [len(closed)], (cnt, len(closed))
-        # what node_exporter makes of it
-        ne = samples(node_exporter_textfile(d))
-        err = [v for n, _, v in ne if n == "node_textfile_scrape_error"]
-        assert err == [0.0], (err, [x for x in ne if x[0].startswith("node_textfile")])
-        assert growth_by_phase(ne) == json_growth(doc), growth_by_phase(ne)
+        # nobody reads it: gone at the end all the same
+        r = harness.memphase(["run", "--no-tui", "--metrics-textfile", tf, "--"] +
+                             serve_args(requests=2, hold_ms=0))
+        assert r.returncode == 0, r.stderr
+        assert not os.path.exists(tf) and not [f for f in os.listdir(d) if "memphase" in f]
+        # a run that fails before it starts: the file there is not its own
+        with open(tf, "w") as f:
+            f.write("someone_elses 1\n")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            r = harness.memphase(["run", "--no-tui", "--metrics", str(s.getsockname()[1]),
+                                  "--metrics-textfile", tf, "--", "true"])
+        assert r.returncode != 0, r.stderr
+        with open(tf) as f:
+            assert f.read() == "someone_elses 1\n"
+        # memphase SIGKILLed: its file helper removes what it wrote
+        p = start(["run", "--no-tui", "--metrics-textfile", tf, "--", "sleep", "60"])
+        pid = None
+        try:
+            deadline = time.time() + 30
+            while not pid:
+                assert p.poll() is None and time.time() < deadline, "no textfile"
+                time.sleep(0.1)
+                with open(tf) as f:
+                    pid = next((lb["pid"] for n, lb, _ in samples(f.read())
+                                if n == "memphase_run_info"), None)
+            p.kill()
+            # not communicate(): the command holds memphase's stdout and stderr
+            p.wait(timeout=30)
+            while os.path.exists(tf):
+                assert time.time() < deadline + 30, "the textfile outlived memphase"
+                time.sleep(0.1)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            if pid:
+                os.kill(int(pid), signal.SIGKILL)
+            p.stdout.close()
+            p.stderr.close()
 
 
 def test_report_textfile_says_when_the_run_started():
@@ -750,7 +840,8 @@ def test_watch_metrics_merged_per_process():
     afterwards PromQL gives, per process, exactly that process's JSON growth per phase and
     class. The process that ends first leaves the exposition, after Prometheus has scraped
     its final figures (target_ended 1), while the other, still running, stays. Every line a
-    child wrote on stderr reaches watch's stderr with its [comm pid]."""
+    child wrote on stderr reaches watch's stderr with its [comm pid]. When watch ends, its
+    textfile goes."""
     need_prometheus()
     import test_watch as tw
     with harness.workdir() as d:
@@ -838,6 +929,15 @@ def test_watch_metrics_merged_per_process():
             assert b.wait(timeout=120) == 0
             while _pid_series(get(port)[2], b.pid):
                 time.sleep(0.2)
+            # the textfile: watch's count once both observations wrote their files
+            deadline = time.time() + 30
+            while True:
+                samp = samples(open(tf).read())
+                if ("memphase_watch_processes_total",
+                        {"source": "textfile", "outcome": "written"}, 2.0) in samp:
+                    break
+                assert time.time() < deadline, samp
+                time.sleep(0.2)
             # Prometheus: each process's growth is its JSON's; both final figures scraped
             for p in (a, b):
                 files = glob.glob(os.path.join(out, "%s.%d.*.json" % (comm, p.pid)))
@@ -875,7 +975,6 @@ def test_watch_metrics_merged_per_process():
             assert m and m.group(1) == comm, "a line without [comm pid]: %r" % line
             tagged[int(m.group(2))] = tagged.get(int(m.group(2)), 0) + 1
         assert set(tagged) == {a.pid, b.pid} and min(tagged.values()) >= 5, tagged
-        # the final textfile: watch's count, nobody's file
-        samp = samples(open(tf).read())
-        assert ("memphase_watch_processes_total", {"source": "textfile", "outcome": "written"},
-                2.0) in samp, samp
+        # watch ended: its textfile with it (node_exporter would serve it for good)
+        assert not os.path.exists(tf), os.listdir(d)
+        assert not [f for f in os.listdir(d) if "memphase-" in f], os.listdir(d)

@@ -762,7 +762,8 @@ static int textfile_write(FILE *f, const struct output_ctx *ctx)
 
 const struct output_format metrics_textfile_format = {
 	.name = "metrics-textfile",
-	.help = "Write the metrics (Prometheus text) to FILE every few seconds and at the end, "
-		"for node_exporter's textfile collector",
+	.help = "Write the metrics (Prometheus text) to FILE every few seconds for "
+		"node_exporter's textfile collector, and remove it once the last figures are "
+		"read (report: write it once, to keep)",
 	.write = textfile_write,
 };

@@ -270,6 +270,24 @@ int outputs__write_with(struct outputs *o, unsigned int k, outputs_writer_fn fn,
 	return write_out(o, out, NULL, fn, arg);
 }
 
+int outputs__remove_at_end(struct outputs *o, unsigned int k)
+{
+	struct output *out = k < OUTPUTS_MAX ? &o->out[k] : NULL;
+
+	if (!out || !out->open)
+		return 0;
+	return userfs__remove_at_end(o->fs, &out->file);
+}
+
+int outputs__read_since(struct outputs *o, unsigned int k)
+{
+	struct output *out = k < OUTPUTS_MAX ? &o->out[k] : NULL;
+
+	if (!out || !out->open || !out->used || out->file.kind != USERFS_FILE)
+		return 0;
+	return userfs__read_since(o->fs, &out->file) == 1;
+}
+
 int outputs__log_fd(const struct outputs *o)
 {
 	return o->log.open ? o->log.file.fd : -1;

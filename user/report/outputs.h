@@ -76,6 +76,18 @@ typedef int (*outputs_writer_fn)(FILE *f, void *arg);
  */
 int outputs__write_with(struct outputs *o, unsigned int k, outputs_writer_fn fn, void *arg,
 			bool final);
+/*
+ * Output k lives as long as the run (the metrics textfile): the file helper removes it
+ * when it ends, at memphase's end or when memphase is gone, if its name still holds what
+ * memphase wrote there last (nothing written: nothing removed). A stream, or k not open:
+ * 0. 0 or -errno.
+ */
+int outputs__remove_at_end(struct outputs *o, unsigned int k);
+/*
+ * Has output k, as written last, been read since (lib/userfs: its access time)? 1, or 0
+ * (not read, not written yet, not a regular file, or not known).
+ */
+int outputs__read_since(struct outputs *o, unsigned int k);
 /* The command's log: its fd for the child, or -1 (no log: inherit memphase's). */
 int outputs__log_fd(const struct outputs *o);
 /* Its path when it is open, else NULL. */
