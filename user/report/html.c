@@ -68,6 +68,9 @@ static void memory(struct jsonw *w, const struct model *m, const struct timeline
 	for (i = 0; i < n; i++) {
 		const struct timeline_sample *t = timeline__at(tl, i);
 
+		/* a reading after the run's end (the root gone, not noticed yet) is not of it */
+		if (m->end_ns && t->ts_ns > m->end_ns)
+			continue;
 		jsonw__start_array(w);
 		jsonw__double(w, model__rel_s(m, t->ts_ns));
 		for (c = 0; c < MP_NR_CLASSES; c++)

@@ -582,6 +582,9 @@ static void timeline(struct jsonw *w, const struct model *m, const struct timeli
 			top = group_top(tl, i, step, n);
 		if (i != top && i != n - 1 && !(t->flags & TIMELINE_PHASE_CHANGED))
 			continue;
+		/* a reading after the run's end (the root gone, not noticed yet) is not of it */
+		if (m->end_ns && t->ts_ns > m->end_ns)
+			continue;
 		jsonw__start_object(w);
 		jsonw__double_field(w, "t_s", model__rel_s(m, t->ts_ns));
 		jsonw__string_field(w, "phase", t->phase < m->nphases ? m->names[t->phase] : "?");
