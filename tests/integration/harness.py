@@ -83,8 +83,15 @@ def mp_argv(args, env=None):
     return [MEMPHASE] + args
 
 
+# the last memphase run's stderr, for the messages of checks that find a phase missing
+_last_stderr = ""
+
+
 def memphase(args, timeout=120, env=None):
-    return run(mp_argv(args, env), timeout=timeout, env=env)
+    global _last_stderr
+    r = run(mp_argv(args, env), timeout=timeout, env=env)
+    _last_stderr = r.stderr or ""
+    return r
 
 
 def read_report(path):
@@ -169,7 +176,11 @@ def phase(doc, name):
     for p in doc["phases"]:
         if p["name"] == name:
             return p
-    raise AssertionError("phase %r missing; phases: %s" % (name, [p["name"] for p in doc["phases"]]))
+    # markers that did not attach now and then under load (2026-12): what memphase said
+    raise AssertionError("phase %r missing; phases: %s; markers_attached %s, unmatched %s, "
+                         "lost %s; the last memphase run's stderr:\n%s"
+                         % (name, [p["name"] for p in doc["phases"]], doc.get("markers_attached"),
+                            doc.get("unmatched"), doc.get("lost"), _last_stderr[-2000:]))
 
 
 def assert_close(actual, expected, tol_abs, what):
