@@ -146,13 +146,25 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
 	struct mp_event *e;
 	__u8 one = 1;
 
-	if (bpf_find_vma(task, addr, vma_file_cb, &vf, 0) || !vf.ino)
+	if (bpf_find_vma(task, addr, vma_file_cb, &vf, 0)) {
+		/*
+		 * -EBUSY (the address space locked, or this CPU's deferred unlock of an
+		 * earlier lookup still pending): the file is not known here, but user space
+		 * finds it by the address. Nothing is marked seen: a library whose code
+		 * mapping went unnoticed would never be probed (its markers never attach).
+		 */
+		vf.start = addr;
+		vf.ino = 0;
+		vf.dev = 0;
+	} else if (!vf.ino) {
 		return;
-	key.ino = vf.ino;
-	key.dev = vf.dev;
-	key.exec = exec;
-	if (bpf_map_update_elem(&seen_files, &key, &one, BPF_NOEXIST))
-		return;		/* seen before (or map full: nothing more to do) */
+	} else {
+		key.ino = vf.ino;
+		key.dev = vf.dev;
+		key.exec = exec;
+		if (bpf_map_update_elem(&seen_files, &key, &one, BPF_NOEXIST))
+			return;		/* seen before (or map full: nothing more to do) */
+	}
 	e = event_new(exec ? MP_EV_EXEC_MAP : MP_EV_FILE_MAP, tgid, t->phase);
 	if (!e)
 		return;

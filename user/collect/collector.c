@@ -268,6 +268,9 @@ static void library_mark(struct collector *c, const struct mp_event *e)
 {
 	char path[PATH_MAX];
 
+	/* the BPF side could not look the file up (ino 0): found by its address only */
+	if (!e->ino)
+		return;
 	if (mappings__file_name(&c->paths, e->dev, e->ino, path, sizeof(path)))
 		snprintf(path, sizeof(path), "[inode %llu]", (unsigned long long)e->ino);
 	mark(c, e->ts_ns, HISTORY_LIBRARY, e->pid, path);
