@@ -15,6 +15,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import MIB  # noqa: E402
+import test_stacks  # noqa: E402
 
 ODDNAMES = os.path.join(harness.WORKLOAD, "oddnames")
 ODD_COMM = b"\x1b]0;PWNED\x07\xff"
@@ -256,13 +257,7 @@ def test_perf_data_converts_to_json_and_ctf():
              "2", "--batch-mib", "4", "--tokens", "16", "--token-kib", "128"]))
         assert r.returncode == 0, "memphase exited %d: %s" % (r.returncode, r.stderr)
         doc = harness.load_json(out)
-        want = {}
-        for p in doc["phases"]:
-            st = p["stacks"]
-            grown = sum(p["rss_growth_bytes"][c] for c in ("anon", "file", "shmem"))
-            if st["samples"] or grown:
-                want[p["name"]] = (max(grown, st["sampled_bytes"]),
-                                   st["samples"] + (grown > st["sampled_bytes"]))
+        want = test_stacks.perf_want(doc)
         assert {"load", "context", "prompt", "generate"} <= set(want), want
         conv = os.path.join(d, "perf.json")
         c = harness.run(["perf", "data", "convert", "-f", "--to-json", conv, "-i", data])

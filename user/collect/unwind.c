@@ -41,6 +41,7 @@
 #define UW_PROC_BUCKETS		256
 #define UW_BUILD_ID_MAX		64
 #define UW_REFRESH_NS		(100ULL * 1000 * 1000)	/* between refreshes on a miss */
+#define UW_EXEC_NS		(1000ULL * 1000 * 1000)	/* after an exec: a refresh each miss */
 #define UW_DELETED		" (deleted)"
 #define UW_USER_END		0x0000800000000000ULL	/* [vsyscall] lies above */
 
@@ -86,6 +87,7 @@ struct uw_proc {
 	int dwfl_err;		/* building it failed: not retried until the maps change */
 	bool gone;		/* /proc/PID/maps vanished: no more refreshes */
 	__u64 refreshed_ns;	/* last snapshot (CLOCK_MONOTONIC) */
+	__u64 exec_ns;		/* its last exec: its libraries are still being mapped */
 	/* the sample being unwound, for the thread callbacks */
 	const __u64 *regs;
 	const unsigned char *stack;
@@ -594,16 +596,27 @@ void unwinder__exec(struct unwinder *u, pid_t pid)
 {
 	struct uw_proc *p = u ? uw_proc_find(u, pid) : NULL;
 
-	if (p)
+	if (p) {
 		p->refreshed_ns = 0;
+		p->exec_ns = uw_now_ns();
+	}
 }
 
-/* re-reads the maps of a live process after a miss, at most every UW_REFRESH_NS */
+/*
+ * Re-reads the maps of a live process after a miss, at most every UW_REFRESH_NS; in the
+ * UW_EXEC_NS after an exec at each miss: the new image's libraries are mapped by its ld.so
+ * with no event of their own (the files were seen before, in the image before), and a
+ * refresh taken before libc was mapped would leave its frames unknown for 100 ms (under
+ * load test_stacks' exec chain got [unknown]+0x7f... for 32 MiB).
+ */
 static bool uw_proc_refresh(struct unwinder *u, struct uw_proc *p)
 {
 	__u64 now = uw_now_ns();
 
-	if (p->gone || now - p->refreshed_ns < UW_REFRESH_NS)
+	if (p->gone)
+		return false;
+	if (now - p->refreshed_ns < UW_REFRESH_NS &&
+	    (!p->exec_ns || now - p->exec_ns > UW_EXEC_NS))
 		return false;
 	p->refreshed_ns = now;
 	return !unwinder__snapshot(u, p->pid);
