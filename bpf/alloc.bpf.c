@@ -36,7 +36,7 @@ static __always_inline void alloc_event(__u32 type, __u32 tgid, __u32 phase, __u
 	e->size = v->size;
 	e->cls = v->cls;
 	e->alloc_phase = v->phase;
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, ring_wake(false));
 }
 
 /* One stack sample per allocation (rare calls: no rate cap), weighted by its size. */

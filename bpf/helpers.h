@@ -123,14 +123,17 @@ static __always_inline struct mp_target *target_of_current(__u32 *tgid_out)
 	return t;
 }
 
-/* Rare events: wake the reader only when a quarter of the ring is pending or on request. */
+/* A record's flags: wake the reader on request or when a quarter of the ring is pending. */
+static __always_inline __u64 ring_wake(bool urgent)
+{
+	if (urgent || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= ring_wake_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void event_submit(struct mp_event *e, bool urgent)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (urgent || bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 64 * 1024)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(e, flags);
+	bpf_ringbuf_submit(e, ring_wake(urgent));
 }
 
 static __always_inline struct mp_event *event_new(__u32 type, __u32 tgid, __u32 phase)

@@ -72,7 +72,6 @@ __noinline int maplog_send(struct thread_state *ts)
 	struct mp_map_key key;
 	struct mp_map_val nv;
 	struct mp_map_rec *r;
-	__u64 flags = BPF_RB_NO_WAKEUP;
 	struct mp_drops *d;
 	__u32 n, i;
 
@@ -84,10 +83,8 @@ __noinline int maplog_send(struct thread_state *ts)
 	if (n > MP_MAPLOG_LEN)
 		n = MP_MAPLOG_LEN;
 	lg->type = MP_EV_MAPLOG;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 64 * 1024)
-		flags = BPF_RB_FORCE_WAKEUP;
 	if (!bpf_ringbuf_output(&events, lg, __builtin_offsetof(struct mp_maplog_event, r) +
-				n * sizeof(struct mp_map_rec), flags)) {
+				n * sizeof(struct mp_map_rec), ring_wake(false))) {
 		lg->n = 0;
 		return 0;
 	}

@@ -7,6 +7,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct mp_config cfg = {};
 const volatile __u32 nr_cpus = 1;	/* possible CPUs, set by user space */
+const volatile __u32 ring_wake_bytes = 64 * 1024;	/* a quarter of the ring, set by user space */
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
  * probed. Writable: user space turns it off before it stops listening. */
 __u32 stop_on_map = 0;

@@ -57,6 +57,12 @@
 
 extern const volatile struct mp_config cfg;
 extern const volatile __u32 nr_cpus;	/* possible CPUs, set by user space */
+/*
+ * Pending bytes past which a record wakes the reader (a quarter of the ring): below it,
+ * records wait for the reader's next poll (every 100 ms). A wakeup costs the faulting
+ * thread 10-130 us inside the program on this VM (an IPI to the reader's idle CPU).
+ */
+extern const volatile __u32 ring_wake_bytes;
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are
  * probed. Writable: user space turns it off before it stops listening. */
 extern __u32 stop_on_map;

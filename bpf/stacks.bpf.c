@@ -109,8 +109,7 @@ static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
 	h->stack_len = off;
 	uret_restore(task, buf + sizeof(*h), sp, off);
 	__builtin_memcpy(buf, h, sizeof(*h));
-	bpf_ringbuf_submit(buf, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= 1024 * 1024 ?
-					BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(buf, ring_wake(false));
 	return 0;
 }
 
@@ -129,7 +128,7 @@ static __always_inline int sample_fp(void *ctx, struct mp_stack_event *h)
 	}
 	h->nframes = (__u64)n / 8;
 	__builtin_memcpy(buf, h, sizeof(*h));
-	bpf_ringbuf_submit(buf, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(buf, ring_wake(false));
 	return 0;
 }
 

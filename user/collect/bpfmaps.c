@@ -581,6 +581,7 @@ int bpfmaps__configure(struct memphase_bpf *skel, const struct phases *ph,
 			kib = want;
 	}
 	err = bpf_map__set_max_entries(skel->maps.events, kib * 1024);
+	skel->rodata->ring_wake_bytes = kib * 1024 / 4;
 	/* run on demand (bpfmaps__flush_threads(), bpfmaps__seed_attach()), never attached
 	 * with the others */
 	bpf_program__set_autoattach(skel->progs.flush_threads, false);
