@@ -15,9 +15,13 @@
  * between its model file, KV cache and compute buffers.
  * With "threads N", N threads (1-64) touch one slice each of the one mapping at the same
  * time (released together by a barrier); touch_ms is from their release to the last one's end.
+ * With TOUCH_STOP=1 in the environment, the process stops itself (SIGSTOP) after the loop and
+ * before it prints, so that a tool can read its /proc files and its counters while nothing
+ * moves (scripts/onetp), and goes on at SIGCONT.
  * Built by scripts/bench.sh into build/bench/touch (cc -O2).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +165,9 @@ int main(int argc, char **argv)
 	t1 = now_ms();
 	/* every thread's faults: the process's, not the main thread's only */
 	f1 = minflt();
+	end = getenv("TOUCH_STOP");
+	if (end && !strcmp(end, "1"))
+		raise(SIGSTOP);
 
 	printf("touch_ms=%.1f\nminflt_loop=%ld\nminflt_total=%ld\npages=%lu\n", t1 - t0, f1 - f0,
 	       f1, len / PAGE);
