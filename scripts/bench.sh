@@ -41,6 +41,16 @@
 #                      absolute ns per fault swing 2-3x between days on this VM, the distance to
 #                      a floor measured in the same run does not
 #   floor_btf          the same with tp_btf/rss_stat (approximate counter) instead of the classic
+#   onetp              past the floor, the one-tracepoint design: scripts/onetp/ (time mode) with
+#                      only tp_btf/page_fault_user (and page_fault_kernel) attached, no rss_stat:
+#                      at each target fault it reads the exact RSS counters (this CPU's part of
+#                      the mm's 4 counters, every part when a fold moved a count) and charges
+#                      their change since this CPU's last fault to that fault's 2 MiB bucket
+#                      (a per-CPU batch); its loop and BPF ns/fault are reported beside the
+#                      floors' (scripts/onetp/run.sh measures its exactness)
+#   onetp_sum, onetp_t8   (not in the default set) the same reading the whole sum at every
+#                      fault, charged to the thread's previous fault; the design with touch
+#                      MIB threads 8 (its loop against baseline_t8)
 #   memphase           memphase run --bpf-stats (default mode: --stacks dwarf, no exports)
 #   memphase_noorigins the same with --origin-min 0: no mapping origins (their cost is the
 #                      difference; they are taken at mmap time, so the fault path must not move)
@@ -139,7 +149,7 @@ ROUNDS=${BENCH_ROUNDS:-7}
 MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
-ALL_CONFIGS="baseline floor_classic floor_btf memphase memphase_noorigins memphase_nostats
+ALL_CONFIGS="baseline floor_classic floor_btf onetp memphase memphase_noorigins memphase_nostats
 	memphase_none memphase_fp memphase_dwarf perf_fp perf_dwarf bpftrace_count baseline_hops
 	memphase_hops memphase_inter3 baseline_t2 memphase_t2 baseline_t8 memphase_t8
 	memphase_bystander floor_bystander_classic floor_bystander_btf memphase_python"
@@ -178,6 +188,7 @@ BENCH_BIN=$ROOT/build/bench
 TOUCH=$BENCH_BIN/touch
 RUNSTAT=$BENCH_BIN/runstat
 FLOOR=$BENCH_BIN/floor
+ONETP=$BENCH_BIN/onetp
 LIVESTAT=$BENCH_BIN/livestat
 DRIVER=$ROOT/build/workload/llama-driver
 LIVE_MODEL=$BENCH_BIN/live-model.bin
@@ -200,6 +211,9 @@ build() {
 	fi
 	if [[ " ${CONFIGS[*]} " == *" floor_"* ]]; then
 		build_floor || die "building the floor (scripts/floor) failed"
+	fi
+	if [[ " ${CONFIGS[*]} " == *" onetp"* ]]; then
+		build_onetp || die "building the one-tracepoint design (scripts/onetp) failed"
 	fi
 	((${#LIVE_CONFIGS[@]})) || return 0
 	cc -O2 -Wall -Wextra -o "$LIVESTAT" "$ROOT/scripts/livestat.c" || die "building livestat failed"
@@ -230,6 +244,24 @@ build_floor() {
 			$(pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 }
 
+# build_onetp: scripts/onetp/ (the one-tracepoint design's programs and loader) into $ONETP,
+# its intermediate files in $BENCH_BIN/onetp-build (vmlinux.h shared with the floor's)
+build_onetp() {
+	local b=$BENCH_BIN/onetp-build s=$ROOT/scripts/onetp
+	mkdir -p "$b" "$BENCH_BIN/floor-build" || return 1
+	if [[ ! -s $BENCH_BIN/floor-build/vmlinux.h ]]; then
+		"${BPFTOOL:-bpftool}" btf dump file /sys/kernel/btf/vmlinux format c \
+			>"$BENCH_BIN/floor-build/vmlinux.h.tmp" &&
+			mv "$BENCH_BIN/floor-build/vmlinux.h.tmp" "$BENCH_BIN/floor-build/vmlinux.h" || return 1
+	fi
+	"${CLANG:-clang-14}" -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -Wall -Werror \
+		-I"$BENCH_BIN/floor-build" -I"$ROOT/scripts/floor" -I"$s" \
+		-c "$s/onetp.bpf.c" -o "$b/onetp.bpf.o" &&
+		"${BPFTOOL:-bpftool}" gen skeleton "$b/onetp.bpf.o" name onetp_bpf >"$b/onetp.skel.h" &&
+		cc -O2 -Wall -Wextra -Werror -I"$b" -I"$ROOT/scripts/floor" -I"$s" -o "$ONETP" \
+			"$s/onetp.c" $(pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+}
+
 # run_wrapped DIR CMD ARGS...: runs CMD under runstat. Files in DIR:
 #   stdout, stderr  CMD's output (the touch workload prints touch_ms=, minflt_total=... on stdout;
 #                   perf prints its "Captured and wrote ... (N samples)" line on stderr)
@@ -241,6 +273,8 @@ build_floor() {
 #                   target_cmd): its wall_ms is the target's own wall time
 #   floor           the floor's figures (scripts/floor/floor.c: its programs' runs and run time,
 #                   the target's faults it counted)
+#   onetp           the one-tracepoint design's, in the floor's format, and the anon growth it
+#                   charged (scripts/onetp/onetp.c, time mode)
 #   extra           optional key=value lines from the configuration, read by the summary:
 #                   tool=NAME (the wrapped process is the tool: report its CPU and RSS),
 #                   bystander=1|floor (the workload runs unobserved while memphase or the
@@ -304,6 +338,24 @@ desc_floor_btf() {
 	echo "floor btf -- touch $MIB (tp_btf/page_fault_user + tp_btf/rss_stat, lookup + count)"
 }
 cfg_floor_btf() { floor_run "$1" btf; }
+
+# onetp_run DIR MODE [TOUCH-MODE...]: the one-tracepoint design's programs (MODE: cpu or sum) on
+# the workload, run as the floor's (as root)
+onetp_run() {
+	local dir=$1 m=$2
+	shift 2
+	printf 'tool=onetp\n' >"$dir/extra"
+	target_cmd "$dir" "$MIB" "$@"
+	run_wrapped "$dir" "$ONETP" -m "$m" time "$dir/onetp" -- "${TARGET_CMD[@]}"
+}
+desc_onetp() {
+	echo "onetp -m cpu time -- touch $MIB (tp_btf/page_fault_user alone: exact counters read per fault)"
+}
+cfg_onetp() { onetp_run "$1" cpu; }
+desc_onetp_sum() { echo "onetp -m sum time -- touch $MIB (the whole sum read at every fault)"; }
+cfg_onetp_sum() { onetp_run "$1" sum; }
+desc_onetp_t8() { echo "onetp -m cpu time -- touch $MIB threads 8"; }
+cfg_onetp_t8() { onetp_run "$1" cpu threads 8; }
 
 desc_memphase() { echo "memphase run --bpf-stats -- touch $MIB (default mode: dwarf stacks, no exports)"; }
 cfg_memphase() {

@@ -12,13 +12,14 @@ file and the key (exit status 2); 'n/a' in a table means the figure does not app
 configuration (no BPF time for perf, no samples without stacks, ...).
 """
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (STEADY_SKIP_MS, MissingFigure, above_floor, bpf_per_fault,  # noqa: E402
                       budget_check, fault_path, floor_figures, kv, live_samples, measured, med,
-                      memphase_figures, need, need_num, ns_per_run, num, paired, perf_figures,
-                      ratio, read_json, sample_cost, steady_window, text)
+                      memphase_figures, need, need_num, ns_per_run, num, onetp_figures, paired,
+                      perf_figures, ratio, read_json, sample_cost, steady_window, text)
 
 NA = "n/a"
 
@@ -118,7 +119,7 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
         raise MissingFigure(f"{d}: the tool wrote none of its output files")
     r["samples"] = r["lost"] = r["perf_lost_pct"] = r["progs"] = r["excess"] = None
     r["ns_fault"] = r["ns_traced"] = r["ns_all"] = r["sp_nsrun"] = None
-    r["fault_progs"] = r["counted"] = r["traced"] = None
+    r["fault_progs"] = r["counted"] = r["traced"] = r["charged_ratio"] = None
     progs_fault = fault_progs
     if r["tool"] == "memphase":
         fig = memphase_figures(read_json(f"{d}/out.json"), f"{d}/out.json",
@@ -134,6 +135,11 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
         # the floor's programs (scripts/floor): its own pair is its fault path
         fl = floor_figures(kv(f"{d}/floor"), f"{d}/floor", r["pages"])
         r["progs"], r["counted"], progs_fault = fl["progs"], fl["counted"], fl["fault_progs"]
+    elif r["tool"] == "onetp":
+        # the one-tracepoint design (scripts/onetp): its fault path, as the floor's
+        ot = onetp_figures(kv(f"{d}/onetp"), f"{d}/onetp", r["pages"])
+        r["progs"], r["counted"], progs_fault = ot["progs"], ot["counted"], ot["fault_progs"]
+        r["charged_ratio"] = ot["charged_ratio"]
     elif r["tool"] == "perf":
         fig = perf_figures(text(f"{d}/stderr"), f"{d}/stderr")
         r["samples"], r["lost"], r["perf_lost_pct"] = fig["samples"], fig["lost"], fig["lost_pct"]
@@ -154,7 +160,7 @@ def touch_run(rnd, cfg, d, rc, mib, fault_progs, sample_prog):
         # machine), per fault of the bystander
         r["ns_all"] = sum(v[1] for v in p.values()) / r["faults"] if r["faults"] else None
     if r["progs"] is not None:
-        where = f"{d}/floor" if r["tool"] == "floor" else f"{d}/out.json"
+        where = {"floor": f"{d}/floor", "onetp": f"{d}/onetp"}.get(r["tool"], f"{d}/out.json")
         r.update(bpf_per_fault(r["progs"], progs_fault, r["faults"], where))
         if r["tool"] == "memphase":
             r["sp_nsrun"] = ns_per_run(r["progs"], sample_prog, where)
@@ -344,6 +350,39 @@ lost none).
               "share moves with the machine's load); ns/traced = the fault-path time per\nfault "
               "traced, a mix of target and filtered-out faults; '- fc/traced' its distance to\n"
               "floor_classic's, per-round median.)")
+
+    # --- the one-tracepoint design (scripts/onetp), same run ------------------------------
+    ot = [c for c, _ in configs if c.startswith("onetp") and by[c]]
+    if ot:
+        print()
+        print("The one-tracepoint design (scripts/onetp: tp_btf/page_fault_user alone, the exact "
+              "counters read at\neach fault, no rss_stat; same run):")
+        fl_hdr = "".join(f" {'loop x ' + f:>19}" for f in floors)
+        ns_hdr = "".join(f" {'ns - ' + f:>17}" for f in floors)
+        print(f"{'config':<{cw}} {'n':>2} {'loop x base':>11}{fl_hdr} {'BPF ns/fault':>12}"
+              f"{ns_hdr} {'charged/touched':>15}")
+        for c in ot:
+            m = re.search(r"_t(\d+)$", c)
+            b = by.get(f"baseline_t{m[1]}") if m else base
+            loop = ratio(by[c], b, "touch_ms") if b else None
+            cells = ""
+            for f in floors:
+                # a floor runs one thread: no loop ratio for the threaded runs
+                x = None if m else paired(by[c], by[f], "touch_ms",
+                                          lambda p, q: p / q if q else None)
+                cells += f" {fx(x):>19}"
+            ns = ""
+            for f in floors:
+                a = above_floor(by[c], by[f]) if not m else {"diff": None}
+                ns += f" {NA if a['diff'] is None else format(a['diff'], '+.0f'):>17}"
+            print(f"{c:<{cw}} {len(by[c]):>2} {fx(loop):>11}{cells} "
+                  f"{f0(med(r['ns_fault'] for r in by[c])):>12}{ns} "
+                  f"{fx(med(r['charged_ratio'] for r in by[c])):>15}")
+        print("(loop x base = median touch loop over the baseline's median (onetp_tN: "
+              "baseline_tN's); loop x F =\nthe median of the per-round ratios to floor F's loop; "
+              "ns - F = BPF ns per fault above floor F,\nper-round median; charged/touched = "
+              "the anon growth it charged over the pages touched: above\n1.00x by the "
+              "processes' own start-up pages. Its exactness: scripts/onetp/run.sh.)")
 
     print()
     print("Budgets (issue 12; as ratios and differences within this run):")

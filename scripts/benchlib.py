@@ -218,6 +218,24 @@ def floor_figures(d, where, pages):
     return {"progs": progs, "fault_progs": fault_progs, "counted": counted}
 
 
+def onetp_figures(d, where, pages):
+    """One run of the one-tracepoint design's programs (scripts/onetp/onetp.c, time mode; its
+    key=value file, read by kv()): floor_figures()'s (its fault path is its 'progs' line; it
+    must have read at as many target faults as pages were touched), and charged (the anon
+    growth it charged to fault addresses, bytes) and charged_ratio (that over the pages
+    touched, 4 KiB each: above 1 by the processes' own start-up pages, below 1 if growth was
+    lost: nothing syncs in time mode, so the last fault's page on each CPU is not in it).
+    MissingFigure when a figure is missing or 'mode' is not one of the design's."""
+    r = floor_figures(d, where, pages)
+    mode = d.get("mode", "")
+    if not mode.startswith("onetp-"):
+        raise MissingFigure(f"{where}: 'mode' is {mode!r}, not onetp-cpu or onetp-sum")
+    r["mode"] = mode
+    r["charged"] = need_num(d, "charged_anon_bytes", where)
+    r["charged_ratio"] = r["charged"] / (pages * 4096) if pages else None
+    return r
+
+
 def paired(rows, base, key, op):
     """Median over the rounds both rows and base have a value of key in (interleaved rounds:
     paired by 'round', so that a drift of the machine over the benchmark run cancels) of

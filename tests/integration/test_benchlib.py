@@ -243,6 +243,51 @@ def test_floor_figures_missing_or_target_missed():
            "missed its target")
 
 
+# a run of the one-tracepoint design's programs, as scripts/onetp/onetp.c writes it (time mode)
+ONETP_FILE = """mode=onetp-cpu
+progs=onetp_fault onetp_fault_kernel
+prog_onetp_fault_runs=1100
+prog_onetp_fault_run_time_ns=88000
+prog_onetp_fault_kernel_runs=3
+prog_onetp_fault_kernel_run_time_ns=300
+prog_onetp_fork_runs=1
+prog_onetp_fork_run_time_ns=500
+counted_faults=1004
+counted_rss=0
+charged_anon_bytes=4505600
+diag_fast=990
+diag_slow=14
+exit_code=0
+"""
+
+
+def test_onetp_figures_and_its_time_per_fault():
+    o = benchlib.onetp_figures(floor_kv(ONETP_FILE), "r1/onetp", 1000)
+    assert o["fault_progs"] == ["onetp_fault", "onetp_fault_kernel"], o
+    assert o["mode"] == "onetp-cpu" and o["counted"] == 1004, o
+    # 4505600 B = 1100 pages of 4 KiB, for 1000 pages touched
+    assert o["charged"] == 4505600 and abs(o["charged_ratio"] - 1.1) < 1e-12, o
+    r = benchlib.bpf_per_fault(o["progs"], o["fault_progs"], 1000, "r1/onetp")
+    # fault path: 88000 + 300 ns over 1000 faults; all: + the fork's 500 ns; per traced
+    # fault: over onetp_fault's 1100 runs
+    assert r["ns_fault"] == 88.3 and r["ns_all"] == 88.8 and r["ns_traced"] == 88300 / 1100, r
+
+
+def test_onetp_figures_missing():
+    raises(lambda: benchlib.onetp_figures(
+        floor_kv(ONETP_FILE.replace("charged_anon_bytes", "x")), "r2/onetp", 1000),
+        "r2/onetp", "'charged_anon_bytes'")
+    raises(lambda: benchlib.onetp_figures(
+        floor_kv(ONETP_FILE.replace("prog_onetp_fault_kernel_runs", "x")), "r2/onetp", 1000),
+        "'prog_onetp_fault_kernel_runs'")
+    # a floor's file is not the design's
+    raises(lambda: benchlib.onetp_figures(floor_kv(FLOOR_FILE), "r3/onetp", 1000), "r3/onetp",
+           "'mode'", "classic")
+    # it read at fewer target faults than pages were touched: it missed its target
+    raises(lambda: benchlib.onetp_figures(floor_kv(ONETP_FILE), "r4/onetp", 1005), "r4/onetp",
+           "missed its target")
+
+
 def test_floor_difference_and_ratio_are_per_round_medians():
     # listed out of round order: pairing must go by round, not by position
     floor = [{"round": 3, "ns": 150.0}, {"round": 1, "ns": 100.0}, {"round": 2, "ns": 200.0},
