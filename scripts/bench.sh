@@ -51,6 +51,11 @@
 #   onetp_sum, onetp_t8   (not in the default set) the same reading the whole sum at every
 #                      fault, charged to the thread's previous fault; the design with touch
 #                      MIB threads 8 (its loop against baseline_t8)
+#   onetp_hops, onetp_vma, onetp_vma_hops   (not in the default set) the design on touch MIB
+#                      hops (its loop against baseline_hops); charging per VMA (onetp -V: the
+#                      VMA looked up with bpf_find_vma in the fault program, interrupts off,
+#                      when the address charged is outside the CPU's last VMA), on one
+#                      mapping and on hops
 #   memphase           memphase run --bpf-stats (default mode: --stacks dwarf, no exports)
 #   memphase_noorigins the same with --origin-min 0: no mapping origins (their cost is the
 #                      difference; they are taken at mmap time, so the fault path must not move)
@@ -339,14 +344,15 @@ desc_floor_btf() {
 }
 cfg_floor_btf() { floor_run "$1" btf; }
 
-# onetp_run DIR MODE [TOUCH-MODE...]: the one-tracepoint design's programs (MODE: cpu or sum) on
-# the workload, run as the floor's (as root)
+# onetp_run DIR "MODE [OPTION...]" [TOUCH-MODE...]: the one-tracepoint design's programs (MODE:
+# cpu or sum; onetp's options) on the workload, run as the floor's (as root)
 onetp_run() {
-	local dir=$1 m=$2
+	local dir=$1 opts
+	read -r -a opts <<<"$2"
 	shift 2
 	printf 'tool=onetp\n' >"$dir/extra"
 	target_cmd "$dir" "$MIB" "$@"
-	run_wrapped "$dir" "$ONETP" -m "$m" time "$dir/onetp" -- "${TARGET_CMD[@]}"
+	run_wrapped "$dir" "$ONETP" -m "${opts[@]}" time "$dir/onetp" -- "${TARGET_CMD[@]}"
 }
 desc_onetp() {
 	echo "onetp -m cpu time -- touch $MIB (tp_btf/page_fault_user alone: exact counters read per fault)"
@@ -356,6 +362,12 @@ desc_onetp_sum() { echo "onetp -m sum time -- touch $MIB (the whole sum read at 
 cfg_onetp_sum() { onetp_run "$1" sum; }
 desc_onetp_t8() { echo "onetp -m cpu time -- touch $MIB threads 8"; }
 cfg_onetp_t8() { onetp_run "$1" cpu threads 8; }
+desc_onetp_hops() { echo "onetp -m cpu time -- touch $MIB hops"; }
+cfg_onetp_hops() { onetp_run "$1" cpu hops; }
+desc_onetp_vma() { echo "onetp -m cpu -V time -- touch $MIB (per VMA: bpf_find_vma in the fault)"; }
+cfg_onetp_vma() { onetp_run "$1" "cpu -V"; }
+desc_onetp_vma_hops() { echo "onetp -m cpu -V time -- touch $MIB hops"; }
+cfg_onetp_vma_hops() { onetp_run "$1" "cpu -V" hops; }
 
 desc_memphase() { echo "memphase run --bpf-stats -- touch $MIB (default mode: dwarf stacks, no exports)"; }
 cfg_memphase() {

@@ -362,8 +362,9 @@ lost none).
         print(f"{'config':<{cw}} {'n':>2} {'loop x base':>11}{fl_hdr} {'BPF ns/fault':>12}"
               f"{ns_hdr} {'charged/touched':>15}")
         for c in ot:
-            m = re.search(r"_t(\d+)$", c)
-            b = by.get(f"baseline_t{m[1]}") if m else base
+            # the threaded and hops runs: against their own baseline, not the floors'
+            m = re.search(r"_(t\d+|hops)$", c)
+            b = by.get(f"baseline_{m[1]}") if m else base
             loop = ratio(by[c], b, "touch_ms") if b else None
             cells = ""
             for f in floors:
@@ -378,11 +379,12 @@ lost none).
             print(f"{c:<{cw}} {len(by[c]):>2} {fx(loop):>11}{cells} "
                   f"{f0(med(r['ns_fault'] for r in by[c])):>12}{ns} "
                   f"{fx(med(r['charged_ratio'] for r in by[c])):>15}")
-        print("(loop x base = median touch loop over the baseline's median (onetp_tN: "
-              "baseline_tN's); loop x F =\nthe median of the per-round ratios to floor F's loop; "
-              "ns - F = BPF ns per fault above floor F,\nper-round median; charged/touched = "
-              "the anon growth it charged over the pages touched: above\n1.00x by the "
-              "processes' own start-up pages. Its exactness: scripts/onetp/run.sh.)")
+        print("(loop x base = median touch loop over the baseline's median (onetp_tN, "
+              "onetp_*hops: baseline_tN's,\nbaseline_hops'); loop x F = the median of the "
+              "per-round ratios to floor F's loop; ns - F =\nBPF ns per fault above floor F, "
+              "per-round median; charged/touched = the anon growth it charged\nover the "
+              "pages touched: above 1.00x by the processes' own start-up pages. Its "
+              "exactness:\nscripts/onetp/run.sh.)")
 
     print()
     print("Budgets (issue 12; as ratios and differences within this run):")

@@ -47,6 +47,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 nr_cpus = 1;	/* possible CPUs */
 const volatile __u32 mode = OT_MODE_CPU;
 const volatile __u32 shift = 21;	/* bucket = address >> shift */
+const volatile __u32 by_vma = 0;	/* bucket = the VMA's start (bpf_find_vma, in the fault) */
 
 __u64 pcpu_off[OT_MAX_CPUS];	/* each CPU's offset of per-CPU data */
 __u32 pcpu_ready;		/* 1: learnt; 2: could not be */
@@ -217,11 +218,50 @@ __noinline int ot_flush(struct ot_cpu *pc, __u32 tgid, __u32 slot)
 	return 0;
 }
 
+struct vma_ctx {
+	__u64 start;
+	__u64 end;
+};
+
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_ctx *c = data;
+
+	c->start = vma->vm_start;
+	c->end = vma->vm_end;
+	return 0;
+}
+
+/*
+ * by_vma: the bucket of addr is its VMA's start, looked up here, in the fault tracepoint
+ * (interrupts off: bpf_find_vma's unlock is deferred to an irq_work), when addr is outside
+ * the VMA of this CPU's last lookup. lookup: current is the target (not at the sync).
+ */
+static __always_inline __u64 vma_bucket(struct ot_cpu *pc, __u64 addr, bool lookup)
+{
+	struct vma_ctx c = {};
+	struct ot_diag *d;
+
+	if (addr >= pc->vstart && addr < pc->vend)
+		return (pc->vstart >> 12) + 1;
+	d = diag_get();
+	if (lookup && d) {
+		d->vma_lookups++;
+		if (!bpf_find_vma(bpf_get_current_task_btf(), addr, vma_cb, &c, 0) && c.end) {
+			pc->vstart = c.start;
+			pc->vend = c.end;
+			return (c.start >> 12) + 1;
+		}
+		d->vma_busy++;
+	}
+	return (addr >> shift) + 1;
+}
+
 /* Charges pages of class k to the bucket of addr (0: no fault before the change). */
 static __always_inline void charge(struct ot_cpu *pc, __u32 tgid, __u32 slot, __u64 addr, int k,
-				   __s64 pages)
+				   __s64 pages, bool lookup)
 {
-	__u64 b = addr ? (addr >> shift) + 1 : 0;
+	__u64 b = !addr ? 0 : by_vma ? vma_bucket(pc, addr, lookup) : (addr >> shift) + 1;
 
 	if (b != pc->bkey) {
 		ot_flush(pc, tgid, slot);
@@ -407,6 +447,7 @@ __noinline int ot_init(__u32 slot, __u64 mm, __u64 id, __u32 tgid)
 		e->id = id;
 		e->addr = 0;
 		e->bkey = 0;
+		e->vstart = e->vend = 0;
 		e->rseen = 0;
 		for (k = 0; k < OT_NCLS; k++) {
 			s[k] += e->snap[k];
@@ -544,7 +585,7 @@ static __always_inline int onetp_fault_at(__u64 addr)
 		for (k = 0; k < OT_NCLS; k++) {
 			dv = s[k] - __sync_lock_test_and_set(&m->last[k], s[k]);
 			if (dv)
-				charge(pc, tgid, slot, ts->addr, k, dv);
+				charge(pc, tgid, slot, ts->addr, k, dv, true);
 		}
 		ts->addr = addr;
 		m->last_addr = addr;
@@ -576,7 +617,7 @@ static __always_inline int onetp_fault_at(__u64 addr)
 		dv = v - pc->lastv[k];
 		if (dv) {
 			pc->lastv[k] = v;
-			charge(pc, tgid, slot, pc->addr, k, dv);
+			charge(pc, tgid, slot, pc->addr, k, dv, true);
 		}
 	}
 	pc->addr = addr;
@@ -660,7 +701,7 @@ __noinline int ot_sync_mm(__u32 slot, __u32 tgid)
 		for (k = 0; k < OT_NCLS; k++) {
 			dv = s[k] - __sync_lock_test_and_set(&m->last[k], s[k]);
 			if (dv) {
-				charge(e, tgid, slot, m->last_addr, k, dv);
+				charge(e, tgid, slot, m->last_addr, k, dv, false);
 				d->sync_pages += sabs(dv);
 			}
 		}
@@ -676,7 +717,7 @@ __noinline int ot_sync_mm(__u32 slot, __u32 tgid)
 			dv = v - e->lastv[k];
 			if (dv) {
 				e->lastv[k] = v;
-				charge(e, tgid, slot, e->addr, k, dv);
+				charge(e, tgid, slot, e->addr, k, dv, false);
 				d->sync_pages += sabs(dv);
 			}
 		}

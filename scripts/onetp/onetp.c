@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * onetp [-m cpu|sum] [-K] [-s SHIFT] time|exact OUTFILE -- CMD [ARGS...]: runs CMD under the
+ * onetp [-m cpu|sum] [-K] [-V] [-s SHIFT] time|exact OUTFILE -- CMD [ARGS...]: runs CMD under the
  * one-tracepoint design's programs (onetp.bpf.c) with the kernel's BPF run-time stats on.
  *
  *   -m cpu|sum  how a fault reads the counters (default cpu; see onetp.bpf.c)
  *   -K          without the page_fault_kernel programs
  *   -s SHIFT    bucket = address >> SHIFT (default 21 in time mode, 12 in exact mode)
+ *   -V          bucket = the VMA's start, looked up (bpf_find_vma) in the fault program when
+ *               the address charged is outside the CPU's last VMA (time mode: the cost)
  *
  * time: only onetp_fault, onetp_fault_kernel and onetp_fork attached; OUTFILE gets key=value
  * lines in the floor's format (scripts/floor/floor.c), for scripts/bench_report.py:
@@ -102,13 +104,15 @@ static void diag_print(FILE *out, const struct ot_diag *d)
 {
 	fprintf(out, "diag_fast=%llu\ndiag_slow=%llu\ndiag_deferred=%llu\ndiag_fold_one=%llu\n"
 		"diag_fold_guess=%llu\ndiag_fold_multi=%llu\ndiag_inits=%llu\ndiag_bad=%llu\n"
-		"diag_sync_pages=%llu\ndiag_ref_events=%llu\ndiag_ref_sums=%llu\n",
+		"diag_sync_pages=%llu\ndiag_ref_events=%llu\ndiag_ref_sums=%llu\n"
+		"diag_vma_lookups=%llu\ndiag_vma_busy=%llu\n",
 		(unsigned long long)d->fast, (unsigned long long)d->slow,
 		(unsigned long long)d->deferred, (unsigned long long)d->fold_one,
 		(unsigned long long)d->fold_guess, (unsigned long long)d->fold_multi,
 		(unsigned long long)d->inits, (unsigned long long)d->bad,
 		(unsigned long long)d->sync_pages, (unsigned long long)d->ref_events,
-		(unsigned long long)d->ref_sums);
+		(unsigned long long)d->ref_sums, (unsigned long long)d->vma_lookups,
+		(unsigned long long)d->vma_busy);
 }
 
 static int prog_print(FILE *out, struct bpf_program *prog)
@@ -612,13 +616,13 @@ int main(int argc, char **argv)
 	struct bpf_link *links[6] = {};
 	struct onetp_bpf *skel = NULL;
 	int p[2] = { -1, -1 }, stats_fd = -1, err = 0, st = 0, i, nprogs = 0, opt;
-	int sum = 0, nokernel = 0, exact, shift = -1, stops = 0;
+	int sum = 0, nokernel = 0, exact, shift = -1, stops = 0, by_vma = 0;
 	struct ot_diag d;
 	FILE *out = NULL;
 	pid_t pid = -1;
 	char c = 0;
 
-	while ((opt = getopt(argc, argv, "+m:Ks:")) != -1) {
+	while ((opt = getopt(argc, argv, "+m:KVs:")) != -1) {
 		switch (opt) {
 		case 'm':
 			if (strcmp(optarg, "cpu") && strcmp(optarg, "sum"))
@@ -627,6 +631,9 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			nokernel = 1;
+			break;
+		case 'V':
+			by_vma = 1;
 			break;
 		case 's':
 			shift = atoi(optarg);
@@ -640,8 +647,8 @@ int main(int argc, char **argv)
 	if (argc - optind < 4 || strcmp(argv[optind + 2], "--") ||
 	    (strcmp(argv[optind], "time") && strcmp(argv[optind], "exact"))) {
 usage:
-		fprintf(stderr, "usage: onetp [-m cpu|sum] [-K] [-s SHIFT] time|exact OUTFILE -- "
-			"CMD [ARGS...]\n");
+		fprintf(stderr, "usage: onetp [-m cpu|sum] [-K] [-V] [-s SHIFT] time|exact OUTFILE "
+			"-- CMD [ARGS...]\n");
 		return 2;
 	}
 	exact = !strcmp(argv[optind], "exact");
@@ -662,6 +669,7 @@ usage:
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus();
 	skel->rodata->mode = sum ? OT_MODE_SUM : OT_MODE_CPU;
 	skel->rodata->shift = shift;
+	skel->rodata->by_vma = by_vma;
 	if (!exact) {
 		bpf_program__set_autoload(skel->progs.ref_fault, false);
 		bpf_program__set_autoload(skel->progs.ref_fault_kernel, false);

@@ -42,6 +42,7 @@ struct ot_cpu {
 	__s64 lastv[OT_NCLS];	/* part + folds at this CPU's last reading (pages) */
 	__s64 fold[OT_NCLS];	/* the folds attributed to this CPU (pages); others add to it */
 	__s32 snap[OT_NCLS];	/* the part in the latest snapshot (scratch, under busy) */
+	__u64 vstart, vend;	/* by_vma: the VMA the batch's bucket is (its start) */
 	__u64 bkey;		/* the batch: bucket + 1 (0: empty) and what it holds (pages) */
 	__s64 bgrow[OT_NCLS];
 	__s64 bshrink[OT_NCLS];
@@ -78,6 +79,9 @@ struct ot_diag {
 	__u64 sync_pages;	/* pages charged only at the sync (pending since the last fault) */
 	__u64 ref_events;	/* the reference's rss_stat events of targets */
 	__u64 ref_sums;		/* ... that summed the counter */
+	__u64 vma_lookups;	/* by_vma: bpf_find_vma calls (a charge outside the cached VMA) */
+	__u64 vma_busy;		/* ... that failed (the address space locked, or its irq_work
+				 * still pending): charged by address instead */
 };
 
 #endif
