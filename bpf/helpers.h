@@ -321,14 +321,18 @@ struct classify_ctx {
 /*
  * One stack record in the scratch entry, sent: the header (every field, since the entry
  * keeps the previous record's), the comm, then the user stack in mode. 0, or -errno when
- * no scratch entry or the ring buffer had no room (the caller counts its own drop).
+ * no scratch entry or the ring buffer had no room (the caller counts its own drop). Records
+ * wait for the reader's next poll, except a new image's first growth sample: its unwinder
+ * then reads the image's maps while the process lives (a short program is gone by then).
  */
 static __always_inline int stack_send(void *ctx, __u32 type, __u32 tgid, __u32 phase,
 				      __u32 mode, __u32 cls, __u64 weight, __u64 addr,
 				      __u32 prot, __u32 how)
 {
 	struct mp_stack_event *h;
+	struct mp_target *t;
 	__u32 zero = 0;
+	bool wake = false;
 
 	h = bpf_map_lookup_elem(&scratch, &zero);
 	if (!h)
@@ -350,7 +354,11 @@ static __always_inline int stack_send(void *ctx, __u32 type, __u32 tgid, __u32 p
 	h->cpu = bpf_get_smp_processor_id();
 	h->pad = 0;
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
-	return stack_capture(ctx, h);
+	if (type == MP_EV_STACK && (t = target_lookup(tgid)) && (t->flags & MP_T_NEW_IMAGE)) {
+		__sync_fetch_and_and(&t->flags, ~MP_T_NEW_IMAGE);
+		wake = true;
+	}
+	return stack_capture(ctx, h, wake);
 }
 
 /* Integer argument n (1..6) at function entry. */

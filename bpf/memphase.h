@@ -293,6 +293,7 @@ struct mp_phase_stats {
 #define MP_T_SEEDING	(1U << 10)	/* attached, sizes not yet read: ignore its events */
 #define MP_T_LEFT	(1U << 11)	/* the invoking user could no longer ptrace it: not
 					 * followed (set with MP_T_EXITED) */
+#define MP_T_NEW_IMAGE	(1U << 12)	/* exec'd, no growth sample sent since (BPF only) */
 
 /* MP_EV_LEFT: why the invoking user could no longer ptrace the process (bits of arg). */
 #define MP_LEFT_UIDS	(1U << 0)	/* an exec gave it other user ids (setuid) */

@@ -143,7 +143,7 @@ int BPF_PROG(handle_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		}
 	}
 	__sync_fetch_and_and(&t->flags, ~(MP_T_WAIT_EXEC | MP_T_FORKED | MP_T_HEAP_ORIGIN));
-	__sync_fetch_and_or(&t->flags, MP_T_FRESH_MM);
+	__sync_fetch_and_or(&t->flags, MP_T_FRESH_MM | MP_T_NEW_IMAGE);
 	t->mm_gen++;
 	t->last_brk = 0;
 	e = event_new(MP_EV_EXEC, tgid, t->phase);

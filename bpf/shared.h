@@ -380,7 +380,7 @@ __noinline int rss_amount(struct mm_struct *mm __arg_trusted, __u32 member, stru
 __noinline int rss_sync(struct mp_target *t, __u32 tgid);
 /* stacks */
 __noinline int stack_capture(void *ctx __arg_ctx,
-			     struct mp_stack_event *h);
+			     struct mp_stack_event *h, bool wake);
 __noinline int stack_sample(void *ctx __arg_ctx,
 			    struct thread_state *ts, __u32 tgid, __u64 pc);
 

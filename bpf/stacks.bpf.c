@@ -67,7 +67,7 @@ static __always_inline void uret_restore(struct task_struct *task, __u8 *stack, 
 }
 
 /* dwarf mode: the user registers plus the stack from sp up, copied page by page */
-static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
+static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h, bool wake)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
@@ -109,12 +109,12 @@ static __always_inline int sample_dwarf(void *ctx, struct mp_stack_event *h)
 	h->stack_len = off;
 	uret_restore(task, buf + sizeof(*h), sp, off);
 	__builtin_memcpy(buf, h, sizeof(*h));
-	bpf_ringbuf_submit(buf, ring_wake(false));
+	bpf_ringbuf_submit(buf, ring_wake(wake));
 	return 0;
 }
 
 /* fp mode: the kernel's frame-pointer walk */
-static __always_inline int sample_fp(void *ctx, struct mp_stack_event *h)
+static __always_inline int sample_fp(void *ctx, struct mp_stack_event *h, bool wake)
 {
 	__u8 *buf = bpf_ringbuf_reserve(&events, sizeof(*h) + MP_FP_MAX_FRAMES * 8, 0);
 	long n;
@@ -128,7 +128,7 @@ static __always_inline int sample_fp(void *ctx, struct mp_stack_event *h)
 	}
 	h->nframes = (__u64)n / 8;
 	__builtin_memcpy(buf, h, sizeof(*h));
-	bpf_ringbuf_submit(buf, ring_wake(false));
+	bpf_ringbuf_submit(buf, ring_wake(wake));
 	return 0;
 }
 
@@ -137,13 +137,14 @@ static __always_inline int sample_fp(void *ctx, struct mp_stack_event *h)
  * (most of the verifier's time at start-up). ctx is the program's context (arg:ctx).
  */
 __noinline int stack_capture(void *ctx __arg_ctx,
-			     struct mp_stack_event *h)
+			     struct mp_stack_event *h, bool wake)
 {
 	if (!h)
 		return -ENOENT;
 	/* h->mode is dwarf exactly when the configuration's is (origins take fp otherwise): the
 	 * read-only configuration lets the verifier skip the mode not in use */
-	return cfg.stack_mode == MP_STACKS_DWARF ? sample_dwarf(ctx, h) : sample_fp(ctx, h);
+	return cfg.stack_mode == MP_STACKS_DWARF ? sample_dwarf(ctx, h, wake)
+						 : sample_fp(ctx, h, wake);
 }
 
 /*
