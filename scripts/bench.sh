@@ -41,6 +41,9 @@
 #                      absolute ns per fault swing 2-3x between days on this VM, the distance to
 #                      a floor measured in the same run does not
 #   floor_btf          the same with tp_btf/rss_stat (approximate counter) instead of the classic
+#   floor_hops, floor_t2, floor_t8   floor_btf on touch MIB hops / threads 2 / threads 8: what
+#                      hops or threads add to any program on these tracepoints (cold lines,
+#                      the other CPU), so that memphase's own part of it can be told apart
 #   onetp              past the floor, the one-tracepoint design: scripts/onetp/ (time mode) with
 #                      only tp_btf/page_fault_user (and page_fault_kernel) attached, no rss_stat:
 #                      at each target fault it reads the exact RSS counters (this CPU's part of
@@ -154,9 +157,10 @@ ROUNDS=${BENCH_ROUNDS:-7}
 MIB=${BENCH_MIB:-1024}
 WARMUP=${BENCH_WARMUP:-1}
 SETTLE=${BENCH_SETTLE:-1}
-ALL_CONFIGS="baseline floor_classic floor_btf onetp memphase memphase_noorigins memphase_nostats
-	memphase_none memphase_fp memphase_dwarf perf_fp perf_dwarf bpftrace_count baseline_hops
-	memphase_hops memphase_inter3 baseline_t2 memphase_t2 baseline_t8 memphase_t8
+ALL_CONFIGS="baseline floor_classic floor_btf floor_hops floor_t2 floor_t8 onetp memphase
+	memphase_noorigins memphase_nostats memphase_none memphase_fp memphase_dwarf perf_fp
+	perf_dwarf bpftrace_count baseline_hops memphase_hops memphase_inter3 baseline_t2
+	memphase_t2 baseline_t8 memphase_t8
 	memphase_bystander floor_bystander_classic floor_bystander_btf memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
 LIVE=${BENCH_LIVE:-1}
@@ -330,9 +334,10 @@ cfg_baseline() {
 
 # floor DIR MODE: the floor's programs (MODE: classic or btf rss_stat) on the workload. Unlike
 # memphase, the floor runs its command as root (not as the sudo user): a fault costs the same.
+# floor_run DIR MODE [hops | threads N]: the floor (MODE classic or btf) on the workload
 floor_run() {
 	printf 'tool=floor\n' >"$1/extra"
-	target_cmd "$1"
+	target_cmd "$1" "$MIB" "${@:3}"
 	run_wrapped "$1" "$FLOOR" "$2" "$1/floor" -- "${TARGET_CMD[@]}"
 }
 desc_floor_classic() {
@@ -343,6 +348,12 @@ desc_floor_btf() {
 	echo "floor btf -- touch $MIB (tp_btf/page_fault_user + tp_btf/rss_stat, lookup + count)"
 }
 cfg_floor_btf() { floor_run "$1" btf; }
+desc_floor_hops() { echo "floor btf -- touch $MIB hops"; }
+cfg_floor_hops() { floor_run "$1" btf hops; }
+desc_floor_t2() { echo "floor btf -- touch $MIB threads 2"; }
+cfg_floor_t2() { floor_run "$1" btf threads 2; }
+desc_floor_t8() { echo "floor btf -- touch $MIB threads 8"; }
+cfg_floor_t8() { floor_run "$1" btf threads 8; }
 
 # onetp_run DIR "MODE [OPTION...]" [TOUCH-MODE...]: the one-tracepoint design's programs (MODE:
 # cpu or sum; onetp's options) on the workload, run as the floor's (as root)

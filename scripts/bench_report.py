@@ -23,16 +23,16 @@ from benchlib import (STEADY_SKIP_MS, MissingFigure, above_floor, bpf_per_fault,
 
 NA = "n/a"
 
-# Issue 12's targets, read in one run, never across days (this VM's ns per fault swing 2-3x)
-B_NS = 110  # memphase_none's BPF ns per fault (single thread)...
-B_FLOOR_NS = 97  # ...set when floor_classic measured this much
-B_FLOOR_MARGIN_NS = B_NS - B_FLOOR_NS  # so: at most this far above floor_classic
-B_LOOP = 1.08  # memphase_none's touch loop, x baseline
+# Budgets, read in one run, never across days (this VM's ns per fault swing 2-3x). Issue 28:
+B_NONE_FLOOR_NS = 40  # memphase_none's BPF ns per fault above floor_classic's
+B_DWARF_NONE_NS = 15  # the default (dwarf) mode's above memphase_none's
 B_THREADS = 1.00  # BPF ns per fault at 2 and 8 threads, x 1 thread
 B_HOPS_NS = 100  # BPF ns per fault added when every fault is in another mapping
 B_START_MS = 100  # memphase's start-up (to its target's fork)
 B_EXIT_MS = 100  # memphase's exit (from its target's reap)
-B_PY_RSS_MIB = 32  # memphase's own peak RSS on a Python target
+B_PY_RSS_MIB = 32  # memphase's own peak RSS on any target (the Python one is the largest)
+# Issue 12's, still printed
+B_LOOP = 1.08  # memphase_none's touch loop, x baseline
 B_OVERCOUNT_PCT = 0.05  # anon growth over-count with 2 or 8 threads, % of the MiB touched
 
 
@@ -387,52 +387,62 @@ lost none).
               "exactness:\nscripts/onetp/run.sh.)")
 
     print()
-    print("Budgets (issue 12; as ratios and differences within this run):")
-    one = by.get("memphase_none")
-    f_ns = med(r["ns_fault"] for r in fl_cls)
+    print("Budgets (issue 28: distances to the floor and to the none mode in this run; absolute "
+          "ns per fault\nare not comparable across days on this VM):")
+    one, dflt = by.get("memphase_none"), by.get("memphase")
+    fl_btf = by.get("floor_btf") or []
+
+    def dist(rows, base):
+        d = paired(rows, base, "ns_fault", lambda p, q: p - q)
+        return NA if d is None else format(d, "+.0f")
+
     if one:
         v = med(r["ns_fault"] for r in one)
         a = above_floor(one, fl_cls)
-        fb = None if f_ns is None else f_ns + B_FLOOR_MARGIN_NS
-        print(f"Single thread: BPF {f0(v)} ns/fault (budget {B_NS}: {budget_check(v, B_NS)})  "
-              f"[memphase_none, median of {len(one)}]")
-        if fl_cls:
-            print(f"  floor_classic in this run: {f0(f_ns)} ns/fault (the issue's 110 ns budget "
-                  f"was set against a floor of {B_FLOOR_NS}); memphase_none is "
-                  f"{NA if a['diff'] is None else format(a['diff'], '+.0f')} ns above it "
-                  f"({fx(a['ratio'])}); budget as floor_classic + {B_FLOOR_MARGIN_NS} ns: "
-                  f"{f0(fb)} ns: {budget_check(a['diff'], B_FLOOR_MARGIN_NS)}")
-        else:
-            print("  no floor_classic run: the absolute 110 ns is not comparable across days "
-                  "(run it with floor_classic)")
+        print(f"--stacks none: BPF {f0(v)} ns/fault, floor_classic "
+              f"{f0(med(r['ns_fault'] for r in fl_cls))} {dist(one, fl_cls)} (budget floor + "
+              f"{B_NONE_FLOOR_NS}: {budget_check(a['diff'], B_NONE_FLOOR_NS)}); floor_btf "
+              f"{f0(med(r['ns_fault'] for r in fl_btf))} {dist(one, fl_btf)}  [memphase_none, "
+              f"median of {len(one)}; differences: medians of the per-round ones]")
+    if one and dflt:
+        d = paired(dflt, one, "ns_fault", lambda p, q: p - q)
+        print(f"default (dwarf): BPF {f0(med(r['ns_fault'] for r in dflt))} ns/fault, none "
+              f"{dist(dflt, one)} (budget none + {B_DWARF_NONE_NS}: "
+              f"{budget_check(d, B_DWARF_NONE_NS)}); "
+              f"{f0(med(r['samples'] for r in dflt))} samples  [memphase vs memphase_none]")
+    if one:
         lp = rt("memphase_none", "touch_ms")
         fls = ", ".join(f"{f} {fx(rt(f, 'touch_ms'))}" for f in floors)
-        print(f"Single thread: touch loop {fx(lp)} of baseline (budget {B_LOOP:.2f}x: "
-              f"{budget_check(lp, B_LOOP)})  [memphase_none vs baseline, medians of {len(one)} "
-              f"and {len(base)}{'; floors: ' + fls if fls else ''}]")
-    if one:
-        for n in (2, 8):
-            t, b = by.get(f"memphase_t{n}"), by.get(f"baseline_t{n}")
-            if not t:
-                continue
-            v, o = med(r["ns_fault"] for r in t), med(r["ns_fault"] for r in one)
-            x = paired(t, one, "ns_fault", lambda p, q: p / q if q else None)
-            loop = ratio(t, b, "touch_ms") if b else None
-            print(f"Threads: {n} faulting at once: BPF ns/fault {f0(v)} vs {f0(o)} with 1 "
-                  f"({fx(x)}; budget {B_THREADS:.2f}x: {budget_check(x, B_THREADS)}); touch "
-                  f"loop {fx(loop)} of baseline_t{n} vs {fx(rt('memphase_none', 'touch_ms'))} "
-                  f"with 1  [memphase_t{n} vs memphase_none, medians of {len(t)} and {len(one)}; "
-                  f"ratio: median of the per-round ratios]")
-            ex, ex1 = med(r["excess"] for r in t), med(r["excess"] for r in one)
-            if ex is not None and ex1 is not None:
-                over = ex - ex1
-                pct = 100 * over / (mib << 20)
-                print(f"Threads: {n} faulting at once: anon growth over-count "
-                      f"{over / 1024:+.0f} KiB ({pct:+.4f}% of {mib} MiB; budget "
-                      f"{B_OVERCOUNT_PCT}%: {budget_check(pct, B_OVERCOUNT_PCT)})  [growth "
-                      f"beyond the pages touched, medians: {ex / 1024:.0f} KiB vs "
-                      f"{ex1 / 1024:.0f} KiB with 1 thread (its start-up pages; the other "
-                      f"threads' stacks count here too)]")
+        dl = f", {fx(rt('memphase', 'touch_ms'))} in the default mode" if dflt else ""
+        print(f"touch loop: {fx(lp)} of baseline with --stacks none (issue 12's budget "
+              f"{B_LOOP:.2f}x: {budget_check(lp, B_LOOP)}){dl}"
+              f"{'; floors: ' + fls if fls else ''}")
+    for n in (2, 8):
+        t, b, ft = by.get(f"memphase_t{n}"), by.get(f"baseline_t{n}"), by.get(f"floor_t{n}")
+        if not t or not one:
+            continue
+        v, o = med(r["ns_fault"] for r in t), med(r["ns_fault"] for r in one)
+        x = paired(t, one, "ns_fault", lambda p, q: p / q if q else None)
+        loop = ratio(t, b, "touch_ms") if b else None
+        print(f"threads: {n} faulting at once: BPF {f0(v)} ns/fault vs {f0(o)} with 1 "
+              f"({fx(x)}; budget {B_THREADS:.2f}x: {budget_check(x, B_THREADS)}); touch loop "
+              f"{fx(loop)} of baseline_t{n}  [memphase_t{n} vs memphase_none; ratio: median of "
+              f"the per-round ones]")
+        if ft and fl_btf:
+            fx_n = paired(ft, fl_btf, "ns_fault", lambda p, q: p / q if q else None)
+            print(f"  the floor with {n} threads: {f0(med(r['ns_fault'] for r in ft))} ns/fault "
+                  f"vs {f0(med(r['ns_fault'] for r in fl_btf))} ({fx(fx_n)}); memphase above "
+                  f"its floor: {dist(t, ft)} ns with {n} threads, {dist(one, fl_btf)} with 1  "
+                  f"[floor_t{n} vs floor_btf]")
+        ex, ex1 = med(r["excess"] for r in t), med(r["excess"] for r in one)
+        if ex is not None and ex1 is not None:
+            over = ex - ex1
+            pct = 100 * over / (mib << 20)
+            print(f"  anon growth over-count {over / 1024:+.0f} KiB ({pct:+.4f}% of {mib} MiB; "
+                  f"issue 12's budget {B_OVERCOUNT_PCT}%: {budget_check(pct, B_OVERCOUNT_PCT)})"
+                  f"  [growth beyond the pages touched, medians: {ex / 1024:.0f} KiB vs "
+                  f"{ex1 / 1024:.0f} KiB with 1 thread (its start-up pages; the other threads' "
+                  f"stacks count here too)]")
     for c, what in (("memphase_hops", "with every fault in another mapping"),
                     ("memphase_inter3", "with faults alternating between 3 mappings")):
         runs = by.get(c)
@@ -442,12 +452,17 @@ lost none).
         dh = paired(runs, one, "ns_fault", lambda p, q: p - q)
         loop = ratio(runs, by["baseline_hops"], "touch_ms") \
             if c == "memphase_hops" and by.get("baseline_hops") else None
-        print(f"Mapping {'hops' if c == 'memphase_hops' else 'interleave'}: BPF ns/fault "
-              f"{f0(h)} {what} vs {f0(o)} in one mapping: "
+        print(f"mapping {'hops' if c == 'memphase_hops' else 'interleave'}: BPF {f0(h)} "
+              f"ns/fault {what} vs {f0(o)} in one mapping: "
               f"{NA if dh is None else format(dh, '+.0f')} ns per fault (budget "
-              f"+{B_HOPS_NS}: {budget_check(dh, B_HOPS_NS)})  [{c} vs memphase_none, medians "
-              f"of {len(runs)} and {len(one)}; difference: median of the per-round ones"
+              f"+{B_HOPS_NS}: {budget_check(dh, B_HOPS_NS)})  [{c} vs memphase_none"
               f"{'' if loop is None else f'; touch loop {fx(loop)} of baseline_hops'}]")
+        fh = by.get("floor_hops")
+        if c == "memphase_hops" and fh and fl_btf:
+            print(f"  the floor in the hops: {f0(med(r['ns_fault'] for r in fh))} ns/fault vs "
+                  f"{f0(med(r['ns_fault'] for r in fl_btf))} in one mapping "
+                  f"({dist(fh, fl_btf)}); memphase above its floor: {dist(runs, fh)} ns in the "
+                  f"hops, {dist(one, fl_btf)} in one mapping  [floor_hops vs floor_btf]")
     for c, _ in configs:
         st = [r["start_ms"] for r in by[c] if r["start_ms"] is not None]
         ex = [r["exit_ms"] for r in by[c] if r["exit_ms"] is not None]
@@ -455,19 +470,20 @@ lost none).
             mine = c.startswith("memphase")
             bs = f" (budget {B_START_MS}: {budget_check(med(st), B_START_MS)})" if mine else ""
             be = f" (budget {B_EXIT_MS}: {budget_check(med(ex), B_EXIT_MS)})" if mine else ""
-            print(f"Start-up and exit: {c}: start-up {f0(med(st))} ms{bs}, exit "
+            print(f"start-up and exit: {c}: start-up {f0(med(st))} ms{bs}, exit "
                   f"{f0(med(ex))} ms after the target's reap{be} (outputs and summary "
                   f"included)  [medians of {len(st)}; ranges {min(st):.0f}-{max(st):.0f} and "
                   f"{min(ex):.0f}-{max(ex):.0f} ms]")
-    py, cm = by.get("memphase_python"), by.get("memphase")
-    if py:
-        c_rss = max((r["rss_kib"] for r in cm or []), default=None)
-        p_rss = max(r["rss_kib"] for r in py)
-        print(f"Own RSS: memphase peaks at {fbytes(p_rss * 1024)} on a Python target (budget "
-              f"{B_PY_RSS_MIB} MiB: {budget_check(p_rss, B_PY_RSS_MIB * 1024)}), "
-              f"{fbytes(None if c_rss is None else c_rss * 1024)} on the C one  "
-              f"[memphase_python, memphase: the highest VmHWM of {len(py)} and "
-              f"{len(cm or [])} runs]")
+    mine = [(r["rss_kib"], c) for c, _ in configs if c.startswith("memphase")
+            for r in by[c] if r["rss_kib"] is not None]
+    if mine:
+        top, who = max(mine)
+        py = by.get("memphase_python")
+        p_rss = max((r["rss_kib"] for r in py or []), default=None)
+        print(f"own RSS: memphase peaks at {fbytes(top * 1024)} ({who}; budget {B_PY_RSS_MIB} "
+              f"MiB on any target: {budget_check(top, B_PY_RSS_MIB * 1024)})"
+              f"{'' if p_rss is None else f', {fbytes(p_rss * 1024)} on the Python target'}  "
+              f"[the highest VmHWM of {len(mine)} memphase runs]")
     for c in ("memphase_bystander", "floor_bystander_classic", "floor_bystander_btf"):
         bys = by.get(c)
         if not bys:
