@@ -260,6 +260,14 @@ def budget_check(value, budget):
     return "within" if value <= budget else "OVER"
 
 
+def budget_at_least(value, budget):
+    """'within' or 'OVER' for a figure that must not fall below its budget (a ratio of tokens/s:
+    value >= budget is within), 'n/a' when either is None."""
+    if value is None or budget is None:
+        return "n/a"
+    return "within" if value >= budget else "OVER"
+
+
 def ns_per_run(progs, prog, where):
     """prog's mean run time (ns); None if it never ran."""
     if prog not in progs:
@@ -324,3 +332,72 @@ def steady_window(rows, wall_ms, where):
     r["steady_pct"] = 100 * r["steady_cpu_ms"] / (win[-1]["t"] - win[0]["t"])
     r["steady_src"] = src
     return r
+
+
+# --- the engine section ------------------------------------------------------------------------
+
+LLAMA_LOADED = "llama_server: model loaded"  # the server's log line once its model is loaded
+# --log-timestamps: a line starts with the time since the log began, minutes.ss.mmm.uuu
+LLAMA_STAMP = re.compile(r"(\d+)\.(\d{2})\.(\d{3})\.(\d{3}) ")
+
+
+def llama_load_ms(log, where):
+    """The model load time (ms) from the server's log (log: its text): the time stamp of its
+    first 'llama_server: model loaded' line, from the log's start (its logger's creation, early
+    in main). MissingFigure when there is no such line or it carries no time stamp."""
+    for line in log.splitlines():
+        if LLAMA_LOADED in line:
+            m = LLAMA_STAMP.match(line)
+            if not m:
+                raise MissingFigure(f"{where}: the '{LLAMA_LOADED}' line has no time stamp "
+                                    f"(--log-timestamps)")
+            return int(m[1]) * 60000 + int(m[2]) * 1000 + int(m[3]) + int(m[4]) / 1000
+    raise MissingFigure(f"{where}: no '{LLAMA_LOADED}' line")
+
+
+def llama_figures(d, where):
+    """One engine run's figures from scripts/llamarun.py's key=value file (read by kv()):
+    ready_ms, stop_ms, wall_ms, requests; prompt_tps and gen_tps, the tokens of all its
+    requests over the server's own times for them (pooled: each request weighs by its time),
+    and those tokens, prompt_n and gen_n; tool_cpu_ms, the CPU time of the command less the
+    server's (memphase's own, its exit included; alone, the server's exit); others_pct, the CPU
+    the rest of the machine used during the run, in % of one core. MissingFigure naming the key
+    when one is missing, or when the requests took no time."""
+    n = need_num(d, "requests", where)
+    if n < 1 or n != int(n):
+        raise MissingFigure(f"{where}: 'requests' is {d['requests']!r}")
+    tot = {k: sum(need_num(d, f"req{i}_{k}", where) for i in range(1, int(n) + 1))
+           for k in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms")}
+    for k in ("prompt_ms", "predicted_ms"):
+        if tot[k] <= 0:
+            raise MissingFigure(f"{where}: the requests' '{k}' add up to {tot[k]:g}")
+    wall = need_num(d, "wall_ms", where)
+    if wall <= 0:
+        raise MissingFigure(f"{where}: 'wall_ms' is {wall:g}")
+    return {"ready_ms": need_num(d, "ready_ms", where), "stop_ms": need_num(d, "stop_ms", where),
+            "wall_ms": wall, "requests": int(n), "prompt_n": tot["prompt_n"],
+            "gen_n": tot["predicted_n"], "prompt_tps": 1e3 * tot["prompt_n"] / tot["prompt_ms"],
+            "gen_tps": 1e3 * tot["predicted_n"] / tot["predicted_ms"],
+            "tool_cpu_ms": need_num(d, "cmd_cpu_ms", where) - need_num(d, "server_cpu_ms", where),
+            "others_pct": 100 * need_num(d, "others_cpu_ms", where) / wall}
+
+
+def llama_cost(rows, base):
+    """What the engine pays under memphase (rows) against alone (base), rounds paired (each
+    the median over the rounds of the per-round figure): prompt and gen, ratios of tokens/s
+    (below 1: slower); load, ratio of the load times (above 1: slower); ready, the difference
+    of the times to ready (ms). None where no round pairs up. best_prompt, best_gen: the ratios
+    of the best runs' tokens/s (another program's work only ever slows a run down, so on a busy
+    machine the best runs are the least disturbed); None without runs."""
+    def div(a, b):
+        return a / b if b else None
+
+    def best(key):
+        v = [r[key] for r in rows if r[key] is not None]
+        b = [r[key] for r in base if r[key] is not None]
+        return div(max(v), max(b)) if v and b else None
+    return {"prompt": paired(rows, base, "prompt_tps", div),
+            "gen": paired(rows, base, "gen_tps", div),
+            "load": paired(rows, base, "load_ms", div),
+            "ready": paired(rows, base, "ready_ms", lambda a, b: a - b),
+            "best_prompt": best("prompt_tps"), "best_gen": best("gen_tps")}

@@ -333,3 +333,101 @@ def test_budget_check():
     assert benchlib.budget_check(110.5, 110) == "OVER"
     assert benchlib.budget_check(-3, 13) == "within"
     assert benchlib.budget_check(None, 13) == "n/a" and benchlib.budget_check(5, None) == "n/a"
+
+
+def test_budget_at_least():
+    # tokens/s ratios: the budget is a floor (within 1%: at least 0.99x)
+    assert benchlib.budget_at_least(0.99, 0.99) == "within"
+    assert benchlib.budget_at_least(1.02, 0.99) == "within"
+    assert benchlib.budget_at_least(0.9899, 0.99) == "OVER"
+    assert benchlib.budget_at_least(None, 0.99) == "n/a"
+
+
+# --- the engine section (scripts/llamarun.py, llama-server's log) --------------------------------
+
+# llama-server's log with --log-timestamps --log-prefix (minutes.ss.mmm.uuu since the log began)
+LLAMA_LOG = """0.00.002.568 W srv  llama_server: CORS is set to allow all origins ('*')
+0.00.004.016 I srv    load_model: loading model 'tiny-gemma3.gguf'
+0.00.051.569 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 16384
+0.00.053.907 I srv  llama_server: model loaded
+0.00.053.939 I srv  llama_server: listening on http://127.0.0.1:18124
+0.00.838.224 I slot print_timing: id  3 | task 0 | prompt eval time =     714.29 ms
+"""
+
+# llamarun.py's figures of a run of two requests
+LLAMA_KV = {"ready_ms": "63.480", "requests": "2", "stop_ms": "10.2",
+            "req1_prompt_n": "1000", "req1_prompt_ms": "200.0", "req1_prompt_per_second": "5000",
+            "req1_predicted_n": "64", "req1_predicted_ms": "80.0",
+            "req2_prompt_n": "3000", "req2_prompt_ms": "1000.0",
+            "req2_prompt_per_second": "3000", "req2_predicted_n": "64",
+            "req2_predicted_ms": "50.0", "wall_ms": "2000.0", "exit_code": "0",
+            "cmd_cpu_ms": "4100.0", "server_cpu_ms": "3850.0", "others_cpu_ms": "100.0"}
+
+
+def test_llama_load_time_from_the_servers_log():
+    assert benchlib.llama_load_ms(LLAMA_LOG, "x") == 53.907
+    # minutes and seconds count: 1 min 2 s 3 ms 500 us
+    assert benchlib.llama_load_ms("1.02.003.500 I srv  llama_server: model loaded\n",
+                                  "x") == 62003.5
+    # the first such line counts (a second server in the same file would not)
+    assert benchlib.llama_load_ms(LLAMA_LOG + "0.09.000.000 I srv  llama_server: model loaded\n",
+                                  "x") == 53.907
+    raises(lambda: benchlib.llama_load_ms(LLAMA_LOG.replace("model loaded", "x"),
+                                          "r1/server.log"), "r1/server.log", "model loaded")
+    # without --log-timestamps the line is there but the figure is not
+    raises(lambda: benchlib.llama_load_ms("I srv  llama_server: model loaded\n", "r1/server.log"),
+           "r1/server.log", "time stamp")
+
+
+def test_llama_figures_pool_the_requests():
+    r = benchlib.llama_figures(dict(LLAMA_KV), "r1/llama")
+    assert r["ready_ms"] == 63.48 and r["requests"] == 2 and r["stop_ms"] == 10.2, r
+    # prompt: 4000 tokens over 1200 ms = 3333.3 tok/s (the mean of the two rates, 4000, would
+    # weigh the short request as much as the long one)
+    assert r["prompt_n"] == 4000 and abs(r["prompt_tps"] - 4000 / 1.2) < 1e-9, r
+    # generation: 128 tokens over 130 ms
+    assert r["gen_n"] == 128 and abs(r["gen_tps"] - 128 / 0.13) < 1e-9, r
+    # the tool's CPU: the command's 4100 ms less the server's 3850; the others' 100 ms over
+    # the run's 2000 ms: 5% of one core
+    assert r["tool_cpu_ms"] == 250.0 and r["others_pct"] == 5.0 and r["wall_ms"] == 2000.0, r
+
+
+def test_llama_figures_missing():
+    for k in ("ready_ms", "requests", "stop_ms", "req2_predicted_ms", "req1_prompt_n",
+              "wall_ms", "cmd_cpu_ms", "server_cpu_ms", "others_cpu_ms"):
+        d = dict(LLAMA_KV)
+        del d[k]
+        raises(lambda: benchlib.llama_figures(d, "r3/llama"), "r3/llama", f"'{k}'")
+    d = dict(LLAMA_KV, requests="0")
+    raises(lambda: benchlib.llama_figures(d, "r3/llama"), "'requests'")
+    # no time: a rate would be a division by zero or a false infinity
+    d = dict(LLAMA_KV, req1_predicted_ms="0", req2_predicted_ms="0")
+    raises(lambda: benchlib.llama_figures(d, "r3/llama"), "'predicted_ms'")
+
+
+def test_llama_cost_pairs_the_rounds():
+    alone = [{"round": 2, "prompt_tps": 5000.0, "gen_tps": 1000.0, "load_ms": 50.0,
+              "ready_ms": 60.0},
+             {"round": 1, "prompt_tps": 4000.0, "gen_tps": 800.0, "load_ms": 40.0,
+              "ready_ms": 50.0},
+             {"round": 3, "prompt_tps": 4500.0, "gen_tps": 900.0, "load_ms": 45.0,
+              "ready_ms": 70.0}]
+    mp = [{"round": 1, "prompt_tps": 3960.0, "gen_tps": 800.0, "load_ms": 42.0, "ready_ms": 200.0},
+          {"round": 2, "prompt_tps": 5000.0, "gen_tps": 980.0, "load_ms": 51.0, "ready_ms": 180.0},
+          {"round": 3, "prompt_tps": 4410.0, "gen_tps": 918.0, "load_ms": 45.0, "ready_ms": 240.0},
+          {"round": 4, "prompt_tps": 1.0, "gen_tps": 1.0, "load_ms": 1.0, "ready_ms": 9999.0}]
+    c = benchlib.llama_cost(mp, alone)
+    # prompt per round: 0.99, 1.0, 0.98: median 0.99 (round 4 has no alone run: not paired)
+    assert abs(c["prompt"] - 0.99) < 1e-12, c
+    # gen: 1.0, 0.98, 1.02: median 1.0
+    assert abs(c["gen"] - 1.0) < 1e-12, c
+    # load: 1.05, 1.02, 1.0: median 1.02
+    assert abs(c["load"] - 1.02) < 1e-12, c
+    # ready: +150, +120, +170 ms: median +150 (the medians' difference, 200 - 60, would be 140)
+    assert c["ready"] == 150.0, c
+    # the best runs, whatever their rounds: prompt 5000 / 5000, gen 980 / 1000
+    assert c["best_prompt"] == 1.0 and abs(c["best_gen"] - 0.98) < 1e-12, c
+    assert benchlib.llama_cost(mp, []) == {"prompt": None, "gen": None, "load": None,
+                                           "ready": None, "best_prompt": None,
+                                           "best_gen": None}
+
