@@ -144,6 +144,40 @@
 #   BENCH_LIVE_ARGS="--ctx-mib 64 --prompt-batches 4 --batch-mib 16 --tokens 400 --token-kib 256
 #                    --sleep-ms 25"   llama-driver options (its --model is added)
 #   BENCH_LIVE_COLS=120 BENCH_LIVE_ROWS=40   size of the pseudo-terminal
+#
+# Engine section (its own configurations and summary, run after the touch ones and before the
+# live view; BENCH_ROUNDS interleaved rounds after BENCH_WARMUP, order rotated): what a user of
+# the real engine pays. The unmodified llama-server of BENCH_LLAMA_BIN serves tiny-gemma3 on a
+# free port, started by scripts/llamarun.py, which times from the command's start to the first
+# /health 200 (ready), then sends BENCH_LLAMA_REQUESTS /completion requests one after the other
+# (distinct prompts of BENCH_LLAMA_WORDS words, ~5 tokens a word, the same ones in every run;
+# BENCH_LLAMA_PREDICT tokens generated each, EOS ignored, byte tokens 131..258 banned), keeps the
+# server's own 'timings' of each reply, then sends SIGINT and waits for the exit. The folder and
+# the model are copied to a temporary folder any user can read (a file holding only another
+# file's name, a symlink stored as text as in ../shared/llama, becomes that symlink). The
+# server never runs as root: under sudo it runs as the invoking user (memphase run drops to
+# SUDO_UID itself; alone, setpriv drops to the same uid, gid and groups, with the same HOME,
+# USER and LOGNAME), started by root itself as BENCH_LLAMA_USER (memphase run --user). Reported:
+# medians over the rounds of the prompt and generation tokens/s (each run's tokens over the
+# server's own times, all its requests pooled), the time to ready and the model load time (the
+# server's log, --log-timestamps: from its log's start, early in main, to 'llama_server: model
+# loaded'), alone and under memphase, and memphase's cost as the median of the per-round
+# ratios (ready: of the differences), each against its budget: tokens/s within 1%, load
+# within 3%, ready within +100 ms. Files per run in DIR: llama (llamarun.py's key=value
+# figures), server.log (the server's stdout and stderr), out.json (memphase's --json), stdout
+# and stderr (memphase's own; llamarun.py's messages).
+#   llama_alone        llama-server -m tiny-gemma3.gguf BENCH_LLAMA_ARGS, alone
+#   llama_memphase     memphase run --bpf-stats --json F --target-log F2 -- the same (default
+#                      mode: dwarf stacks, no exports)
+# BENCH_CONFIGS may name them (or 'llama' for both). Without the engine (no llama-server in
+# BENCH_LLAMA_BIN, no model, or BENCH_LLAMA_BIN set empty) they are skipped, and the reason
+# printed.
+#   BENCH_LLAMA_BIN=../shared/llama/bin   the engine's folder (relative to the repository's root)
+#   BENCH_LLAMA_MODEL=BENCH_LLAMA_BIN/../models/tiny-gemma3.gguf
+#   BENCH_LLAMA_ARGS="-c 16384 --seed 42 -lv 3"   llama-server's flags (-m, --port,
+#                       --log-timestamps and --log-prefix are added)
+#   BENCH_LLAMA_REQUESTS=4 BENCH_LLAMA_WORDS=800 BENCH_LLAMA_PREDICT=128   (~5 s a run)
+#   BENCH_LLAMA_USER=nobody   who the server runs as when root itself (not sudo) runs the bench
 
 set -uo pipefail
 
@@ -163,20 +197,33 @@ ALL_CONFIGS="baseline floor_classic floor_btf floor_hops floor_t2 floor_t8 onetp
 	memphase_t2 baseline_t8 memphase_t8
 	memphase_bystander floor_bystander_classic floor_bystander_btf memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
+ALL_LLAMA="llama_alone llama_memphase"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
 LIVE_ARGS=${BENCH_LIVE_ARGS:---ctx-mib 64 --prompt-batches 4 --batch-mib 16 --tokens 400 --token-kib 256 --sleep-ms 25}
 LIVE_COLS=${BENCH_LIVE_COLS:-120}
 LIVE_ROWS=${BENCH_LIVE_ROWS:-40}
 LIVE_MODEL_MIB=64
-# CONFIGS: the touch configurations; LIVE_CONFIGS: the live-view ones (see the header)
+LLAMA_BIN=${BENCH_LLAMA_BIN-$(dirname "$ROOT")/shared/llama/bin}
+LLAMA_MODEL=${BENCH_LLAMA_MODEL:-$LLAMA_BIN/../models/tiny-gemma3.gguf}
+LLAMA_ARGS=${BENCH_LLAMA_ARGS:--c 16384 --seed 42 -lv 3}
+LLAMA_REQUESTS=${BENCH_LLAMA_REQUESTS:-4}
+LLAMA_WORDS=${BENCH_LLAMA_WORDS:-800}
+LLAMA_PREDICT=${BENCH_LLAMA_PREDICT:-128}
+LLAMA_COPY=""	# the engine's copy (llama_copy), removed at exit
+# CONFIGS: the touch configurations; LIVE_CONFIGS: the live-view ones; LLAMA_CONFIGS: the
+# engine's (see the header)
 CONFIGS=()
 LIVE_CONFIGS=()
-for cfg in ${BENCH_CONFIGS:-$ALL_CONFIGS $ALL_LIVE}; do
+LLAMA_CONFIGS=()
+for cfg in ${BENCH_CONFIGS:-$ALL_CONFIGS $ALL_LLAMA $ALL_LIVE}; do
 	[[ $cfg == live ]] && cfg=$ALL_LIVE
+	[[ $cfg == llama ]] && cfg=$ALL_LLAMA
 	for c in $cfg; do
 		if [[ $c == live_* ]]; then
 			[[ $LIVE == 1 ]] && LIVE_CONFIGS+=("$c")
+		elif [[ $c == llama_* ]]; then
+			LLAMA_CONFIGS+=("$c")
 		else
 			CONFIGS+=("$c")
 		fi
@@ -625,6 +672,113 @@ cfg_live_notui() {
 	live_memphase "$1" --no-tui
 }
 
+# --- engine configurations (see the header) ---------------------------------------------------
+
+# llama_skip: why the engine's configurations cannot run ('' when they can)
+llama_skip() {
+	if [[ -z $LLAMA_BIN ]]; then
+		echo "BENCH_LLAMA_BIN is empty"
+	elif [[ ! -f $LLAMA_BIN/llama-server ]]; then
+		echo "no llama-server in BENCH_LLAMA_BIN=$LLAMA_BIN (set it to a llama.cpp build's bin folder)"
+	elif [[ ! -f $LLAMA_MODEL ]]; then
+		echo "no model $LLAMA_MODEL (set BENCH_LLAMA_MODEL)"
+	fi
+}
+
+# llama_user: sets LLAMA_UID, LLAMA_GID, LLAMA_NAME, LLAMA_HOME (who the server runs as in both
+# configurations) and LLAMA_MP_OPTS (memphase's option for it): under sudo the invoking user,
+# whom memphase run drops to by itself; started by root itself, BENCH_LLAMA_USER (--user)
+llama_user() {
+	local u
+	if [[ -n ${SUDO_UID:-} && $SUDO_UID != 0 ]]; then
+		LLAMA_UID=$SUDO_UID
+		LLAMA_GID=${SUDO_GID:-$SUDO_UID}
+		LLAMA_MP_OPTS=()
+	else
+		u=${BENCH_LLAMA_USER:-nobody}
+		LLAMA_UID=$(id -u "$u" 2>/dev/null) || die "BENCH_LLAMA_USER: no such user '$u'"
+		LLAMA_GID=$(id -g "$u")
+		LLAMA_MP_OPTS=(--user "$u")
+	fi
+	[[ $LLAMA_UID != 0 ]] || die "the engine must not run as root (BENCH_LLAMA_USER)"
+	LLAMA_NAME=$(getent passwd "$LLAMA_UID" | cut -d: -f1)
+	LLAMA_HOME=$(getent passwd "$LLAMA_UID" | cut -d: -f6)
+	[[ -n $LLAMA_NAME ]] || die "uid $LLAMA_UID has no passwd entry (setpriv --init-groups needs one)"
+}
+
+# llama_copy: LLAMA_BIN's files and the model copied to LLAMA_COPY, a temporary folder the
+# server's user can read (removed at exit); a file holding only the name of another file of the
+# folder (a symlink stored as text) becomes that symlink again
+llama_copy() {
+	local f n t
+	LLAMA_COPY=$(mktemp -d /tmp/memphase-bench-llama.XXXXXX) || return 1
+	trap 'rm -rf "$LLAMA_COPY"' EXIT
+	mkdir "$LLAMA_COPY/bin" || return 1
+	for f in "$LLAMA_BIN"/*; do
+		n=${f##*/}
+		t=""
+		if [[ -L $f ]]; then
+			t=$(readlink "$f")
+		elif [[ -f $f && $(stat -c %s "$f") -lt 256 ]]; then
+			t=$(tr -d '\n\0' <"$f" 2>/dev/null)
+			[[ $t != "$n" && $t != */* && -f $LLAMA_BIN/$t ]] || t=""
+		fi
+		if [[ -n $t ]]; then
+			ln -s "$t" "$LLAMA_COPY/bin/$n" || return 1
+		elif [[ -f $f ]]; then
+			cp "$f" "$LLAMA_COPY/bin/$n" || return 1
+		fi
+	done
+	cp "$LLAMA_MODEL" "$LLAMA_COPY/" || return 1
+	chmod -R a+rX,u+w "$LLAMA_COPY"
+}
+
+# llama_cmd DIR: sets LLAMA_CMD to the server's command line, on a free port (LLAMA_PORT); under
+# sudo, DIR is given to the user (memphase writes its files there as them)
+llama_cmd() {
+	local args
+	read -r -a args <<<"$LLAMA_ARGS"
+	LLAMA_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])') || return 1
+	LLAMA_CMD=("$LLAMA_COPY/bin/llama-server" -m "$LLAMA_COPY/${LLAMA_MODEL##*/}" --port "$LLAMA_PORT"
+		"${args[@]}" --log-timestamps --log-prefix)
+	if [[ -n ${SUDO_UID:-} && $SUDO_UID != 0 ]]; then
+		chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$1"
+	fi
+}
+
+# llama_run DIR [--capture LOG] -- CMD...: one run of CMD (which starts the server) by
+# scripts/llamarun.py: its figures to DIR/llama
+llama_run() {
+	local dir=$1
+	shift
+	python3 "$ROOT/scripts/llamarun.py" "$dir/llama" "$LLAMA_PORT" "$LLAMA_REQUESTS" "$LLAMA_WORDS" \
+		"$LLAMA_PREDICT" "$@" >"$dir/stdout" 2>"$dir/stderr"
+}
+
+desc_llama_alone() {
+	echo "llama-server -m ${LLAMA_MODEL##*/} $LLAMA_ARGS, alone, as $LLAMA_NAME (setpriv)"
+}
+cfg_llama_alone() {
+	local dir=$1
+	echo "tool=none" >"$dir/extra"
+	llama_cmd "$dir" || return 1
+	HOME=$LLAMA_HOME USER=$LLAMA_NAME LOGNAME=$LLAMA_NAME llama_run "$dir" --capture "$dir/server.log" \
+		-- setpriv --reuid="$LLAMA_UID" --regid="$LLAMA_GID" --init-groups "${LLAMA_CMD[@]}"
+}
+
+desc_llama_memphase() {
+	echo "memphase run --bpf-stats --json F --target-log F2 -- llama-server ... (default mode: dwarf" \
+		"stacks, no exports), as $LLAMA_NAME"
+}
+cfg_llama_memphase() {
+	local dir=$1
+	printf 'tool=memphase\nbpf_stats=1\n' >"$dir/extra"
+	llama_cmd "$dir" || return 1
+	llama_run "$dir" -- "$MEMPHASE" run "${LLAMA_MP_OPTS[@]}" --bpf-stats --json "$dir/out.json" \
+		--target-log "$dir/server.log" -- "${LLAMA_CMD[@]}"
+}
+
 # perf_dwarf_size: decide the size perf_dwarf runs at. perf writes one sample per fault with an
 # 8 KiB stack copy plus registers (~8.4 KB measured), so a 1 GiB run writes ~2.2 GB (less when
 # its ring buffer overflows and it loses samples). One run's file must fit, with room to spare.
@@ -699,12 +853,33 @@ run_live_one() { # ROUND CONFIG
 	return "$rc"
 }
 
+run_llama_one() { # ROUND CONFIG
+	local round=$1 cfg=$2 dir rc what
+	dir=$OUT/llama-r${round}-$cfg
+	mkdir -p "$dir"
+	"cfg_$cfg" "$dir"
+	rc=$?
+	printf '%s\t%s\t%s\t%s\n' "$round" "$cfg" "$dir" "$rc" >>"$OUT/llama-runs.tsv"
+	# the run's tokens over the server's times, its requests pooled (the summary's figures)
+	what=$(awk -F= '/^req[0-9]+_prompt_n=/ { pn += $2 } /^req[0-9]+_prompt_ms=/ { pm += $2 }
+		/^req[0-9]+_predicted_n=/ { gn += $2 } /^req[0-9]+_predicted_ms=/ { gm += $2 }
+		/^ready_ms=/ { r = $2 } /^stop_ms=/ { s = $2 }
+		END { printf "ready=%.0f ms prompt=%.0f tok/s gen=%.0f tok/s stop=%.0f ms", r,
+			pm ? pn * 1000 / pm : 0, gm ? gn * 1000 / gm : 0, s }' "$dir/llama" 2>/dev/null)
+	printf '  engine round %-3s %-14s rc=%d %s\n' "$round" "$cfg" "$rc" "${what:-?}" >&2
+	[[ $rc -eq 0 ]] ||
+		echo "bench.sh: $cfg failed in engine round $round (rc=$rc): see $dir/stderr and $dir/server.log" >&2
+	sleep "$SETTLE"
+	return "$rc"
+}
+
 # summarize: prints the summary of the runs in $OUT (also kept in $OUT/summary.txt); fails when
 # a summary could not be made (a figure missing from a run's files: the error names it)
 summarize() {
 	local rc=0
 	{
 		if [[ -s $OUT/configs.tsv ]]; then summarize_touch || rc=1; fi
+		if [[ -s $OUT/llama-configs.tsv ]]; then summarize_llama || rc=1; fi
 		if [[ -s $OUT/live-configs.tsv ]]; then summarize_live || rc=1; fi
 		exit "$rc"
 	} | tee "$OUT/summary.txt"
@@ -720,15 +895,33 @@ summarize_live() {
 	python3 "$ROOT/scripts/bench_report.py" live "$OUT"
 }
 
+summarize_llama() {
+	python3 "$ROOT/scripts/bench_report.py" llama "$OUT"
+}
+
 main() {
-	local cfg r i n failed=0 t0
+	local cfg r i n failed=0 t0 why
 	if [[ -n ${BENCH_REPORT:-} ]]; then
 		OUT=$BENCH_REPORT
-		[[ (-f $OUT/runs.tsv || -f $OUT/live-runs.tsv) && -f $OUT/env ]] || die "$OUT holds no benchmark run"
+		[[ (-f $OUT/runs.tsv || -f $OUT/live-runs.tsv || -f $OUT/llama-runs.tsv) && -f $OUT/env ]] ||
+			die "$OUT holds no benchmark run"
 		summarize || exit 1
 		exit 0
 	fi
-	((${#CONFIGS[@]} + ${#LIVE_CONFIGS[@]})) || die "no configuration selected (BENCH_CONFIGS, BENCH_LIVE)"
+	for cfg in "${LLAMA_CONFIGS[@]}"; do
+		declare -F "cfg_$cfg" >/dev/null || die "unknown configuration '$cfg'"
+	done
+	why=$(llama_skip)
+	if ((${#LLAMA_CONFIGS[@]})) && [[ -n $why ]]; then
+		echo "bench.sh: skipping ${LLAMA_CONFIGS[*]}: $why" >&2
+		LLAMA_CONFIGS=()
+		if ((${#CONFIGS[@]} + ${#LIVE_CONFIGS[@]} == 0)); then
+			echo "bench.sh: nothing else to run" >&2
+			exit 0
+		fi
+	fi
+	((${#CONFIGS[@]} + ${#LIVE_CONFIGS[@]} + ${#LLAMA_CONFIGS[@]})) ||
+		die "no configuration selected (BENCH_CONFIGS, BENCH_LIVE)"
 	[[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 ]] || die "BENCH_ROUNDS must be a positive integer"
 	[[ $MIB =~ ^[0-9]+$ && $MIB -ge 1 ]] || die "BENCH_MIB must be a positive integer"
 	[[ $LIVE_ROUNDS =~ ^[0-9]+$ && $LIVE_ROUNDS -ge 1 ]] || die "BENCH_LIVE_ROUNDS must be a positive integer"
@@ -746,17 +939,29 @@ main() {
 		fi
 	done
 	command -v python3 >/dev/null || die "python3 is needed for the statistics"
+	[[ $LLAMA_REQUESTS =~ ^[0-9]+$ && $LLAMA_REQUESTS -ge 1 && $LLAMA_WORDS =~ ^[0-9]+$ &&
+		$LLAMA_WORDS -ge 1 && $LLAMA_PREDICT =~ ^[0-9]+$ && $LLAMA_PREDICT -ge 1 ]] ||
+		die "BENCH_LLAMA_REQUESTS/WORDS/PREDICT must be positive integers"
+	if ((${#LLAMA_CONFIGS[@]})); then
+		llama_user
+		command -v setpriv >/dev/null || die "the engine's configurations need setpriv (Debian: util-linux)"
+		llama_copy || die "cannot copy $LLAMA_BIN and $LLAMA_MODEL to a temporary folder"
+	fi
 	build
 	mkdir -p "$OUT" || die "cannot create $OUT"
 	perf_dwarf_size
 	: >"$OUT/runs.tsv"
 	: >"$OUT/live-runs.tsv"
+	: >"$OUT/llama-runs.tsv"
 	for cfg in "${CONFIGS[@]}"; do
 		printf '%s\t%s\n' "$cfg" "$("desc_$cfg")"
 	done >"$OUT/configs.tsv"
 	for cfg in "${LIVE_CONFIGS[@]}"; do
 		printf '%s\t%s\n' "$cfg" "$("desc_$cfg")"
 	done >"$OUT/live-configs.tsv"
+	for cfg in "${LLAMA_CONFIGS[@]}"; do
+		printf '%s\t%s\n' "$cfg" "$("desc_$cfg")"
+	done >"$OUT/llama-configs.tsv"
 	{
 		echo "mib=$MIB"
 		echo "perf_dwarf_mib=$PERF_DWARF_MIB"
@@ -769,6 +974,15 @@ main() {
 		echo "live_model_mib=$LIVE_MODEL_MIB"
 		echo "live_rounds=$LIVE_ROUNDS"
 		echo "live_term=${LIVE_COLS}x$LIVE_ROWS pseudo-terminal from script(1), TERM=xterm-256color"
+		echo "llama_bin=$LLAMA_BIN"
+		echo "llama_model=$LLAMA_MODEL"
+		echo "llama_args=$LLAMA_ARGS"
+		echo "llama_user=${LLAMA_NAME:-}"
+		echo "llama_requests=$LLAMA_REQUESTS"
+		echo "llama_words=$LLAMA_WORDS"
+		echo "llama_predict=$LLAMA_PREDICT"
+		echo "llama_rounds=$ROUNDS"
+		echo "llama_warmup=$WARMUP"
 	} >"$OUT/env"
 
 	n=${#CONFIGS[@]}
@@ -788,6 +1002,24 @@ main() {
 		echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
 		echo "elapsed_s=$((SECONDS - t0))"
 	} >>"$OUT/env"
+
+	n=${#LLAMA_CONFIGS[@]}
+	if ((n)); then
+		t0=$SECONDS
+		echo "llama_load_start=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/env"
+		echo "memphase engine benchmark: llama-server, $LLAMA_REQUESTS requests of $LLAMA_WORDS words" \
+			"and $LLAMA_PREDICT tokens; $WARMUP warm-up + $ROUNDS interleaved rounds of:" \
+			"${LLAMA_CONFIGS[*]}; raw output in $OUT/llama-*" >&2
+		for ((r = 1 - WARMUP; r <= ROUNDS; r++)); do
+			for ((i = 0; i < n; i++)); do
+				run_llama_one "$r" "${LLAMA_CONFIGS[$(((i + r + n * WARMUP) % n))]}" || failed=1
+			done
+		done
+		{
+			echo "llama_load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
+			echo "llama_elapsed_s=$((SECONDS - t0))"
+		} >>"$OUT/env"
+	fi
 
 	n=${#LIVE_CONFIGS[@]}
 	if ((n)); then

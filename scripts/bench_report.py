@@ -4,10 +4,11 @@
 
     bench_report.py touch OUT "FAULT_PROGS" SAMPLE_PROG
     bench_report.py live OUT
+    bench_report.py llama OUT
 
 Every figure comes from the runs' files: memphase's --json (out.json), touch's and runstat's
-key=value files, livestat's samples, perf's stderr. The readers and the statistics are in
-benchlib.py. A figure a run should have and does not stops the summary with an error naming the
+key=value files, livestat's samples, perf's stderr, llamarun.py's figures and llama-server's
+log. The readers and the statistics are in benchlib.py. A figure a run should have and does not stops the summary with an error naming the
 file and the key (exit status 2); 'n/a' in a table means the figure does not apply to that
 configuration (no BPF time for perf, no samples without stacks, ...).
 """
@@ -17,9 +18,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import (STEADY_SKIP_MS, MissingFigure, above_floor, bpf_per_fault,  # noqa: E402
-                      budget_check, fault_path, floor_figures, kv, live_samples, measured, med,
-                      memphase_figures, need, need_num, ns_per_run, num, onetp_figures, paired,
-                      perf_figures, ratio, read_json, sample_cost, steady_window, text)
+                      budget_at_least, budget_check, fault_path, floor_figures, kv, live_samples,
+                      llama_cost, llama_figures, llama_load_ms, measured, med, memphase_figures,
+                      need, need_num, ns_per_run, num, onetp_figures, paired, perf_figures, ratio,
+                      read_json, sample_cost, steady_window, text)
 
 NA = "n/a"
 
@@ -34,6 +36,10 @@ B_PY_RSS_MIB = 32  # memphase's own peak RSS on any target (the Python one is th
 # Issue 12's, still printed
 B_LOOP = 1.08  # memphase_none's touch loop, x baseline
 B_OVERCOUNT_PCT = 0.05  # anon growth over-count with 2 or 8 threads, % of the MiB touched
+# Issue 28's budgets for the real engine under memphase, against alone
+B_LLAMA_TPS = 0.99  # prompt and generation tokens/s: within 1%, so at least this ratio
+B_LLAMA_LOAD = 1.03  # model load time: within 3%, so at most this ratio
+B_LLAMA_READY_MS = 100  # time to ready: at most this many ms more
 
 
 def f0(v):
@@ -660,12 +666,151 @@ apply (no memphase process in live_alone).
                   f"core (steady state)")
 
 
+# --- the engine configurations -----------------------------------------------------------------
+
+def llama(out):
+    env = kv(os.path.join(out, "env"))
+    configs = read_table(os.path.join(out, "llama-configs.tsv"))
+    runs = []
+    for rnd, cfg, d, rc in read_runs(out, "llama-runs.tsv"):
+        x = kv(f"{d}/extra")
+        r = {"round": int(rnd), "cfg": cfg, "rc": int(rc), "dir": d, "tool": x.get("tool"),
+             "ready_ms": None, "load_ms": None, "prompt_tps": None, "gen_tps": None,
+             "prompt_n": None, "gen_n": None, "stop_ms": None, "wall_ms": None,
+             "tool_cpu_ms": None, "others_pct": None, "samples": None, "bpf_ms": None}
+        runs.append(r)
+        if r["rc"] != 0:
+            continue
+        r.update(llama_figures(kv(f"{d}/llama"), f"{d}/llama"))
+        log = f"{d}/server.log"
+        if not os.path.isfile(log):
+            raise MissingFigure(f"{log}: no such file (the server's log)")
+        r["load_ms"] = llama_load_ms(text(log), log)
+        if r["tool"] == "memphase":
+            fig = memphase_figures(read_json(f"{d}/out.json"), f"{d}/out.json",
+                                   x.get("bpf_stats") == "1")
+            r["samples"] = fig["samples"]
+            if fig["progs"] is not None:
+                r["bpf_ms"] = sum(v[1] for v in fig["progs"].values()) / 1e6
+
+    meas = measured(runs)
+    by = {c: [r for r in meas if r["cfg"] == c] for c, _ in configs}
+    cw = max([14] + [len(c) for c, _ in configs])
+
+    print()
+    print(f"memphase engine benchmark: llama-server of {env.get('llama_bin', '?')}, "
+          f"{os.path.basename(env.get('llama_model', '?'))} {env.get('llama_args', '?')}, as "
+          f"{env.get('llama_user', '?')}; {env.get('llama_requests', '?')} requests of "
+          f"{env.get('llama_words', '?')} words, {env.get('llama_predict', '?')} tokens "
+          f"generated each; {env.get('llama_warmup', '?')} warm-up + "
+          f"{env.get('llama_rounds', '?')} interleaved rounds; {env.get('cpus', '?')} CPUs, "
+          f"kernel {env.get('kernel', '?')}, loadavg at start {env.get('llama_load_start', '?')}, "
+          f"at end {env.get('llama_load_end', '?')}; {env.get('llama_elapsed_s', '?')} s")
+    print(f"memphase binary: {env.get('memphase', '?')}")
+    print()
+    print("Runs (warm-up rounds are <= 0 and not counted; failed runs (rc != 0) are listed but "
+          "not counted):")
+    print(f"{'round':>5} {'config':<{cw}} {'rc':>3} {'ready ms':>8} {'load ms':>7} "
+          f"{'prompt tok/s':>12} {'gen tok/s':>9} {'prompt tok':>10} {'gen tok':>7} "
+          f"{'stop ms':>7} {'wall ms':>7} {'tool cpu ms':>11} {'others cpu%':>11} "
+          f"{'samples':>7} {'BPF ms':>7}")
+    for r in runs:
+        print(f"{r['round']:>5} {r['cfg']:<{cw}} {r['rc']:>3} {f0(r['ready_ms']):>8} "
+              f"{f1(r['load_ms']):>7} {f0(r['prompt_tps']):>12} {f0(r['gen_tps']):>9} "
+              f"{f0(r['prompt_n']):>10} {f0(r['gen_n']):>7} {f0(r['stop_ms']):>7} "
+              f"{f0(r['wall_ms']):>7} {f0(r['tool_cpu_ms']):>11} {fpct(r['others_pct']):>11} "
+              f"{f0(r['samples']):>7} {f1(r['bpf_ms']):>7}")
+
+    def rng(rs, key, fmt):
+        v = [r[key] for r in rs if r[key] is not None]
+        return f"{fmt(min(v))}-{fmt(max(v))}" if v else NA
+
+    print()
+    print("Medians (and ranges) of the measured rounds:")
+    print(f"{'config':<{cw}} {'n':>2} {'ready ms':>8} {'range':>9} {'load ms':>7} {'range':>11} "
+          f"{'prompt tok/s':>12} {'range':>11} {'gen tok/s':>9} {'range':>9} "
+          f"{'tool cpu ms':>11} {'others cpu%':>11} {'range':>11}")
+    for c, _ in configs:
+        rs = by[c]
+        if not rs:
+            print(f"{c:<{cw}} {0:>2}  NO SUCCESSFUL RUN")
+            continue
+        print(f"{c:<{cw}} {len(rs):>2} {f0(med(r['ready_ms'] for r in rs)):>8} "
+              f"{rng(rs, 'ready_ms', f0):>9} {f1(med(r['load_ms'] for r in rs)):>7} "
+              f"{rng(rs, 'load_ms', f1):>11} {f0(med(r['prompt_tps'] for r in rs)):>12} "
+              f"{rng(rs, 'prompt_tps', f0):>11} {f0(med(r['gen_tps'] for r in rs)):>9} "
+              f"{rng(rs, 'gen_tps', f0):>9} {f0(med(r['tool_cpu_ms'] for r in rs)):>11} "
+              f"{fpct(med(r['others_pct'] for r in rs)):>11} "
+              f"{rng(rs, 'others_pct', lambda v: f'{v:.0f}'):>11}")
+    print()
+    for c, desc in configs:
+        print(f"  {c}: {desc}")
+    print("""
+Columns: ready = from the command's start (llama-server alone; memphase, its BPF load and
+attach included) to the first /health answer 200, polled every 5 ms by llamarun.py. load = the
+server's own: the time stamp of its 'llama_server: model loaded' log line (--log-timestamps),
+from its log's start early in its main (memphase's start-up is before it, in ready only).
+prompt and gen tok/s = the run's prompt (generated) tokens over the server's own prompt (eval)
+times, from the 'timings' of its replies, all requests pooled. stop = from the SIGINT to the
+command's exit (memphase: its summary and outputs included). wall = the command's start to its
+exit. tool cpu = the CPU time of the command and what it reaped less the server's own (read just
+before the SIGINT): memphase's, its start-up and exit included (alone: the server's exit).
+others cpu% = what the rest of the machine used meanwhile (/proc/stat's busy time less the
+command's and llamarun.py's), in % of one core: the server computes on every CPU, so another
+program's work slows its tokens/s at once. samples, BPF ms = memphase's stack samples and its
+programs' run time (its --json, bpf_stats: system-wide, other processes' events included).
+n/a = does not apply.
+""".rstrip())
+
+    print()
+    print("Budgets (issue 28: what a user of the engine pays; memphase against alone, rounds "
+          "paired):")
+    a, m = by.get("llama_alone") or [], by.get("llama_memphase") or []
+    if not a or not m:
+        print("no llama_alone and llama_memphase runs to compare")
+        return
+    cost = llama_cost(m, a)
+
+    def fx3(v):
+        return NA if v is None else f"{v:.3f}x"
+
+    for key, what in (("prompt", "prompt tokens/s"), ("gen", "generation tokens/s")):
+        tps = f"{key}_tps"
+        print(f"{what}: {fx3(cost[key])} of alone (budget within "
+              f"{100 * (1 - B_LLAMA_TPS):.0f}%, at least {B_LLAMA_TPS:.2f}x: "
+              f"{budget_at_least(cost[key], B_LLAMA_TPS)})  [{f0(med(r[tps] for r in m))} vs "
+              f"{f0(med(r[tps] for r in a))} tok/s, medians of {len(m)} and {len(a)}; ratio: "
+              f"median of the per-round ratios; the best runs: {f0(max(r[tps] for r in m))} vs "
+              f"{f0(max(r[tps] for r in a))}, {fx3(cost['best_' + key])}]")
+    print(f"model load: {fx3(cost['load'])} of "
+          f"alone (budget within {100 * (B_LLAMA_LOAD - 1):.0f}%, at most {B_LLAMA_LOAD:.2f}x: "
+          f"{budget_check(cost['load'], B_LLAMA_LOAD)})  [{f1(med(r['load_ms'] for r in m))} vs "
+          f"{f1(med(r['load_ms'] for r in a))} ms, medians; ratio: median of the per-round "
+          f"ratios]")
+    print(f"time to ready: {NA if cost['ready'] is None else format(cost['ready'], '+.0f')} ms "
+          f"(budget +{B_LLAMA_READY_MS} ms: {budget_check(cost['ready'], B_LLAMA_READY_MS)})  "
+          f"[{f0(med(r['ready_ms'] for r in m))} vs {f0(med(r['ready_ms'] for r in a))} ms, "
+          f"medians; difference: median of the per-round differences]")
+    tc, wl = med(r["tool_cpu_ms"] for r in m), med(r["wall_ms"] for r in m)
+    print(f"memphase's own CPU: {f0(tc)} ms a run, {fpct(100 * tc / wl if wl else None)} of one "
+          f"core over its {f0(wl)} ms (start-up and exit included)  [medians of {len(m)}; the "
+          f"server uses both CPUs, so what memphase takes while it computes comes off its "
+          f"tokens/s]")
+    busy = max(med(r["others_pct"] for r in a), med(r["others_pct"] for r in m))
+    if busy > 5:
+        print(f"WARNING: the machine was busy: the other programs used {busy:.0f}% of one core "
+              f"(median over the runs of one configuration): the ratios above carry their noise; "
+              f"read the best runs' too")
+
+
 def main(argv):
     try:
         if len(argv) == 5 and argv[1] == "touch":
             touch(argv[2], argv[3].split(), argv[4])
         elif len(argv) == 3 and argv[1] == "live":
             live(argv[2])
+        elif len(argv) == 3 and argv[1] == "llama":
+            llama(argv[2])
         else:
             print(__doc__.strip(), file=sys.stderr)
             return 2

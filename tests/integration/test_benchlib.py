@@ -5,6 +5,8 @@ No root, no BPF: the inputs are small dicts and documents written here, and ever
 is worked out in the comment beside it. The readers must fail loudly, naming the key, when a
 figure the benchmark needs is missing (the old regex over the human summary printed '-').
 """
+import contextlib
+import io
 import json
 import os
 import sys
@@ -14,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 sys.path.insert(0, os.path.join(harness.ROOT, "scripts"))
+import bench_report  # noqa: E402
 import benchlib  # noqa: E402
 from benchlib import MissingFigure  # noqa: E402
 
@@ -431,3 +434,41 @@ def test_llama_cost_pairs_the_rounds():
                                            "ready": None, "best_prompt": None,
                                            "best_gen": None}
 
+
+def test_llama_report_reads_the_runs_and_names_a_missing_figure():
+    with tempfile.TemporaryDirectory(prefix="memphase-bench-") as out:
+        def put(path, body):
+            with open(os.path.join(out, path), "w") as f:
+                f.write(body)
+        put("env", "cpus=2\nllama_rounds=1\n")
+        put("llama-configs.tsv", "llama_alone\talone\nllama_memphase\tunder memphase\n")
+        runs = ""
+        for cfg, ready, loaded, tool in (("llama_alone", "50", "0.00.040.000", "none"),
+                                         ("llama_memphase", "200", "0.00.041.000", "memphase")):
+            d = f"llama-r1-{cfg}"
+            os.mkdir(os.path.join(out, d))
+            runs += f"1\t{cfg}\t/elsewhere/{d}\t0\n"   # found in out, wherever it ran
+            put(f"{d}/extra", f"tool={tool}\nbpf_stats=1\n")
+            put(f"{d}/llama", "".join(f"{k}={v}\n" for k, v in
+                                      dict(LLAMA_KV, ready_ms=ready).items()))
+            put(f"{d}/server.log", f"{loaded} I srv  llama_server: model loaded\n")
+            if tool == "memphase":
+                put(f"{d}/out.json", json.dumps(doc()))
+        put("llama-runs.tsv", runs)
+        so, se = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
+            rc = bench_report.main(["bench_report.py", "llama", out])
+        assert rc == 0, se.getvalue()
+        # the same tokens/s on both sides; load 41 / 40 ms; ready 200 - 50 ms
+        assert "prompt tokens/s: 1.000x of alone" in so.getvalue(), so.getvalue()
+        assert "model load: 1.025x of alone" in so.getvalue(), so.getvalue()
+        assert "time to ready: +150 ms (budget +100 ms: OVER)" in so.getvalue(), so.getvalue()
+        # 4100 - 3850 ms of CPU over a wall of 2000 ms; the others' 5% is not a busy machine
+        assert "memphase's own CPU: 250 ms a run, 12.5% of one core" in so.getvalue(), \
+            so.getvalue()
+        assert "WARNING" not in so.getvalue(), so.getvalue()
+        os.remove(os.path.join(out, "llama-r1-llama_memphase", "server.log"))
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(se):
+            rc = bench_report.main(["bench_report.py", "llama", out])
+        assert rc == 2 and "llama-r1-llama_memphase/server.log: no such file" in se.getvalue(), \
+            se.getvalue()
