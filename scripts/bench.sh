@@ -186,6 +186,14 @@ if [[ $EUID -ne 0 ]]; then
 	exit 1
 fi
 
+# Root itself lets memphase run its command as root (--allow-root); under sudo memphase runs it as
+# the invoking user and writes its files as them, into run folders given to them (run_dir).
+if [[ -n ${SUDO_UID:-} && $SUDO_UID != 0 ]]; then
+	MP_ROOT=()
+else
+	MP_ROOT=(--allow-root)
+fi
+
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROUNDS=${BENCH_ROUNDS:-7}
 MIB=${BENCH_MIB:-1024}
@@ -431,7 +439,7 @@ desc_memphase() { echo "memphase run --bpf-stats -- touch $MIB (default mode: dw
 cfg_memphase() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1"
-	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats -- "${TARGET_CMD[@]}"
+	run_wrapped "$1" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$1/out.json" --bpf-stats -- "${TARGET_CMD[@]}"
 }
 
 # Mapping origins off: what they cost is the difference with cfg_memphase, round by round.
@@ -439,7 +447,7 @@ desc_memphase_noorigins() { echo "memphase run --bpf-stats --origin-min 0 -- tou
 cfg_memphase_noorigins() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1"
-	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --origin-min 0 \
+	run_wrapped "$1" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$1/out.json" --bpf-stats --origin-min 0 \
 		-- "${TARGET_CMD[@]}"
 }
 
@@ -448,14 +456,14 @@ desc_memphase_nostats() { echo "memphase run -- touch $MIB (default mode, no BPF
 cfg_memphase_nostats() {
 	echo "tool=memphase" >"$1/extra"
 	target_cmd "$1"
-	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" -- "${TARGET_CMD[@]}"
+	run_wrapped "$1" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$1/out.json" -- "${TARGET_CMD[@]}"
 }
 
 desc_memphase_none() { echo "memphase run --bpf-stats --stacks none -- touch $MIB"; }
 cfg_memphase_none() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1"
-	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
+	run_wrapped "$1" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$1/out.json" --bpf-stats --stacks none \
 		-- "${TARGET_CMD[@]}"
 }
 
@@ -469,7 +477,7 @@ desc_memphase_hops() { echo "memphase run --bpf-stats --stacks none -- touch $MI
 cfg_memphase_hops() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1" "$MIB" hops
-	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
+	run_wrapped "$1" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$1/out.json" --bpf-stats --stacks none \
 		-- "${TARGET_CMD[@]}"
 }
 
@@ -477,7 +485,7 @@ desc_memphase_inter3() { echo "memphase run --bpf-stats --stacks none -- touch $
 cfg_memphase_inter3() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1" "$MIB" interleave 3
-	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
+	run_wrapped "$1" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$1/out.json" --bpf-stats --stacks none \
 		-- "${TARGET_CMD[@]}"
 }
 
@@ -489,7 +497,7 @@ baseline_threads() {
 memphase_threads() {
 	printf 'tool=memphase\nbpf_stats=1\n' >"$1/extra"
 	target_cmd "$1" "$MIB" threads "$2"
-	run_wrapped "$1" "$MEMPHASE" run --allow-root --json "$1/out.json" --bpf-stats --stacks none \
+	run_wrapped "$1" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$1/out.json" --bpf-stats --stacks none \
 		-- "${TARGET_CMD[@]}"
 }
 desc_baseline_t2() { echo "touch $MIB threads 2 alone"; }
@@ -504,7 +512,7 @@ cfg_memphase_t8() { memphase_threads "$1" 8; }
 desc_memphase_bystander() { echo "touch $MIB alone while memphase run --bpf-stats -- sleep watches"; }
 cfg_memphase_bystander() {
 	printf 'bystander=1\n' >"$1/extra"
-	bystander "$1" int "$MEMPHASE" run --allow-root --no-tui --bpf-stats --json "$1/out.json" \
+	bystander "$1" int "$MEMPHASE" run "${MP_ROOT[@]}" --no-tui --bpf-stats --json "$1/out.json" \
 		-- sleep 3600
 }
 
@@ -552,7 +560,7 @@ cfg_memphase_python() {
 		>"$dir/alloc.py"
 	chmod 644 "$dir/alloc.py"
 	: >"$dir/target"
-	run_wrapped "$dir" "$MEMPHASE" run --allow-root --json "$dir/out.json" -- "$PYTHON" "$dir/alloc.py"
+	run_wrapped "$dir" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$dir/out.json" -- "$PYTHON" "$dir/alloc.py"
 }
 
 desc_memphase_fp() { echo "memphase run --bpf-stats --stacks fp --folded F -- touch $MIB"; }
@@ -560,7 +568,7 @@ cfg_memphase_fp() {
 	local dir=$1 rc
 	printf 'tool=memphase\nbpf_stats=1\n' >"$dir/extra"
 	target_cmd "$dir"
-	run_wrapped "$dir" "$MEMPHASE" run --allow-root --json "$dir/out.json" --bpf-stats --stacks fp \
+	run_wrapped "$dir" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$dir/out.json" --bpf-stats --stacks fp \
 		--folded "$dir/out.folded" -- "${TARGET_CMD[@]}"
 	rc=$?
 	note_output "$dir" "$dir/out.folded"
@@ -574,7 +582,7 @@ cfg_memphase_dwarf() {
 	local dir=$1 rc
 	printf 'tool=memphase\nbpf_stats=1\n' >"$dir/extra"
 	target_cmd "$dir"
-	run_wrapped "$dir" "$MEMPHASE" run --allow-root --json "$dir/out.json" --bpf-stats --stacks dwarf \
+	run_wrapped "$dir" "$MEMPHASE" run "${MP_ROOT[@]}" --json "$dir/out.json" --bpf-stats --stacks dwarf \
 		--folded "$dir/out.folded" --perf-data "$dir/out.perf.data" --svg "$dir/out.svg" \
 		-- "${TARGET_CMD[@]}"
 	rc=$?
@@ -647,7 +655,7 @@ live_memphase() {
 	local dir=$1 rc q
 	shift
 	live_target
-	printf -v q '%q ' "$LIVESTAT" "$dir/livestat" "$dir/samples.tsv" -- "$MEMPHASE" run --allow-root \
+	printf -v q '%q ' "$LIVESTAT" "$dir/livestat" "$dir/samples.tsv" -- "$MEMPHASE" run "${MP_ROOT[@]}" \
 		--target-log "$dir/target.log" "$@" -- "${LIVE_CMD[@]}"
 	printf 'stty rows %d cols %d\nexec %s\n' "$LIVE_ROWS" "$LIVE_COLS" "$q" >"$dir/cmd.sh"
 	TERM=xterm-256color script -qfec "bash $(printf %q "$dir/cmd.sh")" /dev/null \
@@ -733,8 +741,7 @@ llama_copy() {
 	chmod -R a+rX,u+w "$LLAMA_COPY"
 }
 
-# llama_cmd DIR: sets LLAMA_CMD to the server's command line, on a free port (LLAMA_PORT); under
-# sudo, DIR is given to the user (memphase writes its files there as them)
+# llama_cmd DIR: sets LLAMA_CMD to the server's command line, on a free port (LLAMA_PORT)
 llama_cmd() {
 	local args
 	read -r -a args <<<"$LLAMA_ARGS"
@@ -742,9 +749,6 @@ llama_cmd() {
 print(s.getsockname()[1])') || return 1
 	LLAMA_CMD=("$LLAMA_COPY/bin/llama-server" -m "$LLAMA_COPY/${LLAMA_MODEL##*/}" --port "$LLAMA_PORT"
 		"${args[@]}" --log-timestamps --log-prefix)
-	if [[ -n ${SUDO_UID:-} && $SUDO_UID != 0 ]]; then
-		chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$1"
-	fi
 }
 
 # llama_run DIR [--capture LOG] -- CMD...: one run of CMD (which starts the server) by
@@ -817,10 +821,19 @@ perf_dwarf_size() {
 
 # --- driver -----------------------------------------------------------------------------------
 
+# run_dir DIR: makes a run's folder; under sudo it is the invoking user's (memphase writes there
+# as them)
+run_dir() {
+	mkdir -p "$1" || return 1
+	if [[ -n ${SUDO_UID:-} && $SUDO_UID != 0 ]]; then
+		chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$1"
+	fi
+}
+
 run_one() { # ROUND CONFIG
 	local round=$1 cfg=$2 dir rc t tw
 	dir=$OUT/r${round}-$cfg
-	mkdir -p "$dir"
+	run_dir "$dir"
 	"cfg_$cfg" "$dir"
 	rc=$?
 	printf '%s\t%s\t%s\t%s\n' "$round" "$cfg" "$dir" "$rc" >>"$OUT/runs.tsv"
@@ -836,7 +849,7 @@ run_one() { # ROUND CONFIG
 run_live_one() { # ROUND CONFIG
 	local round=$1 cfg=$2 dir rc what
 	dir=$OUT/live-r${round}-$cfg
-	mkdir -p "$dir"
+	run_dir "$dir"
 	"cfg_$cfg" "$dir"
 	rc=$?
 	printf '%s\t%s\t%s\t%s\n' "$round" "$cfg" "$dir" "$rc" >>"$OUT/live-runs.tsv"
@@ -856,7 +869,7 @@ run_live_one() { # ROUND CONFIG
 run_llama_one() { # ROUND CONFIG
 	local round=$1 cfg=$2 dir rc what
 	dir=$OUT/llama-r${round}-$cfg
-	mkdir -p "$dir"
+	run_dir "$dir"
 	"cfg_$cfg" "$dir"
 	rc=$?
 	printf '%s\t%s\t%s\t%s\n' "$round" "$cfg" "$dir" "$rc" >>"$OUT/llama-runs.tsv"
