@@ -83,9 +83,8 @@ struct uw_proc {
 	pid_t pid;
 	struct uw_map *maps;	/* sorted by start, not overlapping */
 	size_t nmaps;
-	Dwfl *dwfl;		/* NULL until needed; told of each change of the maps */
+	Dwfl *dwfl;		/* NULL until needed, and after the maps changed */
 	int dwfl_err;		/* building it failed: not retried until the maps change */
-	unsigned int maps_gen;	/* bumped when the maps change */
 	bool gone;		/* /proc/PID/maps vanished: no more refreshes */
 	__u64 refreshed_ns;	/* last snapshot (CLOCK_MONOTONIC) */
 	__u64 exec_ns;		/* its last exec: its libraries are still being mapped */
@@ -473,49 +472,6 @@ static int uw_map_from(const struct procmaps_entry *e, struct uw_map *m)
 	return m->path ? 1 : -ENOMEM;
 }
 
-/*
- * Reports the images of maps (n) to dwfl, one module each: a module already reported with
- * the same name and range is kept, the others end (dwfl_report_begin()). *arch: an image's
- * Elf (NULL: none), if arch. 0, or -EINVAL, or -ESTALE (the module kept for a path is
- * another file's): then dwfl is to be ended.
- */
-static int uw_dwfl_report(Dwfl *dwfl, const struct uw_map *maps, size_t n, Elf **arch)
-{
-	const struct uw_map *m;
-	Dwfl_Module *mod;
-	__u64 lo, hi;
-	void **ud;
-	size_t i, j;
-
-	if (arch)
-		*arch = NULL;
-	dwfl_report_begin(dwfl);
-	for (i = 0; i < n; i++) {
-		m = &maps[i];
-		if (!m->file || !m->file->elf || !m->has_bias)
-			continue;
-		/* one module per image, however many executable mappings it has */
-		for (j = 0; j < i; j++)
-			if (maps[j].file == m->file && maps[j].has_bias && maps[j].bias == m->bias)
-				break;
-		if (j < i)
-			continue;
-		uw_file_range(m->file, m->bias, &lo, &hi);
-		mod = dwfl_report_module(dwfl, m->file->path, lo, hi);
-		if (!mod)
-			continue;
-		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		/* kept for another file of the same path and range (rebuilt, re-run without
-		 * ASLR): its Elf is the old file's */
-		if (*ud && *ud != m->file)
-			return -ESTALE;
-		*ud = m->file;
-		if (arch && !*arch)
-			*arch = m->file->elf;
-	}
-	return dwfl_report_end(dwfl, NULL, NULL) ? -EINVAL : 0;
-}
-
 int unwinder__snapshot(struct unwinder *u, pid_t pid)
 {
 	struct uw_map *fresh = NULL, *merged = NULL, m;
@@ -591,20 +547,12 @@ int unwinder__snapshot(struct unwinder *u, pid_t pid)
 	changed = nmerged != p->nmaps;
 	for (i = 0; !changed && i < nmerged; i++)
 		changed = !uw_map_same(&merged[i], &p->maps[i]);
-	/*
-	 * The Dwfl is told the new set of images in place: an image still mapped where it was
-	 * keeps its module, and with it the debug information read for it (a separate debug
-	 * file is decompressed on first use: ld.so's took ~4 ms at each library a program
-	 * loads); the modules of images gone end before their files are put below.
-	 */
-	if (changed && p->dwfl && uw_dwfl_report(p->dwfl, merged, nmerged, NULL)) {
+	if (changed && p->dwfl) {
 		dwfl_end(p->dwfl);
 		p->dwfl = NULL;
 	}
-	if (changed) {
+	if (changed)
 		p->dwfl_err = 0;
-		p->maps_gen++;
-	}
 	uw_maps_free(u, p->maps, p->nmaps);
 	p->maps = merged;
 	p->nmaps = nmerged;
@@ -790,8 +738,13 @@ static const Dwfl_Thread_Callbacks uw_thread_callbacks = {
 /* builds p->dwfl from the snapshot unless it is there; 0 or -errno */
 static int uw_proc_dwfl(struct uw_proc *p)
 {
+	struct uw_map *m;
+	Dwfl_Module *mod;
 	Dwfl *dwfl = NULL;
 	Elf *arch = NULL;
+	__u64 lo, hi;
+	void **ud;
+	size_t i, j;
 	int err = 0;
 
 	if (p->dwfl)
@@ -803,9 +756,31 @@ static int uw_proc_dwfl(struct uw_proc *p)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = uw_dwfl_report(dwfl, p->maps, p->nmaps, &arch);
-	if (err)
+	dwfl_report_begin(dwfl);
+	for (i = 0; i < p->nmaps; i++) {
+		m = &p->maps[i];
+		if (!m->file || !m->file->elf || !m->has_bias)
+			continue;
+		/* one module per image, however many executable mappings it has */
+		for (j = 0; j < i; j++)
+			if (p->maps[j].file == m->file && p->maps[j].has_bias &&
+			    p->maps[j].bias == m->bias)
+				break;
+		if (j < i)
+			continue;
+		uw_file_range(m->file, m->bias, &lo, &hi);
+		mod = dwfl_report_module(dwfl, m->file->path, lo, hi);
+		if (!mod)
+			continue;
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		*ud = m->file;
+		if (!arch)
+			arch = m->file->elf;
+	}
+	if (dwfl_report_end(dwfl, NULL, NULL)) {
+		err = -EINVAL;
 		goto cleanup;
+	}
 	if (!arch) {
 		err = -ENOENT;
 		goto cleanup;
@@ -877,7 +852,6 @@ int unwinder__unwind(struct unwinder *u, pid_t pid, const __u64 *regs, const voi
 		     __u32 stack_len, __u64 *ips, int max_frames)
 {
 	struct uw_proc *p;
-	unsigned int gen;
 	int n;
 
 	if (!u || !regs || !ips || max_frames <= 0)
@@ -887,9 +861,7 @@ int unwinder__unwind(struct unwinder *u, pid_t pid, const __u64 *regs, const voi
 	if (!p && (unwinder__snapshot(u, pid) || !(p = uw_proc_find(u, pid))))
 		return 1;
 	n = uw_walk(p, regs, stack, stack_len, ips, max_frames);
-	gen = p->maps_gen;
-	/* a frame outside the known mappings: walked again if the maps changed */
-	if (!uw_covered(p, ips, n) && uw_proc_refresh(u, p) && p->maps_gen != gen)
+	if (!uw_covered(p, ips, n) && uw_proc_refresh(u, p) && !p->dwfl)
 		n = uw_walk(p, regs, stack, stack_len, ips, max_frames);
 	return n;
 }
