@@ -188,7 +188,8 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all && scripts/demo.sh; \
 		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 
-bench: deps
+bench:
+	$(Q)scripts/install-deps.sh bench
 	$(Q)$(MAKE) --no-print-directory all && scripts/bench.sh; \
 		rc=$$?; scripts/own-build.sh $(OUTPUT); exit $$rc
 

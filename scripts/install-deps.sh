@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Installs the Debian packages that building, running and testing memphase need.
+# Installs the Debian packages that building, running and testing memphase need (with the
+# argument "bench", also what the benchmark compares memphase with: bpftrace).
 # Does nothing when everything is present; otherwise runs apt-get update first.
 set -eu
 # sudo: the README's commands use it (a root shell without it can run `make demo` and
@@ -12,6 +13,7 @@ set -eu
 pkgs=(clang-14 llvm-14 bpftool libbpf-dev libelf-dev libdw-dev libbz2-dev zlib1g-dev pkg-config
       libncurses-dev make gcc g++ python3 linux-perf tmux binutils sudo procps passwd
       chromium golang-go prometheus prometheus-node-exporter)
+[ "${1:-}" = bench ] && pkgs+=(bpftrace)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
