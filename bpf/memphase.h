@@ -385,7 +385,7 @@ struct mp_mm_pc {
 	__u32 mm_id;			/* the address space whose share this is (with seq) */
 	__u32 seq;			/* its entry's seq; 0: unused */
 	__u32 seen;			/* bit per class: count[] and local[] are a look */
-	__u32 pad;
+	__u32 busy;			/* 1 while this CPU reads the counter and moves part[] */
 	__s64 part[MP_NR_CLASSES];	/* bytes of the size that this CPU accounted */
 	__s64 count[MP_NR_CLASSES];	/* the counter's count at this CPU's last look */
 	__s32 local[MP_NR_CLASSES];	/* this CPU's part of the counter then */

@@ -150,7 +150,7 @@ struct share_sum_ctx {
 	__u32 slot;
 	__u32 mm_id;
 	__u32 seq;
-	__u32 pad;
+	__u32 busy;	/* another CPU's share was being moved */
 	__s64 v[MP_NR_CLASSES];
 };
 
@@ -165,6 +165,10 @@ static __maybe_unused long share_sum_cb(__u64 cpu, void *data)
 	pc = bpf_map_lookup_percpu_elem(&mmpc, &x->slot, cpu);
 	if (!pc || pc->mm_id != x->mm_id || pc->seq != x->seq)
 		return 0;
+	/* before its part[]: see rss_amount_of() */
+	if (pc->busy && cpu != bpf_get_smp_processor_id())
+		x->busy = 1;
+	barrier();
 	for (c = 0; c < MP_NR_CLASSES; c++)
 		x->v[c] += pc->part[c];
 	return 0;
@@ -172,9 +176,10 @@ static __maybe_unused long share_sum_cb(__u64 cpu, void *data)
 
 /*
  * The sizes (bytes per class) of mm now: its entry's plus every CPU's share (reading
- * the other CPUs' lines: for shrinks, phase events and the guard, not for growth).
+ * the other CPUs' lines: for sums, shrinks, phase events and the guard). 1 if another CPU
+ * was moving its share meanwhile (its part[] may not hold its last change yet), else 0.
  */
-static __always_inline void mm_sizes(const struct mp_mm *mm, __s64 *v)
+static __always_inline int mm_sizes(const struct mp_mm *mm, __s64 *v)
 {
 	struct share_sum_ctx x = {
 		.slot = mm->mm_id & (MP_MMPC_SLOTS - 1), .mm_id = mm->mm_id, .seq = mm->seq,
@@ -184,6 +189,7 @@ static __always_inline void mm_sizes(const struct mp_mm *mm, __s64 *v)
 	bpf_loop(MP_MAX_CPUS, share_sum_cb, &x, 0);
 	for (c = 0; c < MP_NR_CLASSES; c++)
 		v[c] = mm->rss[c] + x.v[c];
+	return x.busy;
 }
 
 /* The RSS of t's own address space, by class, as the latest exact sizes (0: unknown). */

@@ -150,7 +150,17 @@ static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_targe
  * the kernel's counter moved since its last look, while the counter's count has not moved
  * (no fold anywhere, so all the change since is this CPU's: a fold moves count, and leaves
  * the folding CPU's part at 0); else (or with RSS_WHOLE in member) the counter summed less
- * the sizes held, into *ch. 0, or -1: the counter could not be read. rss_stat calls it as
+ * the sizes held, into *ch. 0; -1: the counter could not be read; 1: not now, the next
+ * event's change covers this one's.
+ *
+ * A sum takes every CPU's part, changes whose events have not run yet included. An event
+ * of another CPU that read count before the fold that made this CPU sum takes its own part's
+ * change too; the sum did not count it twice only if that CPU's share already held it. So
+ * a CPU is busy (pc->busy) from before it reads count (the atomic orders the flag before
+ * the read) until its share holds the change, and a sum that finds another CPU busy is not
+ * taken (docs/performance.md, 2026-12-02: the threads' over-count).
+ *
+ * rss_stat calls it as
  * the global subprogram rss_amount(), verified once (inlined, it was verified at every
  * state of rss_stat that reached it: 5k of its 25k instructions walked, 11 of its 29 ms);
  * rss_sync() inlines it, since its mm (current's, read from the task) is not trusted.
@@ -178,12 +188,15 @@ static __always_inline int rss_amount_of(struct mm_struct *mm, __u32 member, str
 	ch->amount = 0;
 	if (!ctr)
 		return -1;
+	__sync_fetch_and_or(&pc->busy, 1);
 	count = ctr->count;
 	if (!whole && (pc->seen & bit) && count == pc->count[k]) {
 		cpu = bpf_get_smp_processor_id();
 		if (cpu >= MP_MAX_CPUS || bpf_probe_read_kernel(&own, sizeof(own),
-				(void *)((__u64)ctr->counters + pcpu_off[cpu & (MP_MAX_CPUS - 1)])))
+				(void *)((__u64)ctr->counters + pcpu_off[cpu & (MP_MAX_CPUS - 1)]))) {
+			pc->busy = 0;
 			return -1;
+		}
 		/*
 		 * A part of 0 may be this CPU's own fold, with other CPUs' folds since that
 		 * took count back to where it was: sum.
@@ -192,19 +205,24 @@ static __always_inline int rss_amount_of(struct mm_struct *mm, __u32 member, str
 			ch->amount = (__s64)(own - pc->local[k]) << 12;
 			pc->local[k] = own;
 			pc->part[k] += ch->amount;
+			barrier();
+			pc->busy = 0;
 			return 0;
 		}
 	}
 	sum = pcpu_sum(ctr, &count, &own);
-	if (sum == -1)
-		return -1;
-	mm_sizes(e, v);
+	if (sum == -1 || mm_sizes(e, v)) {
+		pc->busy = 0;
+		return sum == -1 ? -1 : 1;
+	}
 	ch->size = sum << 12;
 	ch->amount = ch->size - v[k];
 	pc->count[k] = count;
 	pc->local[k] = own;
 	pc->seen |= bit;
 	pc->part[k] += ch->amount;
+	barrier();
+	pc->busy = 0;
 	return 0;
 }
 
@@ -312,6 +330,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 	struct mp_mm *e;
 	__u32 tgid = 0, mm_id, curr;
 	struct rss_change ch;
+	int err;
 
 	if (member < 0 || member >= MP_NR_CLASSES)
 		return 0;
@@ -330,8 +349,9 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 	pc = share_get(e);
 	if (!pc)
 		return 0;
-	if (rss_amount(mm, member, e, pc, &ch)) {
-		struct mp_drops *d = drops_get();
+	err = rss_amount(mm, member, e, pc, &ch);
+	if (err) {
+		struct mp_drops *d = err < 0 ? drops_get() : NULL;
 
 		if (d)
 			d->rss_unread++;
