@@ -59,8 +59,8 @@ extern const volatile struct mp_config cfg;
 extern const volatile __u32 nr_cpus;	/* possible CPUs, set by user space */
 /*
  * Pending bytes past which a record wakes the reader (a quarter of the ring): below it,
- * records wait for the reader's next poll (every 100 ms). A wakeup costs the faulting
- * thread 10-130 us inside the program on this VM (an IPI to the reader's idle CPU).
+ * records wait for the reader's next poll (every 100 ms). A wakeup is paid by the faulting
+ * thread inside the program (an IPI to the reader's idle CPU: docs/performance.md).
  */
 extern const volatile __u32 ring_wake_bytes;
 /* Run mode: hold a target that maps or execs code not seen before, until its markers are

@@ -707,10 +707,10 @@ static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
 /*
  * The standard search (build id, .gnu_debuglink), for files the user may read, until the
  * file's symbols are read (they are the debug file's when it has no .symtab of its own).
- * After that a process's module goes without: the unwinding asks for .debug_frame at the
- * end of every stack, and the debug file's DWARF is decompressed for each Dwfl that asks
- * (ld.so's, 553 KB, took ~4 ms each time a program mapped a library); .eh_frame has the
- * same CFI for the code of an x86-64 system.
+ * After that a process's module goes without: where .eh_frame does not unwind a frame (a
+ * stack's last one), libdw asks for .debug_frame, and the debug file's DWARF was
+ * decompressed again for each new Dwfl (ld.so's, each time a program mapped a library:
+ * docs/performance.md); .eh_frame has the same CFI for the code of an x86-64 system.
  */
 static int uw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
