@@ -830,13 +830,20 @@ run_dir() {
 	fi
 }
 
+# run_cfg ROUND CONFIG SECTION: CONFIG once, into $OUT/SECTIONrROUND-CONFIG, recorded in
+# $OUT/SECTIONruns.tsv (SECTION: "" for the touch runs, live- or llama-); sets RUN_DIR and RUN_RC
+run_cfg() {
+	RUN_DIR=$OUT/${3}r$1-$2
+	run_dir "$RUN_DIR"
+	"cfg_$2" "$RUN_DIR"
+	RUN_RC=$?
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$RUN_DIR" "$RUN_RC" >>"$OUT/${3}runs.tsv"
+}
+
 run_one() { # ROUND CONFIG
 	local round=$1 cfg=$2 dir rc t tw
-	dir=$OUT/r${round}-$cfg
-	run_dir "$dir"
-	"cfg_$cfg" "$dir"
-	rc=$?
-	printf '%s\t%s\t%s\t%s\n' "$round" "$cfg" "$dir" "$rc" >>"$OUT/runs.tsv"
+	run_cfg "$round" "$cfg" ""
+	dir=$RUN_DIR rc=$RUN_RC
 	t=$(sed -n 's/^touch_ms=//p' "$dir/stdout" | tail -1)
 	tw=$(sed -n 's/^wall_ms=//p' "$dir/target" 2>/dev/null)
 	printf '  round %-3s %-18s rc=%d touch=%s ms target=%s ms wall=%s ms\n' "$round" "$cfg" "$rc" \
@@ -848,11 +855,8 @@ run_one() { # ROUND CONFIG
 
 run_live_one() { # ROUND CONFIG
 	local round=$1 cfg=$2 dir rc what
-	dir=$OUT/live-r${round}-$cfg
-	run_dir "$dir"
-	"cfg_$cfg" "$dir"
-	rc=$?
-	printf '%s\t%s\t%s\t%s\n' "$round" "$cfg" "$dir" "$rc" >>"$OUT/live-runs.tsv"
+	run_cfg "$round" "$cfg" live-
+	dir=$RUN_DIR rc=$RUN_RC
 	if [[ -f $dir/livestat ]]; then
 		printf -v what 'memphase wall=%s ms cpu=%s ms (schedstat) VmHWM=%s KiB %s' \
 			"$(sed -n 's/^wall_ms=//p' "$dir/livestat")" "$(sed -n 's/^sched_cpu_ms=//p' "$dir/livestat")" \
@@ -868,11 +872,8 @@ run_live_one() { # ROUND CONFIG
 
 run_llama_one() { # ROUND CONFIG
 	local round=$1 cfg=$2 dir rc what
-	dir=$OUT/llama-r${round}-$cfg
-	run_dir "$dir"
-	"cfg_$cfg" "$dir"
-	rc=$?
-	printf '%s\t%s\t%s\t%s\n' "$round" "$cfg" "$dir" "$rc" >>"$OUT/llama-runs.tsv"
+	run_cfg "$round" "$cfg" llama-
+	dir=$RUN_DIR rc=$RUN_RC
 	# the run's tokens over the server's times, its requests pooled (the summary's figures)
 	what=$(awk -F= '/^req[0-9]+_prompt_n=/ { pn += $2 } /^req[0-9]+_prompt_ms=/ { pm += $2 }
 		/^req[0-9]+_predicted_n=/ { gn += $2 } /^req[0-9]+_predicted_ms=/ { gm += $2 }
