@@ -136,17 +136,23 @@ static __always_inline void event_submit(struct mp_event *e, bool urgent)
 	bpf_ringbuf_submit(e, ring_wake(urgent));
 }
 
-static __always_inline struct mp_event *event_new(__u32 type, __u32 tgid, __u32 phase)
+/* size bytes of the ring (NULL when full: counted as a drop) */
+static __always_inline void *event_reserve(__u64 size)
 {
-	struct mp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	void *e = bpf_ringbuf_reserve(&events, size, 0);
 	struct mp_drops *d;
 
 	if (!e) {
 		d = drops_get();
 		if (d)
 			d->ringbuf++;
-		return NULL;
 	}
+	return e;
+}
+
+/* The fields every event has, of the current task */
+static __always_inline void event_init(struct mp_event *e, __u32 type, __u32 tgid, __u32 phase)
+{
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = type;
 	e->pid = tgid;
@@ -154,6 +160,14 @@ static __always_inline struct mp_event *event_new(__u32 type, __u32 tgid, __u32 
 	e->ts_ns = bpf_ktime_get_ns();
 	e->old_phase = phase;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+}
+
+static __always_inline struct mp_event *event_new(__u32 type, __u32 tgid, __u32 phase)
+{
+	struct mp_event *e = event_reserve(sizeof(*e));
+
+	if (e)
+		event_init(e, type, tgid, phase);
 	return e;
 }
 

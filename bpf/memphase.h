@@ -533,6 +533,28 @@ struct mp_event {
 	__u64 ivl_map[MP_NR_IVL_MAP];	/* mmap, munmap, brk, brk shrink bytes */
 };
 
+/*
+ * MP_EV_EXEC_MAP and MP_EV_FILE_MAP: the event and the file's path as the BPF side read it
+ * from its dentries at the mmap's exit, for when the process has unmapped the file (or
+ * exited) before user space reads /proc/PID/maps. The names go leaf first, each ending in
+ * a NUL: "model.gguf\0models\0home\0" is /home/models/model.gguf.
+ */
+#define MP_FPATH_MAX		1024
+#define MP_FPATH_NAME_MAX	256	/* one name with its NUL (NAME_MAX + 1) */
+
+struct mp_fpath {
+	__u32 len;		/* bytes of path used (0: not read) */
+	__u32 whole;		/* 1: the names reach the root; 0: cut, or a file of no directory */
+	__u32 nlink;		/* the inode's links (0: the file was deleted) */
+	__u32 pad;
+	char path[MP_FPATH_MAX];
+};
+
+struct mp_file_event {
+	struct mp_event e;
+	struct mp_fpath fp;
+};
+
 /* ---- sampled stacks ---- */
 
 #define MP_STACK_MAX		(16 * 1024)	/* bytes of user stack copied (dwarf) */

@@ -304,6 +304,14 @@ MP_MAP struct {
 	__type(value, struct mp_alloc_val);
 } allocs SEC(".maps");
 
+/* Per-CPU scratch for a mapped file's path, read under the address-space lock. */
+MP_MAP struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mp_fpath);
+} fpath_scratch SEC(".maps");
+
 /* Per-CPU scratch for the sample header (too big for the 512-byte BPF stack). */
 MP_MAP struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -3,7 +3,7 @@
  * The address-space syscalls: mmap, munmap, mremap, brk (their bytes per phase, new code to
  * probe), and the windows in which their growth is deferred.
  */
-#include "helpers.h"
+#include "fpath.h"
 
 /* ---- mapping origins: the stack that created a mapping, taken at the syscall's exit ---- */
 
@@ -117,18 +117,39 @@ struct vma_file {
 	__u64 ino;
 	__u64 dev;
 	__u64 start;
+	__u32 exec;		/* in: mapped executable */
+	__u32 fresh;		/* out: the file (and kind) not seen before; its path read */
 };
 
+/*
+ * The file of the VMA, and whether it is new. A new file's path is read here, under the
+ * address-space lock that keeps the VMA and its file alive.
+ */
 static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct vma_file *vf = data;
 	struct file *f = BPF_CORE_READ(vma, vm_file);
+	struct file_key key = {};
+	struct mp_fpath *fp;
+	__u32 zero = 0;
+	__u8 one = 1;
 
 	vf->start = BPF_CORE_READ(vma, vm_start);
 	if (!f)
 		return 0;
 	vf->ino = BPF_CORE_READ(f, f_inode, i_ino);
 	vf->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	if (!vf->ino)
+		return 0;
+	key.ino = vf->ino;
+	key.dev = vf->dev;
+	key.exec = vf->exec;
+	if (bpf_map_update_elem(&seen_files, &key, &one, BPF_NOEXIST))
+		return 0;		/* seen before (or map full: nothing more to do) */
+	vf->fresh = 1;
+	fp = bpf_map_lookup_elem(&fpath_scratch, &zero);
+	if (fp)
+		fpath_read(f, fp);
 	return 0;
 }
 
@@ -136,17 +157,20 @@ static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, vo
  * A target mapped a file. Code (a library loaded at start-up or by dlopen): if the file
  * is new, user space probes its phase markers and, in run mode, the target stops until
  * the probes are in place so no marker call is missed. Data (the model file): user space
- * learns its path while the process lives, to name the mapping later.
+ * learns its path from /proc/PID/maps, or from the path read here when the process has
+ * unmapped the file or exited by then, to name the mapping later.
  */
 static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 addr, bool exec)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct vma_file vf = {};
-	struct file_key key;
-	struct mp_event *e;
-	__u8 one = 1;
+	struct vma_file vf = { .exec = exec };
+	struct mp_file_event *fe;
+	struct mp_fpath *fp;
+	__u32 zero = 0;
+	bool busy;
 
-	if (bpf_find_vma(task, addr, vma_file_cb, &vf, 0)) {
+	busy = bpf_find_vma(task, addr, vma_file_cb, &vf, 0) != 0;
+	if (busy) {
 		/*
 		 * -EBUSY (the address space locked, or this CPU's deferred unlock of an
 		 * earlier lookup still pending): the file is not known here, but user space
@@ -156,27 +180,25 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
 		vf.start = addr;
 		vf.ino = 0;
 		vf.dev = 0;
-	} else if (!vf.ino) {
+	} else if (!vf.fresh) {
 		return;
-	} else {
-		key.ino = vf.ino;
-		key.dev = vf.dev;
-		key.exec = exec;
-		if (bpf_map_update_elem(&seen_files, &key, &one, BPF_NOEXIST))
-			return;		/* seen before (or map full: nothing more to do) */
 	}
-	e = event_new(exec ? MP_EV_EXEC_MAP : MP_EV_FILE_MAP, tgid, t->phase);
-	if (!e)
+	fe = event_reserve(sizeof(*fe));
+	if (!fe)
 		return;
-	e->addr = vf.start;
-	e->ino = vf.ino;
-	e->dev = vf.dev;
+	event_init(&fe->e, exec ? MP_EV_EXEC_MAP : MP_EV_FILE_MAP, tgid, t->phase);
+	fe->e.addr = vf.start;
+	fe->e.ino = vf.ino;
+	fe->e.dev = vf.dev;
+	fp = busy ? NULL : bpf_map_lookup_elem(&fpath_scratch, &zero);
+	if (!fp || bpf_probe_read_kernel(&fe->fp, sizeof(fe->fp), fp))
+		__builtin_memset(&fe->fp, 0, offsetof(struct mp_fpath, path));
 	if (exec && stop_on_map) {
 		__sync_fetch_and_or(&t->flags, MP_T_HELD);
 		bpf_send_signal(SIGSTOP);
 	}
 	/* wake user space at once: the path is read from /proc/PID/maps while it lives */
-	event_submit(e, true);
+	event_submit(&fe->e, true);
 }
 
 /*

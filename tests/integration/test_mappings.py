@@ -8,6 +8,9 @@
   their faults' mappings waits until the lock is free (tests/workload/threads.c).
 - The llama stand-in's model file, mapped with MAP_POPULATE like llama.cpp does: named in
   `load`, with nothing under [unknown] there.
+- A file mapped and unmapped within microseconds (tests/workload/brief.c), through a bind
+  mount: named by the path the BPF side read, the mount's, since /proc/PID/maps no longer
+  has it.
 - Stack samples taken inside those syscalls read stack pages that are not present (faults
   with page faults disabled, which cause no growth): the growth stays on the syscall's
   mapping, never on [stack].
@@ -188,6 +191,37 @@ def test_llama_model_mapped_with_populate_named_in_load():
         assert top["path"] == model and top["class"] == "file", top
         harness.assert_close(top["bytes"], 16 * MIB, 128 * KIB, "model file in load")
         assert unknown_bytes(doc, "load") == 0, load["top_mappings"]
+
+
+BRIEF = os.path.join(harness.WORKLOAD, "brief")
+
+
+def test_file_unmapped_at_once_keeps_its_name_across_a_bind_mount():
+    """A file mapped (populated) and unmapped within microseconds, then the program exits: its
+    mapping is gone before /proc/PID/maps could name it, so the name is the one the BPF
+    side read at the mmap's exit. The file is reached through a bind mount: the name is
+    the mount's (.../mnt/...), not the directory mounted there (.../real/...)."""
+    harness.need_root()
+    with harness.workdir() as d:
+        real, mnt = os.path.join(d, "real"), os.path.join(d, "mnt")
+        for p in (real, os.path.join(real, "sub dir"), mnt):
+            os.mkdir(p)
+            os.chmod(p, 0o755)
+        harness.make_model(os.path.join(real, "sub dir", "brief model.bin"), 2)
+        subprocess.run(["mount", "--bind", real, mnt], check=True)
+        try:
+            path = os.path.join(mnt, "sub dir", "brief model.bin")
+            for i in range(3):
+                r, doc = run(d, [BRIEF, path, str(MIB)])
+                w = r.stdout.split("\n", 1)[0].split()
+                assert len(w) == 3 and w[0] == "file", r.stdout
+                files = [t for _, t in mappings(doc) if t.get("start") == int(w[1])]
+                assert [t["path"] for t in files] == [path], (i, files)
+                assert files[0]["bytes"] == MIB, files
+                with open(path, "rb") as f:
+                    os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            subprocess.run(["umount", mnt], check=True)
 
 
 def test_kernel_mapping_of_the_markers_named():

@@ -2,7 +2,7 @@
 # Integration-test workloads: a fake libllama.so with the real llama.cpp API names, its driver,
 # a program without llama symbols, one that grows under odd names (oddnames), and one that
 # starts many short-lived processes (spawner), many processes alive at once (swarm), growth inside populating syscalls
-# (populate), a range mapped anon then file (remap), threads that malloc while others hold the mmap lock (threads), threads that
+# (populate), a range mapped anon then file (remap), a file mapped for microseconds (brief), threads that malloc while others hold the mmap lock (threads), threads that
 # fault at once in one mapping (slices), faults that hop between mappings (hops), one that
 # goes out of its user's reach after growing (reach), and llama-explain
 # (C++: llama.cpp's class and method names, a request per worker thread, for origins, labels
@@ -51,7 +51,7 @@ WL_LIB_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-soname,libllama.so
 WL_DRV_LDFLAGS := -Wl,-rpath,'$$ORIGIN' -lllama
 
 WL_TARGETS := $(WL_OUT)/libllama.so $(WL_OUT)/llama-driver $(WL_OUT)/nollama $(WL_OUT)/oddnames \
-	$(WL_OUT)/spawner $(WL_OUT)/swarm $(WL_OUT)/populate $(WL_OUT)/remap $(WL_OUT)/threads $(WL_OUT)/slices $(WL_OUT)/hops $(WL_OUT)/reach $(WL_OUT)/llama-explain \
+	$(WL_OUT)/spawner $(WL_OUT)/swarm $(WL_OUT)/populate $(WL_OUT)/remap $(WL_OUT)/brief $(WL_OUT)/threads $(WL_OUT)/slices $(WL_OUT)/hops $(WL_OUT)/reach $(WL_OUT)/llama-explain \
 	$(WL_OUT)/llama-serve $(WL_NOFP)/libllama.so $(WL_NOFP)/llama-driver \
 	$(WL_GPU)/libcuda.so.1 $(WL_GPU)/libcudart.so $(WL_GPU)/libnvidia-ml.so.1
 
@@ -124,6 +124,10 @@ $(WL_OUT)/populate: $(WL_SRC)/populate.c | $(WL_NOFP)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) -fno-stack-clash-protection $< -o $@
 
 $(WL_OUT)/remap: $(WL_SRC)/remap.c | $(WL_NOFP)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
+
+$(WL_OUT)/brief: $(WL_SRC)/brief.c | $(WL_NOFP)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
 

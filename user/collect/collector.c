@@ -263,6 +263,15 @@ static void mark(struct collector *c, __u64 ts, __u32 kind, __u32 pid, const cha
 	model__add_mark(c->m, ts, kind, pid, text);
 }
 
+/* The path the BPF side read of a file just mapped, when /proc/PID/maps had it no more. */
+static void file_path_learn(struct collector *c, const void *data, size_t len)
+{
+	const struct mp_file_event *fe = data;
+
+	if (len >= sizeof(*fe))
+		mappings__learn_fpath(&c->paths, fe->e.dev, fe->e.ino, &fe->fp);
+}
+
 /* A library (an executable file) mapped: its name, for the timeline. */
 static void library_mark(struct collector *c, const struct mp_event *e)
 {
@@ -353,9 +362,11 @@ static int on_event(void *ctx, void *data, size_t len)
 		break;
 	case MP_EV_FILE_MAP:
 		mappings__learn_paths(&c->paths, c->fs, e->pid);
+		file_path_learn(c, data, len);
 		break;
 	case MP_EV_EXEC_MAP:
 		mappings__learn_paths(&c->paths, c->fs, e->pid);
+		file_path_learn(c, data, len);
 		library_mark(c, e);
 		probes__scan_mapping(c->probes, e->pid, e->addr);
 		/* before SIGCONT: the library is in the snapshot before it runs */

@@ -3,7 +3,8 @@
  * Growth per mapping into the model: the threads' batches (MP_EV_MAPLOG) summed per key,
  * the BPF mappings hash read and added to them, each key named (its file's path by dev and
  * inode, learnt from the targets' /proc/PID/map_files as the user, or what kind of mapping
- * it is) and given its origin.
+ * it is) and given its origin. A file the process no longer maps by then is named by the
+ * path the BPF side read from its dentries when it was mapped.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -438,6 +439,43 @@ void mappings__learn_file(struct strmap *paths, const char *path, const char *na
 		exact = strndup(name, n - d);
 	paths_add(paths, key, exact ? exact : name, !st.st_nlink);
 	free(exact);
+}
+
+int mappings__fpath_join(const struct mp_fpath *fp, char *buf, size_t size)
+{
+	size_t len = fp->len < sizeof(fp->path) ? fp->len : sizeof(fp->path), at = 0;
+	const char *end = fp->path + len, *name, *next;
+
+	if (!fp->whole || !len || fp->path[len - 1] || size < 2)
+		return -ENOENT;
+	/* the last name (nearest the root) first: walk the names from the end */
+	for (next = end; next > fp->path; next = name) {
+		size_t n;
+
+		for (name = next - 1; name > fp->path && name[-1]; name--)
+			;
+		n = strlen(name);
+		if (!n || memchr(name, '/', n))
+			return -ENOENT;
+		if (at + 1 + n >= size)
+			return -ENAMETOOLONG;
+		buf[at++] = '/';
+		memcpy(buf + at, name, n);
+		at += n;
+	}
+	buf[at] = '\0';
+	return 0;
+}
+
+void mappings__learn_fpath(struct strmap *paths, __u64 dev, __u64 ino,
+			   const struct mp_fpath *fp)
+{
+	char key[64], path[MP_FPATH_MAX + 1];
+
+	if (!ino || mappings__fpath_join(fp, path, sizeof(path)))
+		return;
+	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, (uint64_t)dev, (uint64_t)ino);
+	paths_add(paths, key, path, !fp->nlink);
 }
 
 void mappings__learn_paths(struct strmap *paths, struct userfs *fs, __u32 pid)

@@ -49,6 +49,14 @@ void mappings__learn_file(struct strmap *paths, const char *path, const char *na
 /* Learns the paths of every file pid maps (after a MP_EV_FILE_MAP, at attach), its maps
  * read as the user fs is (NULL: root). */
 void mappings__learn_paths(struct strmap *paths, struct userfs *fs, __u32 pid);
+/*
+ * The path in fp (MP_EV_FILE_MAP, MP_EV_EXEC_MAP: names leaf first) as one string into buf:
+ * 0, -ENOENT (cut short, or a file of no directory) or -ENAMETOOLONG.
+ */
+int mappings__fpath_join(const struct mp_fpath *fp, char *buf, size_t size);
+/* Learns the file dev:ino's path from fp when nothing (/proc/PID/maps) named it before. */
+void mappings__learn_fpath(struct strmap *paths, __u64 dev, __u64 ino,
+			   const struct mp_fpath *fp);
 /* Keys whose growth went under [unknown] for want of room (0 without ml). */
 __u64 mappings__maplog_full(const struct maplog *ml);
 
