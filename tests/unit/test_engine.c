@@ -4,7 +4,11 @@
  * on/off flags, the environment under the flags, the build's default and its per-program
  * auto), unknown flags listed; and the build's flags and deprecations from its strings.
  */
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "collect/engine.h"
@@ -123,4 +127,36 @@ TEST(engine_build_flags_from_strings)
 	ASSERT_NULL(model_engine__replacement(&e, "--load-mode", r, sizeof(r)),
 		    "a 'should not be combined' message deprecates nothing");
 	model_engine__free(&e);
+}
+
+/* A flag-like string in .rodata, and one in .data that the ELF scan does not read. */
+static const char in_rodata[] = "\0--in-rodata-only\0";
+static char in_data[] = "\0--in-data-only\0";
+
+/* An ELF file's flags come from its .rodata; a file that is not ELF is read whole. */
+TEST(engine_build_flags_from_an_elf_files_rodata)
+{
+	struct model_engine e = {};
+	struct stat st;
+	void *m = MAP_FAILED;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+
+	if (!ASSERT_GE(fd, 0, "open the test binary") || !ASSERT_OK(fstat(fd, &st), "fstat"))
+		goto cleanup;
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (!ASSERT_TRUE(m != MAP_FAILED, "mmap"))
+		goto cleanup;
+	ASSERT_OK(engine__scan_file(&e, m, st.st_size), "scan the ELF file");
+	ASSERT_TRUE(model_engine__has(&e, in_rodata + 1), "a string of .rodata");
+	ASSERT_FALSE(model_engine__has(&e, in_data + 1), "a string of .data is not read");
+	model_engine__free(&e);
+	memset(&e, 0, sizeof(e));
+	ASSERT_OK(engine__scan_file(&e, in_data, sizeof(in_data)), "scan bytes that are no ELF");
+	ASSERT_TRUE(model_engine__has(&e, in_data + 1), "read whole");
+cleanup:
+	model_engine__free(&e);
+	if (m != MAP_FAILED)
+		munmap(m, st.st_size);
+	if (fd >= 0)
+		close(fd);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <gelf.h>
 #include "collect/engine.h"
 #include "lib/procmaps.h"
 #include "lib/userfs.h"
@@ -333,6 +334,39 @@ static char **read_vector(int fd)
 	return v;
 }
 
+int engine__scan_file(struct model_engine *e, const char *data, size_t len)
+{
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	bool any = false;
+	int err = 0;
+
+	/* string literals are in .rodata: the rest of an ELF file (code, tables) is not read */
+	if (elf_version(EV_CURRENT) != EV_NONE)
+		elf = elf_memory((char *)data, len);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+		goto whole;
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".rodata", 7) || sh.sh_offset > len ||
+		    sh.sh_size > len - sh.sh_offset)
+			continue;
+		any = true;
+		err = engine__scan_strings(e, data + sh.sh_offset, sh.sh_size);
+	}
+whole:
+	if (elf)
+		elf_end(elf);
+	/* not ELF, or an ELF file without section headers: all of it */
+	return any || err ? err : engine__scan_strings(e, data, len);
+}
+
 /* The file open as fd (a regular one the user may read), scanned for the build's flags. */
 static int scan_fd(struct model_engine *e, int fd)
 {
@@ -346,7 +380,7 @@ static int scan_fd(struct model_engine *e, int fd)
 	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (m == MAP_FAILED)
 		return -errno;
-	err = engine__scan_strings(e, m, st.st_size);
+	err = engine__scan_file(e, m, st.st_size);
 	munmap(m, st.st_size);
 	return err;
 }

@@ -30,6 +30,9 @@ int engine__parse(struct model_engine *e, const struct preset *p, const char *pr
  * file's bytes. 0 or -ENOMEM.
  */
 int engine__scan_strings(struct model_engine *e, const char *data, size_t len);
+/* The same of a whole file's bytes: of an ELF file, only its .rodata sections (where its
+ * string literals are); of another, or an ELF file without section headers, all of it. */
+int engine__scan_file(struct model_engine *e, const char *data, size_t len);
 /*
  * Reads pid's settings (its cmdline, its environ as fs's user) and its build's flags (its
  * program and the preset's build files it maps, read if the user may). 0 or -errno (the

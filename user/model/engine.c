@@ -55,20 +55,26 @@ long long model_engine__int(const struct model_engine *e, const char *name, long
 /* Is "\nflag\n" (or "\nflag=" with eq) in list? The entry's rest after '=' into buf. */
 static bool listed(const char *list, const char *flag, bool eq, char *buf, size_t len)
 {
+	char want[ENGINE_FLAG_MAX + 3];
 	size_t n = strlen(flag);
 	const char *p;
 
-	for (p = list; p && (p = strstr(p, "\n")); p++) {
-		if (strncmp(p + 1, flag, n) || p[1 + n] != (eq ? '=' : '\n'))
-			continue;
-		if (buf && len) {
-			const char *v = p + 2 + n, *e = strchr(v, '\n');
+	/* "\nFLAG\n" (or "\nFLAG="): one search of the list, not a compare per entry */
+	if (!list || n >= ENGINE_FLAG_MAX)
+		return false;
+	want[0] = '\n';
+	memcpy(want + 1, flag, n);
+	want[1 + n] = eq ? '=' : '\n';
+	want[2 + n] = '\0';
+	p = strstr(list, want);
+	if (!p)
+		return false;
+	if (buf && len) {
+		const char *v = p + 2 + n, *e = strchr(v, '\n');
 
-			snprintf(buf, len, "%.*s", (int)(e ? e - v : (long)strlen(v)), v);
-		}
-		return true;
+		snprintf(buf, len, "%.*s", (int)(e ? e - v : (long)strlen(v)), v);
 	}
-	return false;
+	return true;
 }
 
 bool model_engine__has(const struct model_engine *e, const char *flag)
