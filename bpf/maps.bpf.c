@@ -19,3 +19,4 @@ __u64 pcpu_off[MP_MAX_CPUS];	/* each CPU's offset of per-CPU data */
 __u32 pcpu_ready;		/* 1: learnt; 2: could not be (no exact sizes) */
 __u64 pcpu_mapbuf[64];		/* a copy of pcpu_base's struct bpf_array */
 __u32 mm_seq_next;	/* the seq of the next filling of an mms entry (0 is never one) */
+__u64 mms_used[MP_MAX_MMS / 64];	/* bit per mms slot ever claimed (mm.h mm_claim()) */

@@ -127,6 +127,11 @@ MP_MAP struct {
 } mmpc SEC(".maps");
 
 extern __u32 mm_seq_next;	/* the seq of the next filling of an mms entry (0 is never one) */
+/*
+ * A bit per mms slot, set once the slot is claimed (after the claim itself): user space
+ * reads only these slots, and clears a bit before it frees its slot.
+ */
+extern __u64 mms_used[MP_MAX_MMS / 64];
 
 /* This CPU's share of mm, taking over the slot if another address space holds it. */
 static __always_inline struct mp_mm_pc *share_get(struct mp_mm *mm)
@@ -226,6 +231,8 @@ static __always_inline struct mp_mm *mm_claim(__u32 mm_id, __u32 tgid, bool *min
 		old = __sync_val_compare_and_swap((__u64 *)mm, 0, want);
 		if (!old) {
 			*mine = true;
+			__sync_fetch_and_or(&mms_used[(slot / 64) & (MP_MAX_MMS / 64 - 1)],
+					    1ULL << (slot & 63));
 			return mm;
 		}
 		if ((__u32)(old >> 32) == mm_id && (__u32)old)

@@ -77,9 +77,11 @@ static int cmp_gen(const void *a, const void *b)
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
 }
 
-/* The used slots of mms (an array: see struct mp_mm), read into v (MP_MAX_MMS entries) and
- * packed at its start: how many. */
-static int mms_read(int fd, struct mp_mm *v)
+/* Slots named in mms_used past which one batch read of the whole array costs less. */
+#define MMS_BATCH_OVER	256
+
+/* The whole of mms in one batch: its ready entries packed into v (MP_MAX_MMS of them). */
+static int mms_read_all(int fd, struct mp_mm *v)
 {
 	static __u32 keys[MP_MAX_MMS];
 	__u32 count = MP_MAX_MMS, out, i;
@@ -98,9 +100,53 @@ static int mms_read(int fd, struct mp_mm *v)
 	return n;
 }
 
-/* Frees an entry of mms (found by its id: the slot of a copy read earlier). */
-static void mms_free(int fd, const struct mp_mm *mm)
+/*
+ * The ready entries of mms (an array: see struct mp_mm) into *out (malloc'd): only the
+ * slots whose bit the BPF side set in mms_used when it claimed them, or all of them in one
+ * batch when many are. A bit whose slot is free again is cleared, and the slot looked at
+ * once more: a claim between the two looks sets it again, or is seen. How many, or -ENOMEM.
+ */
+static int mms_read(struct memphase_bpf *skel, struct mp_mm **out)
 {
+	int fd = bpf_map__fd(skel->maps.mms), n = 0, nbits = 0;
+	__u64 *used = skel->bss->mms_used;
+	struct mp_mm *v;
+	__u32 w, slot;
+
+	for (w = 0; w < MP_MAX_MMS / 64; w++)
+		nbits += __builtin_popcountll(__atomic_load_n(&used[w], __ATOMIC_ACQUIRE));
+	v = malloc((nbits > MMS_BATCH_OVER ? MP_MAX_MMS : (nbits ? nbits : 1)) * sizeof(*v));
+	*out = v;
+	if (!v)
+		return -ENOMEM;
+	if (nbits > MMS_BATCH_OVER)
+		return mms_read_all(fd, v);
+	for (w = 0; w < MP_MAX_MMS / 64; w++) {
+		__u64 bits = __atomic_load_n(&used[w], __ATOMIC_ACQUIRE);
+
+		while (bits && n < nbits) {
+			__u64 bit = bits & -bits;
+
+			bits &= bits - 1;
+			slot = w * 64 + __builtin_ctzll(bit);
+			if (bpf_map_lookup_elem(fd, &slot, &v[n]) || !v[n].tgid) {
+				__atomic_fetch_and(&used[w], ~bit, __ATOMIC_SEQ_CST);
+				if (bpf_map_lookup_elem(fd, &slot, &v[n]) || !v[n].tgid)
+					continue;
+				__atomic_fetch_or(&used[w], bit, __ATOMIC_SEQ_CST);
+			}
+			if (v[n].seeded & MP_MM_READY)
+				n++;
+		}
+	}
+	return n;
+}
+
+/* Frees an entry of mms (found by its id: the slot of a copy read earlier); its bit in
+ * mms_used goes first, so that a claim of the freed slot sets it again. */
+static void mms_free(struct memphase_bpf *skel, const struct mp_mm *mm)
+{
+	int fd = bpf_map__fd(skel->maps.mms);
 	static const struct mp_mm zero;
 	struct mp_mm cur;
 	__u32 i, slot;
@@ -109,6 +155,8 @@ static void mms_free(int fd, const struct mp_mm *mm)
 		slot = (mm->mm_id + i) & (MP_MAX_MMS - 1);
 		if (!bpf_map_lookup_elem(fd, &slot, &cur) && cur.tgid == mm->tgid &&
 		    cur.mm_id == mm->mm_id && cur.gen == mm->gen) {
+			__atomic_fetch_and(&skel->bss->mms_used[slot / 64], ~(1ULL << (slot & 63)),
+					   __ATOMIC_SEQ_CST);
 			bpf_map_update_elem(fd, &slot, &zero, BPF_ANY);
 			return;
 		}
@@ -118,10 +166,12 @@ static void mms_free(int fd, const struct mp_mm *mm)
 /*
  * Adds to each of the n address spaces of v its CPUs' shares of its size (see struct
  * mp_mm_pc), and raises its peaks to the sizes now (the BPF side raises them at shrinks).
+ * Only the share slots of these address spaces are read.
  */
 static int mms_add_shares(struct memphase_bpf *skel, struct mp_mm *v, int n)
 {
 	int fd = bpf_map__fd(skel->maps.mmpc), nc = ncpus(), i, c, k;
+	bool read[MP_MMPC_SLOTS] = { false };
 	struct mp_mm_pc *pc;
 	__s64 total;
 	__u32 slot;
@@ -129,9 +179,14 @@ static int mms_add_shares(struct memphase_bpf *skel, struct mp_mm *v, int n)
 	pc = calloc((size_t)nc * MP_MMPC_SLOTS, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
-	for (slot = 0; slot < MP_MMPC_SLOTS; slot++)
+	for (i = 0; i < n; i++) {
+		slot = v[i].mm_id % MP_MMPC_SLOTS;
+		if (read[slot])
+			continue;
+		read[slot] = true;
 		if (bpf_map_lookup_elem(fd, &slot, &pc[(size_t)slot * nc]))
 			memset(&pc[(size_t)slot * nc], 0, nc * sizeof(*pc));
+	}
 	for (i = 0; i < n; i++) {
 		const struct mp_mm_pc *s = &pc[(size_t)(v[i].mm_id % MP_MMPC_SLOTS) * nc];
 
@@ -157,14 +212,12 @@ static int mms_add_shares(struct memphase_bpf *skel, struct mp_mm *v, int n)
  */
 static int collect_mms(struct memphase_bpf *skel, struct model *m)
 {
-	int fd = bpf_map__fd(skel->maps.mms);
 	struct mp_mm *v;
 	int n, i, j, err;
 
-	v = calloc(MP_MAX_MMS, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	n = mms_read(fd, v);
+	n = mms_read(skel, &v);
+	if (n < 0)
+		return n;
 	err = mms_add_shares(skel, v, n);
 	if (err) {
 		free(v);
@@ -179,7 +232,7 @@ static int collect_mms(struct memphase_bpf *skel, struct model *m)
 		for (j = i + 1; j < n && !newer; j++)
 			newer = v[j].tgid == v[i].tgid;
 		if (newer && !v[i].rss[MP_ANON] && !v[i].rss[MP_FILE] && !v[i].rss[MP_SHMEM])
-			mms_free(fd, &v[i]);
+			mms_free(skel, &v[i]);
 	}
 	free(v);
 	return 0;
@@ -310,7 +363,6 @@ int bpfmaps__allocs_exit(struct memphase_bpf *skel, struct model *m, __u32 pid, 
 
 int bpfmaps__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st, __u64 now_ns)
 {
-	int mfd = bpf_map__fd(skel->maps.mms);
 	unsigned int i, n = 0;
 	struct mp_mm *v;
 	int j, nmm;
@@ -330,15 +382,12 @@ int bpfmaps__reap(struct memphase_bpf *skel, struct model *m, struct stacks *st,
 	if (!n)
 		return 0;
 	/* address spaces whose owner is forgotten */
-	v = calloc(MP_MAX_MMS, sizeof(*v));
-	if (!v)
-		return n;
-	nmm = mms_read(mfd, v);
+	nmm = mms_read(skel, &v);
 	for (j = 0; j < nmm; j++) {
 		struct model_proc *p = model__proc(m, v[j].tgid, false);
 
 		if (p && p->forgotten)
-			mms_free(mfd, &v[j]);
+			mms_free(skel, &v[j]);
 	}
 	free(v);
 	return n;
