@@ -43,7 +43,7 @@ def gpu_run(d, extra_env=None, driver_args=(), extra_args=()):
                           "--cudart", CUDART, "--pin-mib", str(PIN), "--vram-mib", str(VRAM),
                           "--ctx-mib", "2", "--prompt-batches", "2", "--batch-mib", "1",
                           "--tokens", "3"] + list(driver_args), env=env)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 0, (r.returncode, r.stderr)
     return r, harness.load_json(out)
 
 
@@ -141,7 +141,7 @@ def test_no_nvml_is_one_line():
         out = os.path.join(d, "out.json")
         r = harness.memphase(["run", "--no-tui", "--json", out, "--", harness.DRIVER,
                               "--ctx-mib", "2"], env=nonvml)
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 0, (r.returncode, r.stderr)
         text = r.stderr + r.stdout
         lines = [ln for ln in text.splitlines() if "VRAM" in ln or "PINNED" in ln or
                  "NVML" in ln]
@@ -245,7 +245,7 @@ def test_pinned_managed_and_vram_per_request():
                               str(n), "--prompt-batches", "1", "--batch-mib", "1", "--cudart",
                               CUDART, "--pin-kib", str(k), "--vram-mib", str(v)],
                              env={"MEMPHASE_STANDIN_GPU": state, "MEMPHASE_NVML_LIB": NVML})
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 0, (r.returncode, r.stderr)
         doc = harness.load_json(out)
         reqs = doc["requests"]
         assert len(reqs) == n, reqs
@@ -283,7 +283,7 @@ def test_no_gpu_columns_without_a_gpu():
                               os.path.join(harness.WORKLOAD, "llama-serve"), "--requests", "2",
                               "--prompt-batches", "1", "--batch-mib", "1"],
                              env={"MEMPHASE_NVML_LIB": os.path.join(d, "libnvidia-ml.so.1")})
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 0, (r.returncode, r.stderr)
         reqs = harness.load_json(out)["requests"]
         assert len(reqs) == 2 and not any("pinned_bytes" in q for q in reqs), reqs
         assert "REQ" in r.stdout and "+PINNED" not in r.stdout, r.stdout
