@@ -167,9 +167,13 @@
 # figures), server.log (the server's stdout and stderr), out.json (memphase's --json), stdout
 # and stderr (memphase's own; llamarun.py's messages).
 #   llama_alone        llama-server -m tiny-gemma3.gguf BENCH_LLAMA_ARGS, alone
-#   llama_memphase     memphase run --bpf-stats --json F --target-log F2 -- the same (default
-#                      mode: dwarf stacks, no exports)
-# BENCH_CONFIGS may name them (or 'llama' for both). Without the engine (no llama-server in
+#   llama_memphase     memphase run --json F --target-log F2 -- the same (default mode: dwarf
+#                      stacks, no exports): what a user pays, the one the budgets read
+#   llama_memphase_stats   the same with --bpf-stats, for memphase's BPF ms: the kernel's
+#                      run-time statistics add two clock reads to every program run, and the
+#                      server's threads make a syscall (futex) every few microseconds while it
+#                      generates, so its tokens/s are not what a user pays
+# BENCH_CONFIGS may name them (or 'llama' for all three). Without the engine (no llama-server in
 # BENCH_LLAMA_BIN, no model, or BENCH_LLAMA_BIN set empty) they are skipped, and the reason
 # printed.
 #   BENCH_LLAMA_BIN=../shared/llama/bin   the engine's folder (relative to the repository's root)
@@ -205,7 +209,7 @@ ALL_CONFIGS="baseline floor_classic floor_btf floor_hops floor_t2 floor_t8 onetp
 	memphase_t2 baseline_t8 memphase_t8
 	memphase_bystander floor_bystander_classic floor_bystander_btf memphase_python"
 ALL_LIVE="live_alone live_tui live_notui"
-ALL_LLAMA="llama_alone llama_memphase"
+ALL_LLAMA="llama_alone llama_memphase llama_memphase_stats"
 LIVE=${BENCH_LIVE:-1}
 LIVE_ROUNDS=${BENCH_LIVE_ROUNDS:-3}
 LIVE_ARGS=${BENCH_LIVE_ARGS:---ctx-mib 64 --prompt-batches 4 --batch-mib 16 --tokens 400 --token-kib 256 --sleep-ms 25}
@@ -772,10 +776,21 @@ cfg_llama_alone() {
 }
 
 desc_llama_memphase() {
-	echo "memphase run --bpf-stats --json F --target-log F2 -- llama-server ... (default mode: dwarf" \
-		"stacks, no exports), as $LLAMA_NAME"
+	echo "memphase run --json F --target-log F2 -- llama-server ... (default mode: dwarf stacks," \
+		"no exports), as $LLAMA_NAME"
 }
 cfg_llama_memphase() {
+	local dir=$1
+	printf 'tool=memphase\nbpf_stats=0\n' >"$dir/extra"
+	llama_cmd "$dir" || return 1
+	llama_run "$dir" -- "$MEMPHASE" run "${LLAMA_MP_OPTS[@]}" --json "$dir/out.json" \
+		--target-log "$dir/server.log" -- "${LLAMA_CMD[@]}"
+}
+
+desc_llama_memphase_stats() {
+	echo "the same with --bpf-stats (the kernel's run-time statistics on: its BPF ms)"
+}
+cfg_llama_memphase_stats() {
 	local dir=$1
 	printf 'tool=memphase\nbpf_stats=1\n' >"$dir/extra"
 	llama_cmd "$dir" || return 1

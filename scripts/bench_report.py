@@ -791,6 +791,13 @@ n/a = does not apply.
           f"(budget +{B_LLAMA_READY_MS} ms: {budget_check(cost['ready'], B_LLAMA_READY_MS)})  "
           f"[{f0(med(r['ready_ms'] for r in m))} vs {f0(med(r['ready_ms'] for r in a))} ms, "
           f"medians; difference: median of the per-round differences]")
+    st = by.get("llama_memphase_stats") or []
+    if st:
+        cs = llama_cost(st, a)
+        print(f"with --bpf-stats (llama_memphase_stats, not what a user pays): prompt "
+              f"{fx3(cs['prompt'])}, generation {fx3(cs['gen'])}, load {fx3(cs['load'])} of "
+              f"alone; memphase's BPF {f1(med(r['bpf_ms'] for r in st if r['bpf_ms'] is not None))} "
+              f"ms a run  [the kernel's statistics time every program run]")
     tc, wl = med(r["tool_cpu_ms"] for r in m), med(r["wall_ms"] for r in m)
     print(f"memphase's own CPU: {f0(tc)} ms a run, {fpct(100 * tc / wl if wl else None)} of one "
           f"core over its {f0(wl)} ms (start-up and exit included)  [medians of {len(m)}; the "
