@@ -499,6 +499,18 @@ enum mp_origin_how {
 	MP_ORIGIN_MREMAP = 1,	/* moved or grown: addr is the new start */
 	MP_ORIGIN_BRK = 2,	/* the heap's first growth */
 };
+/*
+ * What backs the mapping, in map_how's bits from MP_ORIGIN_BACKING_SHIFT on: an origin
+ * names only mappings of its own backing (a thread stack mapped over a file mapping's freed
+ * part is not the file's creator). 0: not known (mremap, a recording from before).
+ */
+#define MP_ORIGIN_HOW_MASK	0xff
+#define MP_ORIGIN_BACKING_SHIFT	8
+enum mp_origin_backing {
+	MP_BACKING_UNKNOWN = 0,
+	MP_BACKING_ANON = 1,	/* no file (MAP_ANONYMOUS, the heap) */
+	MP_BACKING_FILE = 2,	/* a file's pages */
+};
 
 struct mp_event {
 	__u32 type;
@@ -595,7 +607,7 @@ struct mp_stack_event {
 	__u32 stack_len;	/* dwarf: bytes in stack */
 	__s64 err;		/* fp: bpf_get_stack error (<0), else 0 */
 	__u32 map_prot;		/* ORIGIN: PROT_* of the new mapping */
-	__u32 map_how;		/* ORIGIN: enum mp_origin_how */
+	__u32 map_how;		/* ORIGIN: enum mp_origin_how, and its backing's bits */
 	__u32 cpu;		/* the CPU it was taken on */
 	__u32 pad;
 	char comm[MP_COMM_LEN];

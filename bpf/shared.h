@@ -148,6 +148,18 @@ MP_MAP struct {
 	__type(value, __u8);
 } seen_files SEC(".maps");
 
+/*
+ * The code files each process image mapped (ino, dev; exec: tgid << 32 | the image's
+ * mm_gen): a library seen before in another image is still new to this one, whose stacks
+ * need it in their maps snapshot. LRU: an entry pushed out only makes a second event.
+ */
+MP_MAP struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct file_key);
+	__type(value, __u8);
+} image_files SEC(".maps");
+
 MP_MAP struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);	/* resized from user space */

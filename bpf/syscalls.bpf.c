@@ -117,8 +117,10 @@ struct vma_file {
 	__u64 ino;
 	__u64 dev;
 	__u64 start;
+	__u64 image;		/* in: tgid << 32 | mm_gen of the image mapping it */
 	__u32 exec;		/* in: mapped executable */
-	__u32 fresh;		/* out: the file (and kind) not seen before; its path read */
+	__u32 fresh;		/* out: the file (and kind) not seen before (its path read), or
+				 * code new to this image */
 };
 
 /*
@@ -144,12 +146,21 @@ static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	key.ino = vf->ino;
 	key.dev = vf->dev;
 	key.exec = vf->exec;
-	if (bpf_map_update_elem(&seen_files, &key, &one, BPF_NOEXIST))
-		return 0;		/* seen before (or map full: nothing more to do) */
-	vf->fresh = 1;
-	fp = bpf_map_lookup_elem(&fpath_scratch, &zero);
-	if (fp)
-		fpath_read(f, fp);
+	if (!bpf_map_update_elem(&seen_files, &key, &one, BPF_NOEXIST)) {
+		vf->fresh = 1;
+		fp = bpf_map_lookup_elem(&fpath_scratch, &zero);
+		if (fp)
+			fpath_read(f, fp);
+	}
+	/* code: seen in another image (a shell before its exec), new to this one */
+	key.exec = vf->image;
+	if (vf->exec && !bpf_map_update_elem(&image_files, &key, &one, BPF_NOEXIST) &&
+	    !vf->fresh) {
+		vf->fresh = 2;
+		fp = bpf_map_lookup_elem(&fpath_scratch, &zero);
+		if (fp)
+			fp->len = 0;
+	}
 	return 0;
 }
 
@@ -160,10 +171,10 @@ static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, vo
  * learns its path from /proc/PID/maps, or from the path read here when the process has
  * unmapped the file or exited by then, to name the mapping later.
  */
-static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 addr, bool exec)
+static __always_inline __u32 map_notice(__u32 tgid, struct mp_target *t, __u64 addr, bool exec)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct vma_file vf = { .exec = exec };
+	struct vma_file vf = { .exec = exec, .image = (__u64)tgid << 32 | t->mm_gen << 1 | 1 };
 	struct mp_file_event *fe;
 	struct mp_fpath *fp;
 	__u32 zero = 0;
@@ -181,11 +192,11 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
 		vf.ino = 0;
 		vf.dev = 0;
 	} else if (!vf.fresh) {
-		return;
+		return vf.ino ? MP_BACKING_FILE : MP_BACKING_ANON;
 	}
 	fe = event_reserve(sizeof(*fe));
 	if (!fe)
-		return;
+		return busy ? MP_BACKING_UNKNOWN : MP_BACKING_FILE;
 	event_init(&fe->e, exec ? MP_EV_EXEC_MAP : MP_EV_FILE_MAP, tgid, t->phase);
 	fe->e.addr = vf.start;
 	fe->e.ino = vf.ino;
@@ -199,6 +210,7 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
 	}
 	/* wake user space at once: the path is read from /proc/PID/maps while it lives */
 	event_submit(&fe->e, true);
+	return busy ? MP_BACKING_UNKNOWN : MP_BACKING_FILE;
 }
 
 /*
@@ -208,6 +220,7 @@ static __always_inline void map_notice(__u32 tgid, struct mp_target *t, __u64 ad
  */
 static __always_inline void sys_exit_mmap(void *ctx, long ret)
 {
+	__u32 backing = MP_BACKING_ANON;
 	struct mp_phase_stats *s;
 	struct inflight in;
 	struct mp_target *t;
@@ -224,9 +237,11 @@ static __always_inline void sys_exit_mmap(void *ctx, long ret)
 		hist_add(s, MP_HIST_MMAP_SIZE, in.len);
 	}
 	__sync_fetch_and_add(&t->ivl_map[MP_IVL_MMAP], in.len);
+	/* a descriptor names a file, unless MAP_ANONYMOUS had it ignored (the VMA tells) */
 	if (in.fd >= 0)
-		map_notice(tgid, t, ret, in.prot & PROT_EXEC);
-	origin_send(ctx, tgid, t, ret, in.len, in.prot, MP_ORIGIN_MMAP);
+		backing = map_notice(tgid, t, ret, in.prot & PROT_EXEC);
+	origin_send(ctx, tgid, t, ret, in.len, in.prot,
+		    MP_ORIGIN_MMAP | backing << MP_ORIGIN_BACKING_SHIFT);
 }
 
 static __always_inline void sys_exit_munmap(long ret)
@@ -291,7 +306,8 @@ static __always_inline void sys_exit_brk(void *ctx, __u64 ret)
 	/* the heap's origin: the stack of its first growth */
 	if (ret > last && !(t->flags & MP_T_HEAP_ORIGIN)) {
 		__sync_fetch_and_or(&t->flags, MP_T_HEAP_ORIGIN);
-		origin_send(ctx, tgid, t, last, ret - last, 3, MP_ORIGIN_BRK);
+		origin_send(ctx, tgid, t, last, ret - last, 3,
+			    MP_ORIGIN_BRK | MP_BACKING_ANON << MP_ORIGIN_BACKING_SHIFT);
 	}
 	s = stats_get(t->phase);
 	if (!s)

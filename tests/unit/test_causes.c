@@ -158,6 +158,51 @@ TEST(origins_label_arenas_and_find)
 	free(m);
 }
 
+/*
+ * A model file mapped, its head unmapped again (llama.cpp's unused fragments), and a thread
+ * stack mapped over that head: the file mapping's origin stays the model's mmap, and the
+ * stack's is its own; an origin of unknown backing (mremap, an older recording) names both.
+ */
+TEST(origins_of_a_file_mapping_are_file_ones)
+{
+	static const char *const model[] = { "main", "llama_model_load_from_file", "mmap" };
+	static const char *const stack[] = { "ggml_graph_compute", "pthread_create", "mmap" };
+	struct origin o = { .pid = 1, .tid = 1, .how = MP_ORIGIN_MMAP, .prot = 1 };
+	struct model *m = calloc(1, sizeof(*m));
+
+	if (!ASSERT_TRUE(m != NULL, "alloc"))
+		return;
+	model__init(m, 1, 0);
+	strcpy(o.comm, "llama-server");
+	o.start = 0x70000000;
+	o.len = 16 * MIB;
+	o.backing = MP_BACKING_FILE;
+	ASSERT_OK(origins__add(&m->origins, &m->profile, &m->rules, &o, model, 3), "model");
+	o.len = 8 * MIB + 4096;
+	o.prot = 3;
+	o.backing = MP_BACKING_ANON;
+	ASSERT_OK(origins__add(&m->origins, &m->profile, &m->rules, &o, stack, 3), "stack");
+	ASSERT_EQ(m->origins.n, 2UL, "another backing at the same start is not the same mapping");
+	/* the file's remaining VMA starts past the freed head, inside both ranges */
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_FILE, 0x70000000 + 9 * MIB), 1U,
+		  "beyond the stack: the model's");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_FILE, 0x70000000 + 4 * MIB), 1U,
+		  "inside the newer stack's range: still the model's");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_THREAD_STACK, 0x70000000), 2U,
+		  "the stack's own");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_SHMEM, 0x70000000), 2U,
+		  "shared memory may be either: the newest");
+	o.backing = MP_BACKING_UNKNOWN;
+	o.how = MP_ORIGIN_MREMAP;
+	o.start = 0x80000000;
+	o.len = MIB;
+	ASSERT_OK(origins__add(&m->origins, &m->profile, &m->rules, &o, stack, 3), "mremap");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_FILE, 0x80000000), 3U, "unknown: a file's");
+	ASSERT_EQ(origins__find(&m->origins, 1, MP_MAP_ANON, 0x80000000), 3U, "unknown: anon's");
+	model__free(m);
+	free(m);
+}
+
 /* a raw sample of thread tid at ts_ns with frames[0..n) and its own origin */
 static void add_raw(struct model *m, __u32 tid, __u64 ts_ns, const char *const *frames,
 		    __u32 n, __u32 origin)

@@ -699,7 +699,7 @@ void recorder__origins(struct recorder *r, const struct origins *o)
 		s.phase = e->phase;
 		s.addr = e->start;
 		s.weight = e->len;
-		s.map_how = e->how;
+		s.map_how = e->how | e->backing << MP_ORIGIN_BACKING_SHIFT;
 		s.map_prot = e->prot;
 		s.comm = e->comm;
 		s.nframes = e->nframes < STACKS_MAX_FRAMES ? e->nframes : STACKS_MAX_FRAMES;

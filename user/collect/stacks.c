@@ -284,7 +284,8 @@ int stacks__origin_apply(struct model *m, const struct stacks_sample *s)
 	o.pid = s->pid;
 	o.tid = s->tid;
 	o.phase = s->phase;
-	o.how = s->map_how;
+	o.how = s->map_how & MP_ORIGIN_HOW_MASK;
+	o.backing = s->map_how >> MP_ORIGIN_BACKING_SHIFT;
 	o.prot = s->map_prot;
 	o.ts_ns = s->ts_ns;
 	o.start = s->addr;

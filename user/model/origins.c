@@ -79,6 +79,12 @@ static void strip_params(char *s)
 	}
 }
 
+/* Could two origins be of one kind of mapping (one of them not known: yes)? */
+static bool backing_same(__u32 a, __u32 b)
+{
+	return a == b || a == MP_BACKING_UNKNOWN || b == MP_BACKING_UNKNOWN;
+}
+
 /* The first position in by_addr whose (pid, start) is not below (pid, start). */
 static size_t lower_bound(const struct origins *o, __u32 pid, __u64 start)
 {
@@ -126,7 +132,8 @@ int origins__add(struct origins *o, struct profile *p, const struct causerules *
 		return -ENOMEM;
 	at = lower_bound(o, in->pid, in->start);
 	same = at < o->n && o->v[o->by_addr[at]].pid == in->pid &&
-	       o->v[o->by_addr[at]].start == in->start;
+	       o->v[o->by_addr[at]].start == in->start &&
+	       backing_same(o->v[o->by_addr[at]].backing, in->backing);
 	slot = same ? o->by_addr[at] : o->n;
 	e = &o->v[slot];
 	if (same) {
@@ -202,6 +209,13 @@ __u32 origins__find(const struct origins *o, __u32 pid, __u32 kind, __u64 addr)
 
 		if (e->pid != pid || addr - e->start >= o->maxlen)
 			break;
+		/* of another backing: made over a part of the mapping that was unmapped */
+		if ((e->backing == MP_BACKING_ANON && (kind == MP_MAP_FILE ||
+						       kind == MP_MAP_DEVICE)) ||
+		    (e->backing == MP_BACKING_FILE && (kind == MP_MAP_ANON ||
+						       kind == MP_MAP_THREAD_STACK ||
+						       kind == MP_MAP_STACK)))
+			continue;
 		if (addr - e->start < e->len && e->seq > best_seq) {
 			best_seq = e->seq;
 			best = o->by_addr[i - 1] + 1;

@@ -23,6 +23,7 @@ struct origin {
 	char comm[MP_COMM_LEN + 1];
 	__u32 phase;
 	__u32 how;		/* enum mp_origin_how */
+	__u32 backing;		/* enum mp_origin_backing */
 	__u32 prot;		/* PROT_* (mremap: 0, unknown) */
 	__u64 ts_ns;
 	__u64 start, len;
@@ -60,16 +61,17 @@ void origins__init(struct origins *o);
 void origins__free(struct origins *o);
 /*
  * Records an origin. frames[0..n) outermost first (interned into p); the label is computed
- * with r's allocator patterns. An origin of the same pid and start replaces the one before
- * (that mapping is gone: its range was created again), so a program that maps and unmaps
- * the same buffer over and over keeps one record. 0 or -ENOMEM.
+ * with r's allocator patterns. An origin of the same pid, start and backing replaces the
+ * one before (that mapping is gone: its range was created again), so a program that maps
+ * and unmaps the same buffer over and over keeps one record. 0 or -ENOMEM.
  */
 int origins__add(struct origins *o, struct profile *p, const struct causerules *r,
 		 const struct origin *in, const char *const *frames, __u32 n);
 /*
  * The newest origin of pid whose range holds addr (for the heap, kind MP_MAP_HEAP, its brk
- * origin), as an index + 1; 0 if none. O(log n) plus the origins of pid that start within
- * maxlen below addr.
+ * origin) and whose backing can be kind's (a file mapping's origin maps a file), as an
+ * index + 1; 0 if none. O(log n) plus the origins of pid that start within maxlen below
+ * addr.
  */
 __u32 origins__find(const struct origins *o, __u32 pid, __u32 kind, __u64 addr);
 /* The origin of a find() result, or NULL. */
