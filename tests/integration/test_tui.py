@@ -157,11 +157,15 @@ def test_tui_live_view():
         s2 = t.wait(lambda x: x != s and "generate" in table_rows(x) and
                     table_rows(x)["generate"][2] > rows["generate"][2], "generate's time to grow")
 
-        # tab: the next phase, no longer following; its histogram follows the selection
-        before = selected(s2)
+        # tab: the next phase, no longer following; its histogram follows the selection.
+        # Which phase that is depends on where the selection was when the key came (it
+        # followed generate and host, which alternate every few ms): the capture before
+        # cannot tell, so only leaving the current phase is waited for, and up/down below
+        # check that the selection moves.
+        assert s2
         t.keys("Tab")
         s = t.wait(lambda s: "follows the current phase" not in s and
-                   selected(s) not in (None, before), "tab to select")
+                   selected(s) is not None, "tab to select")
         sel = selected(s)
         assert hist_title(s)[0] == sel, "histogram is not the selected phase's:\n" + s
         t.keys("Up")
