@@ -423,6 +423,11 @@ lost none).
         print(f"touch loop: {fx(lp)} of baseline with --stacks none (issue 12's budget "
               f"{B_LOOP:.2f}x: {budget_check(lp, B_LOOP)}){dl}"
               f"{'; floors: ' + fls if fls else ''}")
+        if by.get("memphase_nostats"):
+            ns = rt("memphase_nostats", "touch_ms")
+            print(f"  without --bpf-stats, as a user runs it: {fx(ns)} in the default mode "
+                  f"(budget {B_LOOP:.2f}x: {budget_check(ns, B_LOOP)})  [memphase_nostats; the "
+                  f"rows above time every program run for their BPF figures]")
     for n in (2, 8):
         t, b, ft = by.get(f"memphase_t{n}"), by.get(f"baseline_t{n}"), by.get(f"floor_t{n}")
         if not t or not one:
