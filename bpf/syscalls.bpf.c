@@ -167,7 +167,10 @@ static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 /*
  * A target mapped a file. Code (a library loaded at start-up or by dlopen): if the file
  * is new, user space probes its phase markers and, in run mode, the target stops until
- * the probes are in place so no marker call is missed. Data (the model file): user space
+ * the probes are in place so no marker call is missed; if only this image had not mapped
+ * it, the target stops until user space's maps snapshot of it has the library (its stack
+ * samples are unwound through it). Returns what backs the mapping (enum
+ * mp_origin_backing), for its origin. Data (the model file): user space
  * learns its path from /proc/PID/maps, or from the path read here when the process has
  * unmapped the file or exited by then, to name the mapping later.
  */
