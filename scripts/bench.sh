@@ -928,8 +928,28 @@ summarize_llama() {
 	python3 "$ROOT/scripts/bench_report.py" llama "$OUT"
 }
 
+# rounds FIRST LAST RUNNER CONFIG...: RUNNER ROUND CONFIG for each configuration, rounds FIRST
+# to LAST, the order rotated every round so that no configuration always runs first (round r
+# in the same order in every section); a failed run sets main's failed.
+rounds() {
+	local first=$1 last=$2 runner=$3 r i n
+	shift 3
+	local cfgs=("$@")
+	n=${#cfgs[@]}
+	for ((r = first; r <= last; r++)); do
+		for ((i = 0; i < n; i++)); do
+			"$runner" "$r" "${cfgs[$(((i + r + n * (1 - first)) % n))]}" || failed=1
+		done
+	done
+}
+
+# loadavg_note KEY: the load average now into the run's env file
+loadavg_note() {
+	echo "$1=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/env"
+}
+
 main() {
-	local cfg r i n failed=0 t0 why
+	local cfg n failed=0 t0 why
 	if [[ -n ${BENCH_REPORT:-} ]]; then
 		OUT=$BENCH_REPORT
 		[[ (-f $OUT/runs.tsv || -f $OUT/live-runs.tsv || -f $OUT/llama-runs.tsv) && -f $OUT/env ]] ||
@@ -1019,52 +1039,32 @@ main() {
 	if ((n)); then
 		echo "memphase overhead benchmark: touch $MIB MiB in 4 KiB pages; $WARMUP warm-up + $ROUNDS" \
 			"interleaved rounds of: ${CONFIGS[*]}; raw output in $OUT" >&2
-		for ((r = 1 - WARMUP; r <= ROUNDS; r++)); do
-			# rotate the order every round so no configuration always runs first
-			for ((i = 0; i < n; i++)); do
-				cfg=${CONFIGS[$(((i + r + n * WARMUP) % n))]}
-				run_one "$r" "$cfg" || failed=1
-			done
-		done
+		rounds $((1 - WARMUP)) "$ROUNDS" run_one "${CONFIGS[@]}"
 	fi
-	{
-		echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "elapsed_s=$((SECONDS - t0))"
-	} >>"$OUT/env"
+	loadavg_note load_end
+	echo "elapsed_s=$((SECONDS - t0))" >>"$OUT/env"
 
 	n=${#LLAMA_CONFIGS[@]}
 	if ((n)); then
 		t0=$SECONDS
-		echo "llama_load_start=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/env"
+		loadavg_note llama_load_start
 		echo "memphase engine benchmark: llama-server, $LLAMA_REQUESTS requests of $LLAMA_WORDS words" \
 			"and $LLAMA_PREDICT tokens; $WARMUP warm-up + $ROUNDS interleaved rounds of:" \
 			"${LLAMA_CONFIGS[*]}; raw output in $OUT/llama-*" >&2
-		for ((r = 1 - WARMUP; r <= ROUNDS; r++)); do
-			for ((i = 0; i < n; i++)); do
-				run_llama_one "$r" "${LLAMA_CONFIGS[$(((i + r + n * WARMUP) % n))]}" || failed=1
-			done
-		done
-		{
-			echo "llama_load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
-			echo "llama_elapsed_s=$((SECONDS - t0))"
-		} >>"$OUT/env"
+		rounds $((1 - WARMUP)) "$ROUNDS" run_llama_one "${LLAMA_CONFIGS[@]}"
+		loadavg_note llama_load_end
+		echo "llama_elapsed_s=$((SECONDS - t0))" >>"$OUT/env"
 	fi
 
 	n=${#LIVE_CONFIGS[@]}
 	if ((n)); then
 		t0=$SECONDS
-		echo "live_load_start=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/env"
+		loadavg_note live_load_start
 		echo "memphase live-view benchmark: llama-driver $LIVE_ARGS; $LIVE_ROUNDS interleaved rounds" \
 			"of: ${LIVE_CONFIGS[*]}; raw output in $OUT/live-*" >&2
-		for ((r = 1; r <= LIVE_ROUNDS; r++)); do
-			for ((i = 0; i < n; i++)); do
-				run_live_one "$r" "${LIVE_CONFIGS[$(((i + r) % n))]}" || failed=1
-			done
-		done
-		{
-			echo "live_load_end=$(cut -d' ' -f1-3 /proc/loadavg)"
-			echo "live_elapsed_s=$((SECONDS - t0))"
-		} >>"$OUT/env"
+		rounds 1 "$LIVE_ROUNDS" run_live_one "${LIVE_CONFIGS[@]}"
+		loadavg_note live_load_end
+		echo "live_elapsed_s=$((SECONDS - t0))" >>"$OUT/env"
 	fi
 	summarize || die "the summary is incomplete: a figure is missing (see the error above)"
 	if ((failed)); then

@@ -71,6 +71,17 @@ def fmib(kib):
     return NA if kib is None else f"{kib / 1024:.1f}"
 
 
+def ran(configs, by, cw, count=True):
+    """(config, its measured runs) for a table's rows, in configs' order; a configuration
+    without a successful run gets its row saying so (after an n column of 0 when count)."""
+    for c, _ in configs:
+        if by[c]:
+            yield c, by[c]
+        else:
+            print(f"{c:<{cw}} {0:>2}  NO SUCCESSFUL RUN" if count else
+                  f"{c:<{cw}} NO SUCCESSFUL RUN")
+
+
 def read_table(path):
     with open(path) as f:
         return [line.rstrip("\n").split("\t") for line in f if line.strip()]
@@ -234,11 +245,7 @@ def touch(out, fault_progs, sample_prog):
     print(f"{'config':<{cw}} {'n':>2} {'MiB':>5} {'touch ms':>9} {'touch x':>8} "
           f"{'TARGET wall':>11} {'TARGET x':>9} {'TOOL wall':>9} {'TOOL x':>8} {'tool wall range':>15} "
           f"{'tool outside target':>19}")
-    for c, _ in configs:
-        rs = by[c]
-        if not rs:
-            print(f"{c:<{cw}} {0:>2}  NO SUCCESSFUL RUN")
-            continue
+    for c, rs in ran(configs, by, cw):
         walls = [r["wall_ms"] for r in rs]
         outside = med(r["wall_ms"] - r["target_ms"] for r in rs if r["target_ms"] is not None)
         print(f"{c:<{cw}} {len(rs):>2} {f0(med(r['mib'] for r in rs)):>5} "
@@ -252,11 +259,7 @@ def touch(out, fault_progs, sample_prog):
     print(f"{'config':<{cw}} {'tool cpu ms':>11} {'tool cpu%':>9} {'tool maxRSS':>11} "
           f"{'BPF ns/fault':>12} {'all progs':>9} {sample_prog + ' ns/run':>22} {'samples':>7} "
           f"{'lost':>9} {'BPF ns/sample':>13} {'(ns/fault)':>10} {'output':>10} {'output B':>11}")
-    for c, _ in configs:
-        rs = by[c]
-        if not rs:
-            print(f"{c:<{cw}} NO SUCCESSFUL RUN")
-            continue
+    for c, rs in ran(configs, by, cw, count=False):
         tool = [r for r in rs if r["tool"]]
         pct = med(100 * r["cpu_ms"] / r["wall_ms"] for r in tool if r["wall_ms"])
         rss = max((r["rss_kib"] for r in tool), default=None)
@@ -735,11 +738,7 @@ def llama(out):
     print(f"{'config':<{cw}} {'n':>2} {'ready ms':>8} {'range':>9} {'load ms':>7} {'range':>11} "
           f"{'prompt tok/s':>12} {'range':>11} {'gen tok/s':>9} {'range':>9} "
           f"{'tool cpu ms':>11} {'others cpu%':>11} {'range':>11}")
-    for c, _ in configs:
-        rs = by[c]
-        if not rs:
-            print(f"{c:<{cw}} {0:>2}  NO SUCCESSFUL RUN")
-            continue
+    for c, rs in ran(configs, by, cw):
         print(f"{c:<{cw}} {len(rs):>2} {f0(med(r['ready_ms'] for r in rs)):>8} "
               f"{rng(rs, 'ready_ms', f0):>9} {f1(med(r['load_ms'] for r in rs)):>7} "
               f"{rng(rs, 'load_ms', f1):>11} {f0(med(r['prompt_tps'] for r in rs)):>12} "
