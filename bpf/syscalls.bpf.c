@@ -119,8 +119,8 @@ struct vma_file {
 	__u64 start;
 	__u64 image;		/* in: tgid << 32 | mm_gen of the image mapping it */
 	__u32 exec;		/* in: mapped executable */
-	__u32 fresh;		/* out: the file (and kind) not seen before (its path read), or
-				 * code new to this image */
+	__u32 fresh;		/* out: 1, the file (and kind) not seen before (its path read);
+				 * 2, code seen before but new to this image */
 };
 
 /*
@@ -155,12 +155,8 @@ static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 	/* code: seen in another image (a shell before its exec), new to this one */
 	key.exec = vf->image;
 	if (vf->exec && !bpf_map_update_elem(&image_files, &key, &one, BPF_NOEXIST) &&
-	    !vf->fresh) {
+	    !vf->fresh)
 		vf->fresh = 2;
-		fp = bpf_map_lookup_elem(&fpath_scratch, &zero);
-		if (fp)
-			fp->len = 0;
-	}
 	return 0;
 }
 
@@ -204,7 +200,8 @@ static __always_inline __u32 map_notice(__u32 tgid, struct mp_target *t, __u64 a
 	fe->e.addr = vf.start;
 	fe->e.ino = vf.ino;
 	fe->e.dev = vf.dev;
-	fp = busy ? NULL : bpf_map_lookup_elem(&fpath_scratch, &zero);
+	/* the path was read for a file new to all images (fresh 1), not one new to this one */
+	fp = busy || vf.fresh != 1 ? NULL : bpf_map_lookup_elem(&fpath_scratch, &zero);
 	if (!fp || bpf_probe_read_kernel(&fe->fp, sizeof(fe->fp), fp))
 		__builtin_memset(&fe->fp, 0, offsetof(struct mp_fpath, path));
 	if (exec && stop_on_map) {

@@ -365,7 +365,9 @@ static int on_event(void *ctx, void *data, size_t len)
 		file_path_learn(c, data, len);
 		break;
 	case MP_EV_EXEC_MAP:
-		mappings__learn_paths(&c->paths, c->fs, e->pid);
+		/* a library another image mapped before is named already */
+		if (!e->ino || mappings__file_name(&c->paths, e->dev, e->ino, NULL, 0))
+			mappings__learn_paths(&c->paths, c->fs, e->pid);
 		file_path_learn(c, data, len);
 		library_mark(c, e);
 		probes__scan_mapping(c->probes, e->pid, e->addr);

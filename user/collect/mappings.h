@@ -40,7 +40,8 @@ void mappings__origin(struct model *m, const struct model_mapping *mm);
 /* fs: the invoking user, as whom the processes' maps are read for the names (NULL: root) */
 int mappings__read(struct memphase_bpf *skel, struct maplog *ml, struct model *m,
 		      struct strmap *paths, struct userfs *fs, struct recorder *rec);
-/* The path learned for a file (kernel dev_t numbering, inode). 0 or -ENOENT. */
+/* The path learned for a file (kernel dev_t numbering, inode; buf NULL and size 0: only
+ * whether there is one). 0 or -ENOENT. */
 int mappings__file_name(const struct strmap *paths, __u64 dev, __u64 ino, char *buf,
 		       size_t size);
 /* Learns one file's name (an executable the kernel mapped at exec); it is looked at
