@@ -50,6 +50,12 @@ struct known_file {
 	char path[];
 };
 
+/* A file's key in paths: "dev:ino", dev in the kernel's dev_t numbering (major << 20). */
+static void path_key(char *buf, size_t len, __u64 dev, __u64 ino)
+{
+	snprintf(buf, len, "%" PRIu64 ":%" PRIu64, (uint64_t)dev, (uint64_t)ino);
+}
+
 static void paths_add(struct strmap *paths, const char *key, const char *path, bool deleted)
 {
 	struct strmap_entry *e;
@@ -83,8 +89,7 @@ static void paths_learn(struct strmap *paths, struct userfs *fs, __u32 pid)
 	while (procmaps__next(pm, &e) > 0) {
 		if (!e.inode || e.path[0] != '/')
 			continue;
-		snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64,
-			 (uint64_t)(((__u64)e.dev_major << 20) | e.dev_minor), e.inode);
+		path_key(key, sizeof(key), ((__u64)e.dev_major << 20) | e.dev_minor, e.inode);
 		paths_add(paths, key, e.path, e.deleted);
 	}
 	procmaps__close(pm);
@@ -154,8 +159,7 @@ static void mapping_name(struct strmap *paths, struct userfs *fs, const struct m
 	case MP_MAP_FILE:
 	case MP_MAP_SHMEM:
 	case MP_MAP_DEVICE:
-		snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, (uint64_t)k->dev,
-			 (uint64_t)k->ino);
+		path_key(key, sizeof(key), k->dev, k->ino);
 		e = strmap__find(paths, key);
 		if (!e) {
 			paths_learn(paths, fs, v->tgid);
@@ -415,7 +419,7 @@ int mappings__file_name(const struct strmap *paths, __u64 dev, __u64 ino, char *
 	struct strmap_entry *e;
 	char key[64];
 
-	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, (uint64_t)dev, (uint64_t)ino);
+	path_key(key, sizeof(key), dev, ino);
 	e = strmap__find(paths, key);
 	if (!e || !e->value)
 		return -ENOENT;
@@ -431,9 +435,7 @@ void mappings__learn_file(struct strmap *paths, const char *path, const char *na
 
 	if (stat(path, &st))
 		return;
-	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64,
-		 (uint64_t)(((__u64)major(st.st_dev) << 20) | minor(st.st_dev)),
-		 (uint64_t)st.st_ino);
+	path_key(key, sizeof(key), ((__u64)major(st.st_dev) << 20) | minor(st.st_dev), st.st_ino);
 	/* readlink() of a deleted file's link appends " (deleted)": not part of the name */
 	if (!st.st_nlink && n > d && !strcmp(name + n - d, " (deleted)"))
 		exact = strndup(name, n - d);
@@ -474,7 +476,7 @@ void mappings__learn_fpath(struct strmap *paths, __u64 dev, __u64 ino,
 
 	if (!ino || mappings__fpath_join(fp, path, sizeof(path)))
 		return;
-	snprintf(key, sizeof(key), "%" PRIu64 ":%" PRIu64, (uint64_t)dev, (uint64_t)ino);
+	path_key(key, sizeof(key), dev, ino);
 	paths_add(paths, key, path, !fp->nlink);
 }
 
