@@ -374,21 +374,22 @@ struct mp_mm {
  * mmpc: one CPU's share of the size of an address space (a per-CPU array of MP_MMPC_SLOTS,
  * indexed by mm_id % MP_MMPC_SLOTS; another address space taking the slot moves the share
  * into its entry's rss[] first). The kernel's RSS counter is a per-CPU counter (count plus
- * each CPU's part, folded into count when a part reaches the batch): while count has not
- * moved since this CPU's last look, an event on this CPU changed the size by exactly what
- * its own part moved. Else the whole counter is summed and the share takes the difference
- * to the sizes held (rss[] plus all the shares), which also makes up for events of this
- * CPU that the program did not see.
+ * each CPU's part; a part that reaches the batch is folded into count and left at 0). An
+ * event whose CPU's part is not 0 changed the size by exactly what that part moved since
+ * the CPU's last look, whatever other CPUs folded meanwhile. At a part of 0 (this CPU's
+ * fold, maybe) the counter is summed, and the share takes the difference to the sizes held
+ * (rss[] plus all the shares) less what each other CPU's part moved since its own last
+ * look (its events take that themselves: base[] is its share without its part then).
  */
 #define MP_MMPC_SLOTS	64
 struct mp_mm_pc {
 	__u32 mm_id;			/* the address space whose share this is (with seq) */
 	__u32 seq;			/* its entry's seq; 0: unused */
-	__u32 seen;			/* bit per class: count[] and local[] are a look */
-	__u32 busy;			/* 1 while this CPU reads the counter and moves part[] */
+	__u32 seen;			/* bit per class: local[] and base[] are a look */
+	__u32 busy;			/* 1 while this CPU sums the counter and moves part[] */
 	__s64 part[MP_NR_CLASSES];	/* bytes of the size that this CPU accounted */
-	__s64 count[MP_NR_CLASSES];	/* the counter's count at this CPU's last look */
-	__s32 local[MP_NR_CLASSES];	/* this CPU's part of the counter then */
+	__s64 base[MP_NR_CLASSES];	/* part[] less local[] (bytes), as of the last sum */
+	__s32 local[MP_NR_CLASSES];	/* this CPU's part of the counter at its last look */
 };
 
 /* Mapping kinds a fault is classified into (bpf_find_vma on its address). */

@@ -144,36 +144,122 @@ static __always_inline struct mp_mm *rss_mm_foreign(__u32 mm_id, struct mp_targe
 	return mm;
 }
 
+struct resync_ctx {
+	__u64 counters;		/* the counter's per-CPU parts */
+	__u64 count_at;		/* &its count */
+	__u32 k, me, all;	/* the class, this CPU, RSS_ALL: take the other CPUs' changes */
+	__u32 slot, mm_id, seq;	/* the address space's shares */
+	__u32 busy;		/* another CPU was summing this counter too */
+	__u32 err;
+	__s64 c1, c2;		/* count before and after a pass over the CPUs */
+	__s32 own;		/* this CPU's part (pages) */
+	__s64 parts;		/* every CPU's part (pages) */
+	__s64 others;		/* bytes: what the other CPUs hold or will take themselves */
+};
+
+/*
+ * Step i of passes over the CPUs (i modulo the CPUs: one call site of bpf_loop(), verified
+ * once), until count reads the same after a pass as before it, as percpu_counter_sum() reads
+ * it under the counter's lock; at most 4 passes (then the last one's). One CPU's part of the
+ * counter and, for another CPU, what the sum must leave to it: its share without the part it
+ * held at its last look (base[]), when its part is not 0 (its next event takes what the part
+ * moved since), else its share less its part (its next event sums). A CPU without a share of
+ * this address space holds nothing. With all, the sum takes the CPU's change too, and the
+ * CPU's next event sums.
+ */
+static long resync_cb(__u64 i, void *data)
+{
+	struct resync_ctx *x = data;
+	__u32 n = nr_cpus, cpu, k;
+	struct mp_mm_pc *pc;
+	__s32 l;
+
+	if (!n || n > MP_MAX_CPUS) {
+		x->err = 1;
+		return 1;
+	}
+	cpu = i % n;
+	/* the verifier must see the index bounded: no mask the compiler can drop */
+	barrier_var(cpu);
+	cpu &= MP_MAX_CPUS - 1;
+	k = x->k & (MP_NR_CLASSES - 1);
+	if (!cpu) {
+		x->c1 = x->c2;
+		x->busy = 0;
+		x->own = 0;
+		x->parts = x->others = 0;
+	}
+	if (bpf_probe_read_kernel(&l, sizeof(l),
+				  (void *)(x->counters + pcpu_off[cpu]))) {
+		x->err = 1;
+		return 1;
+	}
+	x->parts += l;
+	if (cpu == x->me) {
+		x->own = l;
+		goto next;
+	}
+	pc = bpf_map_lookup_percpu_elem(&mmpc, &x->slot, cpu);
+	if (!pc || pc->mm_id != x->mm_id || pc->seq != x->seq) {
+		x->others -= (__s64)l << 12;
+		goto next;
+	}
+	/* before its base[] and part[]: see rss_amount_of() */
+	if (pc->busy)
+		x->busy = 1;
+	if (x->all)
+		__sync_fetch_and_and(&pc->seen, ~(1U << k));
+	barrier();
+	if (!x->all && (pc->seen & (1U << k)) && l)
+		x->others += pc->base[k];
+	else
+		x->others += pc->part[k] - ((__s64)l << 12);
+next:
+	if (cpu + 1 < n)
+		return 0;
+	if (bpf_probe_read_kernel(&x->c2, sizeof(x->c2), (void *)x->count_at)) {
+		x->err = 1;
+		return 1;
+	}
+	return x->c1 == x->c2;
+}
+
 /*
  * The change of class member's size of mm that an rss_stat event on this CPU reports
- * (bytes), accounted in the CPU's share pc (see struct mp_mm_pc): what this CPU's part of
- * the kernel's counter moved since its last look, while the counter's count has not moved
- * (no fold anywhere, so all the change since is this CPU's: a fold moves count, and leaves
- * the folding CPU's part at 0); else (or with RSS_WHOLE in member) the counter summed less
- * the sizes held, into *ch. 0; -1: the counter could not be read; 1: not now, the next
- * event's change covers this one's.
+ * (bytes), accounted in the CPU's share pc (see struct mp_mm_pc), into *ch. While this
+ * CPU's part of the kernel's counter is not 0, what it moved since the CPU's last look: a
+ * fold leaves the folding CPU's part at 0, so none ran here, and other CPUs' folds do not
+ * change this CPU's part. At a part of 0 (or with RSS_WHOLE in member, or a first look)
+ * the counter is summed: the share takes the sum less the sizes held and less what each
+ * other CPU's part moved since its last look, which that CPU's next event takes. With
+ * RSS_ALL (the teardown of an exited or replaced image: no event of its threads
+ * follows) it takes those changes too, and the other CPUs sum at their next event. 0; -1:
+ * the counter could not be read; 1: not now (another CPU was summing it: the next event
+ * of this CPU sums and takes this one's change).
  *
- * A sum takes every CPU's part, changes whose events have not run yet included. An event
- * of another CPU that read count before the fold that made this CPU sum takes its own part's
- * change too; the sum did not count it twice only if that CPU's share already held it. So
- * a CPU is busy (pc->busy) from before it reads count (the atomic orders the flag before
- * the read) until its share holds the change, and a sum that finds another CPU busy is not
- * taken (docs/performance.md, 2026-12-02: the threads' over-count).
+ * A CPU sums under its busy flag, set before it reads count (the atomic orders the flag
+ * before the reads) and cleared once its share holds the change; a sum that finds another
+ * CPU busy is not taken, so that two sums never both take one fold. Taking every CPU's
+ * change at each sum, as an earlier design did, sent a change whose own event had not run
+ * yet to another event's mapping, and each sum that found another CPU inside any event was
+ * put off to the CPU's next event, in another mapping maybe (docs/performance.md,
+ * 2026-12-02: the mappings' growth with threads).
  *
- * rss_stat calls it as
- * the global subprogram rss_amount(), verified once (inlined, it was verified at every
- * state of rss_stat that reached it: 5k of its 25k instructions walked, 11 of its 29 ms);
- * rss_sync() inlines it, since its mm (current's, read from the task) is not trusted.
+ * rss_stat calls it as the global subprogram rss_amount(), verified once (inlined, it was
+ * verified at every state of rss_stat that reached it: 5k of its 25k instructions walked,
+ * 11 of its 29 ms); rss_sync() inlines it, since its mm (current's, read from the task) is
+ * not trusted.
  */
 #define RSS_WHOLE	0x100
+#define RSS_ALL		0x200
 
 static __always_inline int rss_amount_of(struct mm_struct *mm, __u32 member, struct mp_mm *e,
 					 struct mp_mm_pc *pc, struct rss_change *ch)
 {
-	bool whole = member & RSS_WHOLE;
+	bool all = member & RSS_ALL, whole = all || (member & RSS_WHOLE);
 	const struct percpu_counter *ctr;
+	struct resync_ctx x = {};
 	__u32 bit, cpu, k;
-	__s64 count, sum, v[MP_NR_CLASSES];
 	__s32 own = 0;
 
 	if (!e || !pc || !ch)
@@ -188,39 +274,44 @@ static __always_inline int rss_amount_of(struct mm_struct *mm, __u32 member, str
 	ch->amount = 0;
 	if (!ctr)
 		return -1;
-	__sync_fetch_and_or(&pc->busy, 1);
-	count = ctr->count;
-	if (!whole && (pc->seen & bit) && count == pc->count[k]) {
-		cpu = bpf_get_smp_processor_id();
-		if (cpu >= MP_MAX_CPUS || bpf_probe_read_kernel(&own, sizeof(own),
-				(void *)((__u64)ctr->counters + pcpu_off[cpu & (MP_MAX_CPUS - 1)]))) {
-			pc->busy = 0;
+	cpu = bpf_get_smp_processor_id();
+	if (cpu >= MP_MAX_CPUS)
+		return -1;
+	if (!whole && (pc->seen & bit)) {
+		if (bpf_probe_read_kernel(&own, sizeof(own),
+				(void *)((__u64)ctr->counters + pcpu_off[cpu & (MP_MAX_CPUS - 1)])))
 			return -1;
-		}
-		/*
-		 * A part of 0 may be this CPU's own fold, with other CPUs' folds since that
-		 * took count back to where it was: sum.
-		 */
 		if (own) {
 			ch->amount = (__s64)(own - pc->local[k]) << 12;
 			pc->local[k] = own;
 			pc->part[k] += ch->amount;
-			barrier();
-			pc->busy = 0;
 			return 0;
 		}
 	}
-	sum = pcpu_sum(ctr, &count, &own);
-	if (sum == -1 || mm_sizes(e, v)) {
+	__sync_fetch_and_or(&pc->busy, 1);
+	x.counters = (__u64)ctr->counters;
+	x.count_at = (__u64)&ctr->count;
+	x.k = k;
+	x.me = cpu;
+	x.all = all;
+	x.slot = e->mm_id & (MP_MMPC_SLOTS - 1);
+	x.mm_id = e->mm_id;
+	x.seq = e->seq;
+	x.c2 = ctr->count;
+	bpf_loop(4 * nr_cpus, resync_cb, &x, 0);
+	if (x.err || x.busy) {
+		/* the next event sums again */
+		pc->seen &= ~bit;
+		barrier();
 		pc->busy = 0;
-		return sum == -1 ? -1 : 1;
+		return x.err ? -1 : 1;
 	}
-	ch->size = sum << 12;
-	ch->amount = ch->size - v[k];
-	pc->count[k] = count;
-	pc->local[k] = own;
-	pc->seen |= bit;
+	ch->size = (x.c1 + x.parts) << 12;
+	ch->amount = ((x.c1 + x.own) << 12) - e->rss[k] - pc->part[k] - x.others;
 	pc->part[k] += ch->amount;
+	pc->base[k] = pc->part[k] - ((__s64)x.own << 12);
+	pc->local[k] = x.own;
+	pc->seen |= bit;
 	barrier();
 	pc->busy = 0;
 	return 0;
@@ -330,6 +421,7 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 	struct mp_mm *e;
 	__u32 tgid = 0, mm_id, curr;
 	struct rss_change ch;
+	bool over;
 	int err;
 
 	if (member < 0 || member >= MP_NR_CLASSES)
@@ -349,7 +441,9 @@ int BPF_PROG(handle_rss_stat, struct mm_struct *mm, int member)
 	pc = share_get(e);
 	if (!pc)
 		return 0;
-	err = rss_amount(mm, member, e, pc, &ch);
+	/* an exited or replaced image's teardown: no event of its threads follows */
+	over = !curr && ((t->flags & MP_T_EXITED) || e->gen != t->mm_gen);
+	err = rss_amount(mm, member | (over ? RSS_ALL : 0), e, pc, &ch);
 	if (err) {
 		struct mp_drops *d = err < 0 ? drops_get() : NULL;
 
