@@ -173,7 +173,7 @@ static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, vo
 static __always_inline __u32 map_notice(__u32 tgid, struct mp_target *t, __u64 addr, bool exec)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct vma_file vf = { .exec = exec, .image = (__u64)tgid << 32 | t->mm_gen << 1 | 1 };
+	struct vma_file vf = { .exec = exec, .image = (__u64)tgid << 32 | t->mm_gen };
 	struct mp_file_event *fe;
 	struct mp_fpath *fp;
 	__u32 zero = 0;

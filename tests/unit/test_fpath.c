@@ -82,6 +82,11 @@ TEST(fpath_learn_after_proc)
 	ASSERT_EQ(mappings__file_name(&paths, (254ULL << 20) | 1, 77, buf, sizeof(buf)), 0,
 		  "learned");
 	ASSERT_STREQ(buf, "/tmp/late.bin", "its path");
+	fpath_set(&fp, names + 1, 1, 1);
+	mappings__learn_fpath(&paths, (254ULL << 20) | 1, 77, &fp);
+	ASSERT_EQ(mappings__file_name(&paths, (254ULL << 20) | 1, 77, buf, sizeof(buf)), 0,
+		  "learned before");
+	ASSERT_STREQ(buf, "/tmp/late.bin", "a name learned first stays");
 	mappings__learn_fpath(&paths, 5, 0, &fp);
 	ASSERT_EQ(mappings__file_name(&paths, 5, 0, buf, sizeof(buf)), -ENOENT,
 		  "no inode: not learned");

@@ -85,6 +85,21 @@ static bool backing_same(__u32 a, __u32 b)
 	return a == b || a == MP_BACKING_UNKNOWN || b == MP_BACKING_UNKNOWN;
 }
 
+/* What backs a mapping of kind (enum mp_map_kind): unknown where both can (shmem, heap). */
+static __u32 kind_backing(__u32 kind)
+{
+	switch (kind) {
+	case MP_MAP_FILE:
+	case MP_MAP_DEVICE:
+		return MP_BACKING_FILE;
+	case MP_MAP_ANON:
+	case MP_MAP_STACK:
+	case MP_MAP_THREAD_STACK:
+		return MP_BACKING_ANON;
+	}
+	return MP_BACKING_UNKNOWN;
+}
+
 /* The first position in by_addr whose (pid, start) is not below (pid, start). */
 static size_t lower_bound(const struct origins *o, __u32 pid, __u64 start)
 {
@@ -210,11 +225,7 @@ __u32 origins__find(const struct origins *o, __u32 pid, __u32 kind, __u64 addr)
 		if (e->pid != pid || addr - e->start >= o->maxlen)
 			break;
 		/* of another backing: made over a part of the mapping that was unmapped */
-		if ((e->backing == MP_BACKING_ANON && (kind == MP_MAP_FILE ||
-						       kind == MP_MAP_DEVICE)) ||
-		    (e->backing == MP_BACKING_FILE && (kind == MP_MAP_ANON ||
-						       kind == MP_MAP_THREAD_STACK ||
-						       kind == MP_MAP_STACK)))
+		if (!backing_same(e->backing, kind_backing(kind)))
 			continue;
 		if (addr - e->start < e->len && e->seq > best_seq) {
 			best_seq = e->seq;
